@@ -1,0 +1,113 @@
+/**
+ * Every environment variable of the service, typed, validated and defaulted in one place.
+ * The README's variable table is written from this file; keep them in step.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface Config {
+  env: 'production' | 'development' | 'test';
+  port: number;
+  /** `mysql://…` selects MySQL/MariaDB; anything else is the embedded SQLite file. */
+  databaseUrl: string | null;
+  sqliteFile: string;
+  logLevel: string;
+  bodyLimitBytes: number;
+  legacyAclEnabled: boolean;
+  session: {
+    maxLifetimeMs: number;
+    idleTimeoutMs: number;
+    rotationIntervalMs: number;
+    rotationGraceMs: number;
+    cookieSecure: boolean;
+    invalidateAllOnBoot: boolean;
+  };
+  seedAdmin: { email: string; password: string; login: string; name: string } | null;
+  auditRetentionDays: number;
+  /** How often an instance re-reads the policy-data revisions written by other instances. */
+  authzRevisionPollMs: number;
+  policyWasmPath: string;
+  /** Encrypts secrets at rest (AES-256-GCM). */
+  secretKey: string;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function readInt(env: Env, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min) throw new ConfigError(`${name} must be at least ${min}, got ${value}`);
+  return value;
+}
+
+function readBool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const normalized = raw.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(normalized)) return true;
+  if (['false', '0', 'no', 'off'].includes(normalized)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function readSeedAdmin(env: Env): Config['seedAdmin'] {
+  const email = env.SEED_ADMIN_EMAIL?.trim();
+  const password = env.SEED_ADMIN_PASSWORD;
+  if (!email || !password) return null;
+  return {
+    email,
+    password,
+    login: env.SEED_ADMIN_LOGIN?.trim() || 'admin',
+    name: env.SEED_ADMIN_NAME?.trim() || env.SEED_ADMIN_LOGIN?.trim() || 'admin',
+  };
+}
+
+/**
+ * A secret from the environment; in production it is required. Elsewhere a random one is made
+ * once and kept under the data directory, so that restarts can still open what was sealed.
+ */
+function readSecret(env: Env, name: string, nodeEnv: Config['env'], dataDir: string): string {
+  const value = env[name];
+  if (value) {
+    if (value.length < 32) throw new ConfigError(`${name} must be at least 32 characters`);
+    return value;
+  }
+  if (nodeEnv === 'production') throw new ConfigError(`${name} is required in production (at least 32 random characters)`);
+  const file = path.join(dataDir, `${name.toLowerCase()}.generated`);
+  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+  const generated = randomBytes(32).toString('base64url');
+  fs.mkdirSync(dataDir, { recursive: true });
+  fs.writeFileSync(file, generated, { mode: 0o600 });
+  return generated;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'test' ? 'test' : 'development';
+  const dataDir = env.DATA_DIR || path.resolve('data');
+  return {
+    env: nodeEnv,
+    port: readInt(env, 'PORT', 3000),
+    databaseUrl: env.DATABASE_URL?.trim() || null,
+    sqliteFile: path.join(dataDir, 'gatehouse.sqlite'),
+    logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
+    bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
+    legacyAclEnabled: readBool(env, 'LEGACY_ACL_ENABLED', true),
+    session: {
+      maxLifetimeMs: readInt(env, 'SESSION_MAX_LIFETIME_MS', 2_592_000_000, 1),
+      idleTimeoutMs: readInt(env, 'SESSION_IDLE_TIMEOUT_MS', 604_800_000, 1),
+      rotationIntervalMs: readInt(env, 'SESSION_ROTATION_INTERVAL_MS', 600_000, 1),
+      rotationGraceMs: readInt(env, 'SESSION_ROTATION_GRACE_MS', 30_000, 0),
+      cookieSecure: readBool(env, 'SESSION_COOKIE_SECURE', false),
+      invalidateAllOnBoot: readBool(env, 'INVALIDATE_ALL_SESSIONS_ON_BOOT', false),
+    },
+    seedAdmin: readSeedAdmin(env),
+    auditRetentionDays: readInt(env, 'AUDIT_RETENTION_DAYS', 90, 1),
+    authzRevisionPollMs: readInt(env, 'AUTHZ_REVISION_POLL_MS', 1000, 50),
+    policyWasmPath: env.POLICY_WASM_PATH || path.resolve('policies/build/authz.wasm'),
+    secretKey: readSecret(env, 'SECRET_KEY', nodeEnv, dataDir),
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * The knex factory: embedded SQLite by default, MySQL/MariaDB when DATABASE_URL is a mysql URL.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import knexFactory, { type Knex } from 'knex';
+import type { Config } from '../config.ts';
+
+export type Db = Knex;
+export type Dialect = 'sqlite' | 'mysql';
+
+export function dialectOf(db: Knex): Dialect {
+  return db.client.config.client === 'mysql2' ? 'mysql' : 'sqlite';
+}
+
+export function isMysqlUrl(url: string | null): boolean {
+  return !!url && /^mysql2?:\/\//i.test(url);
+}
+
+export function createDb(config: Pick<Config, 'databaseUrl' | 'sqliteFile'>): Knex {
+  if (isMysqlUrl(config.databaseUrl)) {
+    const url = new URL(config.databaseUrl!);
+    return knexFactory({
+      client: 'mysql2',
+      connection: {
+        host: url.hostname,
+        port: url.port ? Number(url.port) : 3306,
+        user: decodeURIComponent(url.username),
+        password: decodeURIComponent(url.password),
+        database: url.pathname.replace(/^\//, ''),
+        charset: 'utf8mb4',
+        // Timestamps are stored as epoch milliseconds (BIGINT); return them as numbers.
+        supportBigNumbers: true,
+        bigNumberStrings: false,
+      },
+      pool: { min: 0, max: 10 },
+    });
+  }
+  const file = config.databaseUrl?.startsWith('sqlite:')
+    ? config.databaseUrl.slice('sqlite:'.length).replace(/^\/\//, '')
+    : config.sqliteFile;
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  return knexFactory({
+    client: 'better-sqlite3',
+    connection: { filename: file },
+    useNullAsDefault: true,
+    pool: {
+      // One connection: SQLite serialises writers anyway, and one connection makes every
+      // transaction strictly serial, which the setup race and the quota checks rely on.
+      min: 1,
+      max: 1,
+      afterCreate(conn: { pragma(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
+        conn.pragma('journal_mode = WAL');
+        conn.pragma('foreign_keys = ON');
+        conn.pragma('busy_timeout = 5000');
+        done(null, conn);
+      },
+    },
+  });
+}

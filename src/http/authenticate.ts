@@ -1,0 +1,43 @@
+/**
+ * Authentication: the `svc_session` cookie, or an API token as `Authorization: Bearer` or
+ * `X-Api-Key`. A token that is present but not valid is a 401 on every route, so an API client
+ * learns at once that its credential is dead; a dead cookie leaves the request anonymous (the
+ * login page must still load), and protected routes then say the session expired.
+ */
+import type { Context, Next } from 'koa';
+import { principalFromSession, SESSION_COOKIE } from '../identity/sessions.ts';
+import type { Principal } from '../identity/principal.ts';
+import type { Services } from '../services.ts';
+import { UnauthorizedError } from './errors.ts';
+
+/** Resolves an API token of one kind (by its prefix) to its principal, or null when unknown. */
+export type TokenResolver = (services: Services, token: string) => Promise<Principal | null>;
+
+function bearerToken(ctx: Context): string | null {
+  const header = ctx.get('authorization');
+  const match = /^Bearer\s+(\S+)$/i.exec(header);
+  if (header && !match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>"');
+  return match?.[1] ?? (ctx.get('x-api-key').trim() || null);
+}
+
+export function authenticate(services: Services, tokenResolvers: Record<string, TokenResolver>) {
+  const prefixes = Object.keys(tokenResolvers);
+  return async function authenticateRequest(ctx: Context, next: Next): Promise<void> {
+    const token = bearerToken(ctx);
+    if (token) {
+      const prefix = prefixes.find((p) => token.startsWith(p));
+      const principal = prefix ? await tokenResolvers[prefix]!(services, token) : null;
+      if (!principal) throw new UnauthorizedError('invalid, expired or revoked API token');
+      ctx.state.principal = principal;
+    } else {
+      const cookie = ctx.cookies.get(SESSION_COOKIE);
+      if (cookie) {
+        const principal = await principalFromSession(services, cookie);
+        // A dead session cookie on a public route (the login page) must not block it.
+        if (principal) ctx.state.principal = principal;
+        else ctx.state.sessionExpired = true;
+      }
+    }
+    await next();
+  };
+}

@@ -1,0 +1,36 @@
+import type { Context, Next } from 'koa';
+import type { Logger } from 'pino';
+import { translateDbError } from '../db/errors.ts';
+import { HttpError, PayloadTooLargeError } from './errors.ts';
+
+/** koa-body / raw-body report their failures with these statuses and types. */
+function fromBodyParser(err: { status?: number; type?: string }): HttpError | null {
+  if (err.status === 413 || err.type === 'entity.too.large') return new PayloadTooLargeError();
+  if (err.status === 400 || err.type === 'entity.parse.failed') return new HttpError(400, 'request body is not valid JSON');
+  if (err.status === 415) return new HttpError(400, 'request body must be JSON (Content-Type: application/json)');
+  return null;
+}
+
+/** Every failure becomes `{message}` with its status; anything unexpected is a redacted 500. */
+export function errorMiddleware(logger: Logger) {
+  return async function renderErrors(ctx: Context, next: Next): Promise<void> {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined && ctx.path.startsWith('/api/')) {
+        ctx.status = 404;
+        ctx.body = { message: 'not found' };
+      }
+    } catch (err) {
+      const known = err instanceof HttpError ? err : translateDbError(err) ?? fromBodyParser(err as object);
+      if (known) {
+        ctx.status = known.status;
+        ctx.set(known.headers);
+        ctx.body = { message: known.message };
+        return;
+      }
+      logger.error({ err, method: ctx.method, path: ctx.path }, 'unhandled error');
+      ctx.status = 500;
+      ctx.body = { message: 'internal server error' };
+    }
+  };
+}

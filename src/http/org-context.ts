@@ -1,0 +1,28 @@
+/**
+ * Active-org resolution, in the spec's order: the `X-Svc-Org-Id` header, then `?orgId`, then
+ * the user's default org. Whether the caller may act in the org is the policy's call (a
+ * non-member, a server admin too, is denied there); here a named org must exist, and a caller
+ * that belongs to no org at all gets the spec's failure.
+ */
+import type { Context } from 'koa';
+import type { Principal } from '../identity/principal.ts';
+import type { Services } from '../services.ts';
+import { ForbiddenError, NotFoundError } from './errors.ts';
+
+export const ORG_HEADER = 'x-svc-org-id';
+
+export async function resolveActiveOrg(ctx: Context, services: Services, principal: Principal): Promise<string> {
+  const named = ctx.get(ORG_HEADER).trim() || (typeof ctx.query.orgId === 'string' ? ctx.query.orgId.trim() : '');
+  if (named) {
+    const exists = await services.db('orgs').where('id', named).first('id');
+    if (!exists) throw new NotFoundError(`org ${named} not found`);
+    return named;
+  }
+  const memberships: Array<{ org_id: string }> = await services.db('org_members')
+    .where('user_id', principal.user.id)
+    .orderBy('created_at', 'asc')
+    .select('org_id');
+  if (memberships.length === 0) throw new ForbiddenError('user is not a member of any org');
+  const preferred = memberships.find((m) => m.org_id === principal.user.defaultOrgId);
+  return (preferred ?? memberships[0]!).org_id;
+}

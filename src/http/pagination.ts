@@ -1,0 +1,21 @@
+/** `perpage` and `page` (from 1) for list endpoints; responses carry `totalCount` with the items. */
+export const MAX_PER_PAGE = 1000;
+export const DEFAULT_PER_PAGE = 100;
+
+export const paginationQuerySchema = {
+  perpage: { type: 'integer', minimum: 1, maximum: MAX_PER_PAGE, default: DEFAULT_PER_PAGE },
+  page: { type: 'integer', minimum: 1, default: 1 },
+} as const;
+
+export interface Page {
+  limit: number;
+  offset: number;
+  page: number;
+  perPage: number;
+}
+
+export function pageOf(query: { perpage?: number; page?: number }): Page {
+  const perPage = query.perpage ?? DEFAULT_PER_PAGE;
+  const page = query.page ?? 1;
+  return { limit: perPage, offset: (page - 1) * perPage, page, perPage };
+}

@@ -1,0 +1,109 @@
+/**
+ * How a route is declared. Each route states its access (`public`, or `authenticated` and then
+ * it must call `authorize`), its schemas, and a handler that reads like a sentence:
+ * guard -> load -> authorize -> act -> present. Every declaration lands in one table, which a
+ * test walks against the router.
+ */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { AuthzInput, ResourceRef } from '../authz/types.ts';
+import type { Principal } from '../identity/principal.ts';
+import type { Services } from '../services.ts';
+import { ForbiddenError, UnauthorizedError } from './errors.ts';
+import { compileGuard, type Guard, type Infer, type JSONSchema } from './guard.ts';
+import { resolveActiveOrg } from './org-context.ts';
+import { subjectOf } from './subject.ts';
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface RouteContext<B, Q, P> {
+  ctx: Context;
+  body: B;
+  query: Q;
+  params: P;
+  services: Services;
+  /** The authenticated caller; always set on `authenticated` routes. */
+  principal: Principal;
+  /** The active org (header, then ?orgId, then the user's default); only on `org` routes. */
+  orgId: string;
+  /** Asks the policy; throws 403 unless allowed. */
+  authorize(action: string, resource?: ResourceRef, chat?: AuthzInput['chat']): Promise<void>;
+}
+
+export interface RouteSpec<B, Q, P> {
+  method: Method;
+  path: string;
+  access: 'public' | 'authenticated';
+  /** `org`: the handler acts in the active org; `server`: server-level (org_id null in the policy). */
+  level?: 'org' | 'server';
+  body?: B;
+  query?: Q;
+  params?: P;
+  handler(route: RouteContext<Infer<B>, Infer<Q>, Infer<P>>): Promise<void>;
+}
+
+export interface RouteEntry {
+  method: Method;
+  path: string;
+  access: 'public' | 'authenticated';
+}
+
+/** What a route module exports: a function that registers its routes. */
+export type RouteModule = (routes: RouteRegistrar) => void;
+
+export class RouteRegistrar {
+  readonly table: RouteEntry[] = [];
+
+  constructor(
+    private readonly router: Router,
+    private readonly services: Services,
+  ) {}
+
+  add<const B extends JSONSchema | undefined = undefined, const Q extends JSONSchema | undefined = undefined, const P extends JSONSchema | undefined = undefined>(
+    spec: RouteSpec<B, Q, P>,
+  ): void {
+    const guards = {
+      body: spec.body ? compileGuard('body', spec.body) : null,
+      query: spec.query ? compileGuard('query', spec.query) : null,
+      params: spec.params ? compileGuard('params', spec.params) : null,
+    } satisfies Record<string, Guard | null>;
+    const services = this.services;
+    this.table.push({ method: spec.method, path: spec.path, access: spec.access });
+
+    this.router[spec.method](spec.path, async (ctx: Context) => {
+      const principal = ctx.state.principal as Principal | undefined;
+      if (spec.access === 'authenticated' && !principal) {
+        throw new UnauthorizedError(ctx.state.sessionExpired ? 'session expired or revoked' : undefined);
+      }
+      const params = guards.params ? guards.params({ ...ctx.params }) : undefined;
+      const query = guards.query ? guards.query({ ...ctx.query }) : undefined;
+      const body = guards.body ? guards.body(ctx.request.body) : undefined;
+      const orgId = spec.level === 'org' && principal ? await resolveActiveOrg(ctx, services, principal) : '';
+      ctx.state.authorizeCalls = 0;
+      const route: RouteContext<unknown, unknown, unknown> = {
+        ctx,
+        body,
+        query,
+        params,
+        services,
+        principal: principal as Principal,
+        orgId,
+        async authorize(action, resource, chat) {
+          ctx.state.authorizeCalls++;
+          const input: AuthzInput = { subject: subjectOf(principal), org_id: spec.level === 'org' ? orgId : null, action };
+          if (resource) input.resource = resource;
+          if (chat) input.chat = chat;
+          const decision = await services.engine.authorize(input);
+          if (!decision.allow) {
+            // The reasons can name scopes the caller may not see (a dashboard's folder), so
+            // they go to the log, and the caller learns only which action was refused.
+            services.logger.debug({ action, resource, reasons: decision.reasons }, 'authorization denied');
+            throw new ForbiddenError(`permission denied: you need ${action} to do this`);
+          }
+        },
+      };
+      // The guards above validated body, query and params against the schemas these types derive from.
+      await (spec.handler as (route: RouteContext<unknown, unknown, unknown>) => Promise<void>)(route);
+    });
+  }
+}

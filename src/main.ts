@@ -1,0 +1,40 @@
+/** Process entry: config -> db -> migrate -> seed -> policy -> listen. */
+import pino from 'pino';
+import { buildApp } from './app.ts';
+import { startAuditRetention } from './audit/retention.ts';
+import { bootstrap } from './bootstrap.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { startServices } from './startup.ts';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`configuration error: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = pino({ level: config.logLevel });
+  const services = await startServices(config, logger);
+  await bootstrap(services);
+  const stopRetention = startAuditRetention(services);
+  const { app } = buildApp(services);
+  const server = app.listen(config.port, () => logger.info({ port: config.port }, 'gatehouse listening'));
+
+  const shutdown = () => {
+    logger.info('shutting down');
+    stopRetention();
+    services.engine.stopRevisionPoll();
+    server.close(() => void services.db.destroy().then(() => process.exit(0)));
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,28 @@
+/** The shared services every route module and job receives; built once in app.ts. */
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { AuthzEngine } from './authz/engine.ts';
+import type { Config } from './config.ts';
+import type { SecretBox } from './crypto/secretbox.ts';
+import { transact, type Tx } from './db/transaction.ts';
+
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+export interface Services {
+  config: Config;
+  db: Knex;
+  engine: AuthzEngine;
+  clock: Clock;
+  logger: Logger;
+  secretBox: SecretBox;
+  /** Runs `work` in one transaction; policy changes it marks reach the engine after commit. */
+  transact<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+}
+
+export function createServices(parts: Omit<Services, 'transact'>): Services {
+  return { ...parts, transact: (work) => transact(parts.db, parts.engine, work) };
+}

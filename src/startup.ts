@@ -1,0 +1,18 @@
+/** Opens the database, migrates it, checks and loads the policy, and assembles the services. */
+import type { Logger } from 'pino';
+import { AuthzEngine } from './authz/engine.ts';
+import { PolicyModule } from './authz/wasm.ts';
+import type { Config } from './config.ts';
+import { SecretBox } from './crypto/secretbox.ts';
+import { createDb } from './db/knex.ts';
+import { migrateToLatest } from './db/migrate.ts';
+import { createServices, systemClock, type Clock, type Services } from './services.ts';
+
+export async function startServices(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Services> {
+  const db = createDb(config);
+  await migrateToLatest(db);
+  const policy = await PolicyModule.fromFile(config.policyWasmPath);
+  const engine = new AuthzEngine(db, policy, { legacyAclEnabled: config.legacyAclEnabled }, logger);
+  engine.startRevisionPoll(config.authzRevisionPollMs);
+  return createServices({ config, db, engine, clock, logger, secretBox: new SecretBox(config.secretKey) });
+}
