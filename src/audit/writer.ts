@@ -1,0 +1,65 @@
+/**
+ * The audit writer. It is called with the transaction of the action it records, so an entry
+ * exists exactly when the action committed. Failures are recorded in a transaction of their
+ * own (the failed one rolled back). Never pass a password, token or hash in metadata.
+ */
+import type { Knex } from 'knex';
+import type { Context } from 'koa';
+import { newId } from '../db/ids.ts';
+import type { Principal } from '../identity/principal.ts';
+
+export type ActorType = 'user' | 'service_account' | 'system';
+
+export interface Actor {
+  type: ActorType;
+  id: string | null;
+  name: string | null;
+  ip: string | null;
+  userAgent: string | null;
+}
+
+export interface AuditEvent {
+  action: string;
+  orgId?: string | null;
+  target?: { type: string; id: string | null; name?: string | null };
+  outcome?: 'success' | 'failure';
+  metadata?: Record<string, unknown> | null;
+}
+
+export const SYSTEM_ACTOR: Actor = { type: 'system', id: null, name: null, ip: null, userAgent: null };
+
+/** The socket's address, with IPv4-mapped IPv6 (`::ffff:10.0.0.1`) shown as plain IPv4. */
+export function clientIp(ctx: Context): string | null {
+  return ctx.ip ? ctx.ip.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1') : null;
+}
+
+/** The actor of a request: its principal (or anonymous), with the client's IP and user agent. */
+export function actorOf(ctx: Context, principal?: Principal | null): Actor {
+  const user = principal?.user;
+  return {
+    type: user ? (user.isServiceAccount ? 'service_account' : 'user') : 'system',
+    id: user?.id ?? null,
+    name: user?.login ?? null,
+    ip: clientIp(ctx),
+    userAgent: ctx.get('user-agent').slice(0, 300) || null,
+  };
+}
+
+export async function recordAudit(db: Knex, actor: Actor, event: AuditEvent, timestamp: number): Promise<void> {
+  await db('audit_log').insert({
+    id: newId('aud'),
+    timestamp,
+    action: event.action,
+    actor_type: actor.type,
+    actor_id: actor.id,
+    actor_name: actor.name,
+    org_id: event.orgId ?? null,
+    target_type: event.target?.type ?? null,
+    target_id: event.target?.id ?? null,
+    target_name: event.target?.name ?? null,
+    outcome: event.outcome ?? 'success',
+    metadata: event.metadata ? JSON.stringify(event.metadata) : null,
+    ip: actor.ip,
+    user_agent: actor.userAgent,
+  });
+}

@@ -1,0 +1,125 @@
+/**
+ * The setup wizard's API (all public by the spec). Before any user exists anyone may run it;
+ * once the first admin exists, changing platform settings or completing setup needs a server
+ * admin's session, decided by the policy like everything else.
+ */
+import { actorOf, recordAudit } from '../audit/writer.ts';
+import { MIN_PASSWORD_LENGTH } from '../crypto/password.ts';
+import { ConflictError, UnauthorizedError } from '../http/errors.ts';
+import type { RouteContext, RouteModule } from '../http/route.ts';
+import type { Services } from '../services.ts';
+import { readSetting, writeSetting } from '../settings/store.ts';
+import { issueSession, setSessionCookie } from './sessions.ts';
+import { createFirstAdmin } from './setup.ts';
+import { countHumanUsers } from './users.store.ts';
+import { platformSettingsSchema, presentPlatformSettings, sealPlatformSettings, type PlatformSettings, type StoredPlatformSettings } from './platform-settings.ts';
+
+const SETTINGS_KEY = 'platform';
+const COMPLETE_KEY = 'setup.complete';
+
+async function setupState(services: Services) {
+  const [users, complete, settings] = await Promise.all([
+    countHumanUsers(services.db),
+    readSetting<{ at: number }>(services.db, COMPLETE_KEY),
+    readSetting<StoredPlatformSettings>(services.db, SETTINGS_KEY),
+  ]);
+  return {
+    adminExists: users > 0,
+    complete: !!complete,
+    completedAt: complete ? new Date(complete.at).toISOString() : null,
+    settings: presentPlatformSettings(settings),
+  };
+}
+
+/** Before the first admin exists the wizard is open; afterwards only a server admin may change setup. */
+async function authorizeSetupChange(route: RouteContext<unknown, unknown, unknown>): Promise<void> {
+  if ((await countHumanUsers(route.services.db)) === 0) return;
+  if (!route.ctx.state.principal) throw new UnauthorizedError('setup is done: sign in as a server admin to change it');
+  await route.authorize('settings:write');
+}
+
+export const setupRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'get',
+    path: '/api/setup/config',
+    access: 'public',
+    async handler({ ctx, services }) {
+      ctx.body = await setupState(services);
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/setup/admin',
+    access: 'public',
+    body: {
+      type: 'object',
+      properties: {
+        name: { type: 'string', minLength: 1, maxLength: 190 },
+        login: { type: 'string', minLength: 1, maxLength: 190, pattern: '^[A-Za-z0-9._@+-]+$' },
+        email: { type: 'string', minLength: 3, maxLength: 190, pattern: '^[^\\s@]+@[^\\s@]+$' },
+        password: { type: 'string', minLength: MIN_PASSWORD_LENGTH, maxLength: 1024 },
+      },
+      required: ['name', 'email', 'password'],
+      additionalProperties: false,
+    },
+    async handler({ ctx, body, services }) {
+      const actor = actorOf(ctx);
+      const login = body.login ?? body.email;
+      const created = await createFirstAdmin(services, { login, email: body.email, name: body.name, password: body.password }, actor, async (tx, userId) => {
+        const session = await issueSession(tx, ctx, userId, services.clock.now());
+        await recordAudit(
+          tx.db,
+          { ...actor, type: 'user', id: userId, name: login.toLowerCase() },
+          { action: 'user.login', orgId: 'org_main', target: { type: 'session', id: session.sessionId }, metadata: { method: 'setup' } },
+          services.clock.now(),
+        );
+        return session;
+      });
+      if (!created) {
+        await services.transact((tx) =>
+          recordAudit(tx.db, actor, { action: 'setup.admin_created', outcome: 'failure', metadata: { reason: 'a user already exists' } }, services.clock.now()),
+        );
+        throw new ConflictError('setup is already done: a user exists');
+      }
+      setSessionCookie(ctx, services.config, created.extra!.token);
+      ctx.status = 201;
+      ctx.body = { userId: created.userId, orgId: created.orgId };
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/setup/config',
+    access: 'public',
+    body: platformSettingsSchema,
+    async handler(route) {
+      await authorizeSetupChange(route);
+      const { ctx, body, services, principal } = route;
+      const now = services.clock.now();
+      await services.transact(async (tx) => {
+        const previous = await readSetting<StoredPlatformSettings>(tx.db, SETTINGS_KEY);
+        await writeSetting(tx.db, SETTINGS_KEY, sealPlatformSettings(body as PlatformSettings, previous, services.secretBox), now);
+        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'setup.config_saved', metadata: { sections: Object.keys(body) } }, now);
+      });
+      ctx.body = await setupState(services);
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/setup/complete',
+    access: 'public',
+    async handler(route) {
+      await authorizeSetupChange(route);
+      const { ctx, services, principal } = route;
+      const now = services.clock.now();
+      await services.transact(async (tx) => {
+        if (await readSetting(tx.db, COMPLETE_KEY)) return;
+        await writeSetting(tx.db, COMPLETE_KEY, { at: now }, now);
+        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'setup.completed' }, now);
+      });
+      ctx.body = await setupState(services);
+    },
+  });
+};

@@ -1,0 +1,26 @@
+/** The user profile as the API shows it: a whitelist, so no hash or flag of ours leaks. */
+import { createHash } from 'node:crypto';
+import type { OrgRole } from '../authz/types.ts';
+import type { UserRow } from './users.store.ts';
+
+export function avatarUrl(email: string | null, login: string): string {
+  const hash = createHash('md5').update((email ?? login).trim().toLowerCase()).digest('hex');
+  return `https://secure.gravatar.com/avatar/${hash}?s=128&d=identicon`;
+}
+
+export function presentUser(user: UserRow, orgs: Array<{ orgId: string; name: string; role: OrgRole }>, authLabels: string[] = []) {
+  const defaultOrg = orgs.find((org) => org.orgId === user.default_org_id) ?? orgs[0];
+  return {
+    id: user.id,
+    email: user.email ?? '',
+    login: user.login,
+    name: user.name,
+    theme: user.theme === 'light' || user.theme === 'dark' ? user.theme : 'dark',
+    orgId: defaultOrg?.orgId ?? '',
+    isSvcAdmin: !!user.is_svc_admin,
+    orgs,
+    authLabels,
+    isDisabled: !!user.is_disabled,
+    avatarUrl: avatarUrl(user.email, user.login),
+  };
+}

@@ -1,0 +1,30 @@
+/** Key/value settings of the installation (setup state, platform settings), JSON-encoded. */
+import type { Knex } from 'knex';
+import { dialectOf } from '../db/knex.ts';
+
+export async function readSetting<T>(db: Knex, key: string): Promise<T | null> {
+  const row: { value: string } | undefined = await db('settings').where('key', key).first('value');
+  return row ? (JSON.parse(row.value) as T) : null;
+}
+
+export async function writeSetting(db: Knex, key: string, value: unknown, now: number): Promise<void> {
+  await db('settings')
+    .insert({ key, value: JSON.stringify(value), updated_at: now })
+    .onConflict('key')
+    .merge(['value', 'updated_at']);
+}
+
+/** Makes sure a lock row exists (at boot, before anything contends for it). */
+export async function ensureLockRow(db: Knex, key: string, now: number): Promise<void> {
+  await db('settings').insert({ key, value: 'null', updated_at: now }).onConflict('key').ignore();
+}
+
+/**
+ * Takes the row lock of a settings key until the transaction ends, so that check-then-act
+ * sequences on it (the first-admin creation) run one at a time across connections and
+ * instances. SQLite needs no lock: its single connection already serialises transactions.
+ */
+export async function lockSetting(trx: Knex.Transaction, key: string): Promise<void> {
+  if (dialectOf(trx) === 'sqlite') return;
+  await trx('settings').where('key', key).forUpdate().first('key');
+}

@@ -1,0 +1,162 @@
+/**
+ * A real server on an ephemeral port over a fresh database: a temporary SQLite file, or a new
+ * MariaDB/MySQL database when TEST_DB=mysql (TEST_MYSQL_URL, default mysql://root@127.0.0.1:3306).
+ */
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import knexFactory from 'knex';
+import pino from 'pino';
+import { buildApp, type BuiltApp } from '../../src/app.ts';
+import { bootstrap } from '../../src/bootstrap.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import type { Clock, Services } from '../../src/services.ts';
+import { startServices } from '../../src/startup.ts';
+
+export const TEST_DB = process.env.TEST_DB === 'mysql' ? 'mysql' : 'sqlite';
+const MYSQL_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
+
+/** A clock the tests move by hand; nothing in the suite sleeps. */
+export class TestClock implements Clock {
+  constructor(public current = Date.parse('2026-11-21T12:00:00Z')) {}
+  now(): number {
+    return this.current;
+  }
+  advance(ms: number): void {
+    this.current += ms;
+  }
+}
+
+export interface Database {
+  url: string;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<Database> {
+  if (TEST_DB === 'mysql') {
+    const name = `gatehouse_test_${randomBytes(6).toString('hex')}`;
+    const admin = knexFactory({ client: 'mysql2', connection: MYSQL_URL });
+    await admin.raw(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+    await admin.destroy();
+    return {
+      url: `${MYSQL_URL}/${name}`,
+      async drop() {
+        const dropper = knexFactory({ client: 'mysql2', connection: MYSQL_URL });
+        await dropper.raw(`DROP DATABASE IF EXISTS \`${name}\``);
+        await dropper.destroy();
+      },
+    };
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-test-'));
+  return {
+    url: `sqlite:${path.join(dir, 'test.sqlite')}`,
+    async drop() {
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Response<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+  cookies: Record<string, string>;
+  setCookie: string[];
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** A raw body sent as is (with `contentType`), for malformed-input tests. */
+  rawBody?: string;
+  contentType?: string;
+  cookie?: string;
+  token?: string;
+  headers?: Record<string, string>;
+}
+
+export class TestApp {
+  constructor(
+    readonly url: string,
+    readonly services: Services,
+    readonly built: BuiltApp,
+    readonly clock: TestClock,
+    private readonly server: Server,
+    private readonly database: Database,
+  ) {}
+
+  get db() {
+    return this.services.db;
+  }
+
+  async count(table: string, where: Record<string, unknown> = {}): Promise<number> {
+    const [row] = await this.services.db(table).where(where).count<Array<{ total: number | string }>>({ total: '*' });
+    return Number(row?.total ?? 0);
+  }
+
+  async request<T = any>(method: string, urlPath: string, options: RequestOptions = {}): Promise<Response<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    let body: string | undefined;
+    if (options.rawBody !== undefined) {
+      body = options.rawBody;
+      headers['content-type'] = options.contentType ?? 'application/json';
+    } else if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] = options.contentType ?? 'application/json';
+    }
+    if (options.cookie) headers.cookie = options.cookie;
+    if (options.token) headers.authorization = `Bearer ${options.token}`;
+    const response = await fetch(`${this.url}${urlPath}`, { method, headers, body, redirect: 'manual' });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON: keep the text
+    }
+    const setCookie = response.headers.getSetCookie();
+    const cookies = Object.fromEntries(setCookie.map((c) => c.split(';')[0]!.split('=') as [string, string]));
+    return { status: response.status, body: parsed as T, headers: response.headers, cookies, setCookie };
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.services.engine.stopRevisionPoll();
+    await this.services.db.destroy();
+    await this.database.drop();
+  }
+}
+
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  /** Reuse an existing database (a second instance, a reboot) instead of a fresh one. */
+  database?: Database;
+  clock?: TestClock;
+}
+
+export function testConfig(databaseUrl: string, env: Record<string, string> = {}): Config {
+  return loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: databaseUrl,
+    SECRET_KEY: 'test-secret-key-0123456789abcdef0123456789',
+    AUTHZ_REVISION_POLL_MS: '3600000',
+    ...env,
+  });
+}
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const database = options.database ?? (await createTestDatabase());
+  const clock = options.clock ?? new TestClock();
+  const config = testConfig(database.url, options.env);
+  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const services = await startServices(config, logger, clock);
+  await bootstrap(services);
+  const built = buildApp(services);
+  const server = built.app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  const keep = options.database ? { url: database.url, drop: async () => {} } : database;
+  return new TestApp(`http://127.0.0.1:${port}`, services, built, clock, server, keep);
+}
