@@ -1,0 +1,70 @@
+package authz.chat_test
+
+import data.authz.chat
+
+_agents := {"investigator": {"tools": {"connectors_list": true, "dashboards_update": true, "retired_tool": false}}}
+
+_chat(overrides) := object.union(
+	{"agent_type": "investigator", "tool": "dashboards_update", "permission_mode": "default", "write": true},
+	overrides,
+)
+
+# whether the chat checks allow, and their problems, for a chat context
+_eval(context) := {"allowed": allowed, "problems": problems} if {
+	allowed := chat.is_allowed with input as {"chat": context} with data.chat_agents as _agents
+	problems := chat.problems with input as {"chat": context} with data.chat_agents as _agents
+}
+
+test_without_chat_context_nothing_is_checked if {
+	chat.is_allowed with input as {"action": "dashboards:write"}
+	count(chat.problems) == 0 with input as {"action": "dashboards:write"}
+}
+
+test_allowed_tool_and_writable_mode_pass if {
+	_eval(_chat({})) == {"allowed": true, "problems": set()}
+}
+
+test_tool_not_allowed_for_the_agent_type_denies if {
+	_eval(_chat({"tool": "users_delete"})) == {
+		"allowed": false,
+		"problems": {"chat: tool users_delete is not allowed for agent type investigator"},
+	}
+}
+
+test_tool_set_to_false_is_not_allowed if {
+	not _eval(_chat({"tool": "retired_tool"})).allowed
+}
+
+test_unknown_agent_type_denies if {
+	_eval(_chat({"agent_type": "ghost"})).problems == {"chat: tool dashboards_update is not allowed for agent type ghost"}
+}
+
+test_read_only_mode_forbids_writes if {
+	_eval(_chat({"permission_mode": "read_only"})) == {
+		"allowed": false,
+		"problems": {"chat: permission mode read_only forbids writes"},
+	}
+}
+
+test_read_only_mode_allows_reads if {
+	_eval(_chat({"tool": "connectors_list", "permission_mode": "read_only", "write": false})).allowed
+}
+
+test_missing_write_flag_counts_as_a_write if {
+	not _eval(object.remove(_chat({"permission_mode": "read_only"}), ["write"])).allowed
+}
+
+test_write_without_permission_mode_denies if {
+	_eval(object.remove(_chat({}), ["permission_mode"])).problems == {"chat: a write needs a permission mode"}
+}
+
+test_chat_context_without_tool_or_agent_type_denies if {
+	_eval({"permission_mode": "default", "write": false}) == {
+		"allowed": false,
+		"problems": {"chat: agent_type and tool are required"},
+	}
+}
+
+test_null_chat_context_is_checked_and_denies if {
+	_eval(null).problems == {"chat: agent_type and tool are required", "chat: a write needs a permission mode"}
+}

@@ -1,0 +1,278 @@
+package authz_test
+
+import data.authz
+
+# The org of the entry-point tests (permissions_test and filter_test use it too).
+# f_deep sits in f_team, which sits in f_root; a dashboard in each, and d_root at the root.
+org := {
+	"org_id": "org_main",
+	"settings": {"legacy_acl_enabled": true},
+	"members": {
+		"u_viewer": {"role": "Viewer", "teams": [], "roles": []},
+		"u_editor": {"role": "Editor", "teams": [], "roles": []},
+		"u_admin": {"role": "Admin", "teams": [], "roles": []},
+		"u_ops": {"role": "Viewer", "teams": ["t_ops"], "roles": ["managed:users:u_ops:permissions"]},
+		"u_none": {"role": "None", "teams": ["t_legacy"], "roles": []},
+		"u_root": {"role": "None", "teams": [], "roles": []},
+	},
+	"teams": {
+		"t_ops": {"roles": ["managed:teams:t_ops:permissions"]},
+		"t_legacy": {"roles": []},
+	},
+	"builtin_roles": {
+		"None": [],
+		"Viewer": ["basic:viewer"],
+		"Editor": ["basic:viewer", "basic:editor"],
+		"Admin": ["basic:viewer", "basic:editor", "basic:admin"],
+	},
+	"roles": {
+		"basic:viewer": {
+			"dashboards:read": {"dashboards:*": true, "folders:*": true},
+			"folders:read": {"folders:*": true},
+			"connectors:query": {"connectors:*": true},
+			"teams:read": {"teams:*": true},
+		},
+		"basic:editor": {
+			"dashboards:*": {"dashboards:*": true, "folders:*": true},
+			"alert.rules:create": {"folders:*": true},
+		},
+		"basic:admin": {"*": {"*": true}},
+		"basic:server_admin": {"*": {"*": true}},
+		"managed:teams:t_ops:permissions": {
+			"dashboards:write": {"folders:uid:f_team": true},
+			"connectors:query": {"connectors:uid:c_restricted": true},
+		},
+		"managed:users:u_ops:permissions": {
+			"dashboards:write": {"dashboards:uid:d_root": true},
+			"dashboards:delete": {"dashboards:uid:d_root": false},
+		},
+	},
+	"folders": {
+		"f_root": {"ancestors": []},
+		"f_team": {"ancestors": ["f_root"]},
+		"f_deep": {"ancestors": ["f_team", "f_root"]},
+	},
+	"dashboards": {
+		"d_deep": {"folder": "f_deep"},
+		"d_team": {"folder": "f_team"},
+		"d_top": {"folder": "f_root"},
+		"d_root": {"folder": ""},
+	},
+	"alert_rules": {"r_deep": {"folder": "f_deep"}},
+	"restricted_connectors": {"c_restricted": true},
+	"legacy_acl": {
+		"dashboards:uid:d_root": {"user:u_none": 1},
+		"folders:uid:f_root": {"team:t_legacy": 2},
+		"folders:uid:f_team": {"role:None": 4},
+	},
+	"chat_agents": {"investigator": {"tools": {"dashboards_get": true, "dashboards_update": true}}},
+}
+
+user(id) := {"id": id, "kind": "user", "server_admin": false, "disabled": false}
+
+server_admin(id) := object.union(user(id), {"server_admin": true})
+
+request(subject, action, resource) := {"subject": subject, "org_id": "org_main", "action": action, "resource": resource}
+
+dashboard(uid) := {"kind": "dashboards", "uid": uid}
+
+_decide(req) := _decide_with_settings(req, org.settings)
+
+_decide_without_legacy(req) := _decide_with_settings(req, {"legacy_acl_enabled": false})
+
+_decide_with_settings(req, settings) := decision if {
+	decision := authz.decision with input as req
+		with data.org_id as org.org_id
+		with data.settings as settings
+		with data.members as org.members
+		with data.teams as org.teams
+		with data.builtin_roles as org.builtin_roles
+		with data.roles as org.roles
+		with data.folders as org.folders
+		with data.dashboards as org.dashboards
+		with data.alert_rules as org.alert_rules
+		with data.restricted_connectors as org.restricted_connectors
+		with data.legacy_acl as org.legacy_acl
+		with data.chat_agents as org.chat_agents
+}
+
+_allowed(req) if _decide(req).allow
+
+_deny(reasons) := {"allow": false, "reasons": reasons}
+
+test_editor_writes_a_nested_dashboard_through_its_builtin_role if {
+	_decide(request(user("u_editor"), "dashboards:write", dashboard("d_deep"))) == {"allow": true, "reasons": [
+		"role basic:editor grants dashboards:* on dashboards:*",
+		"role basic:editor grants dashboards:* on folders:*",
+	]}
+}
+
+test_viewer_may_not_write_and_is_told_every_candidate_scope if {
+	_decide(request(user("u_viewer"), "dashboards:write", dashboard("d_deep"))) == _deny([concat("", [
+		"no role grants dashboards:write on dashboards:uid:d_deep, folders:uid:f_deep, folders:uid:f_team, ",
+		"folders:uid:f_root, dashboards:uid:*, dashboards:*, folders:uid:*, folders:*, *",
+	])])
+}
+
+test_team_grant_on_a_folder_covers_dashboards_of_its_subfolders if {
+	_decide(request(user("u_ops"), "dashboards:write", dashboard("d_deep"))) == {"allow": true, "reasons": [
+		"role managed:teams:t_ops:permissions grants dashboards:write on folders:uid:f_team",
+	]}
+}
+
+test_direct_dashboard_grant_adds_to_what_folders_give if {
+	_decide(request(user("u_ops"), "dashboards:write", dashboard("d_root"))) == {"allow": true, "reasons": [
+		"role managed:users:u_ops:permissions grants dashboards:write on dashboards:uid:d_root",
+	]}
+	_allowed(request(user("u_ops"), "dashboards:write", dashboard("d_team")))
+}
+
+test_a_scope_set_to_false_grants_nothing if {
+	not _allowed(request(user("u_ops"), "dashboards:delete", dashboard("d_root")))
+}
+
+test_folder_inherits_from_its_ancestors if {
+	_allowed(request(user("u_ops"), "dashboards:write", {"kind": "folders", "uid": "f_deep"}))
+	not _allowed(request(user("u_ops"), "dashboards:write", {"kind": "folders", "uid": "f_root"}))
+}
+
+test_alert_rule_inherits_from_its_folders if {
+	_allowed(request(user("u_editor"), "alert.rules:create", {"kind": "alert.rules", "uid": "r_deep"}))
+	not _allowed(request(user("u_viewer"), "alert.rules:create", {"kind": "alert.rules", "uid": "r_deep"}))
+}
+
+test_server_admin_member_holds_everything if {
+	_decide(request(server_admin("u_root"), "users:write", {"kind": "users", "id": 5})) == {"allow": true, "reasons": [
+		"role basic:server_admin grants * on *",
+	]}
+}
+
+test_server_admin_who_is_not_a_member_is_denied if {
+	_decide(request(server_admin("u_stranger"), "dashboards:read", dashboard("d_root"))) == _deny(["not a member of org org_main"])
+}
+
+test_server_admin_acts_outside_an_org if {
+	req := {"subject": server_admin("u_stranger"), "org_id": null, "action": "orgs:create"}
+	_decide(req) == {"allow": true, "reasons": ["role basic:server_admin grants * on some scope"]}
+}
+
+test_only_a_server_admin_acts_outside_an_org if {
+	req := {"subject": user("u_admin"), "org_id": null, "action": "orgs:create"}
+	_decide(req) == _deny(["only a server admin may act outside an org"])
+}
+
+test_disabled_subject_is_denied if {
+	disabled := object.union(user("u_admin"), {"disabled": true})
+	_decide(request(disabled, "dashboards:read", dashboard("d_root"))) == _deny(["subject is disabled"])
+}
+
+test_anonymous_subject_is_denied if {
+	_decide(request({"kind": "anonymous"}, "dashboards:read", dashboard("d_root"))) == _deny(["subject is anonymous"])
+}
+
+test_without_a_resource_the_action_held_on_any_scope_counts if {
+	req := {"subject": user("u_editor"), "org_id": "org_main", "action": "alert.rules:create"}
+	_decide(req) == {"allow": true, "reasons": ["role basic:editor grants alert.rules:create on some scope"]}
+}
+
+test_without_a_resource_an_action_held_nowhere_is_denied if {
+	req := {"subject": user("u_viewer"), "org_id": "org_main", "action": "alert.rules:create"}
+	_decide(req) == _deny(["no role grants alert.rules:create on any scope"])
+}
+
+test_scope_resource if {
+	_allowed(request(user("u_viewer"), "teams:read", {"scope": "teams:id:4"}))
+	_allowed(request(user("u_viewer"), "dashboards:read", {"scope": "dashboards:*"}))
+	_decide(request(user("u_viewer"), "dashboards:read", {"scope": "*"})) == _deny(["no role grants dashboards:read on *"])
+	_allowed(request(user("u_admin"), "dashboards:read", {"scope": "*"}))
+}
+
+test_any_member_queries_an_unrestricted_connector if {
+	_decide(request(user("u_viewer"), "connectors:query", {"kind": "connectors", "uid": "c_open"})) == {"allow": true, "reasons": [
+		"role basic:viewer grants connectors:query on connectors:*",
+	]}
+}
+
+test_restricted_connector_needs_its_own_grant if {
+	connector := {"kind": "connectors", "uid": "c_restricted"}
+	_decide(request(user("u_viewer"), "connectors:query", connector)) == _deny([
+		"no role grants connectors:query on connectors:uid:c_restricted, *",
+	])
+	_decide(request(user("u_ops"), "connectors:query", connector)) == {"allow": true, "reasons": [
+		"role managed:teams:t_ops:permissions grants connectors:query on connectors:uid:c_restricted",
+	]}
+	_allowed(request(user("u_admin"), "connectors:query", connector))
+}
+
+test_legacy_user_entry_on_the_dashboard if {
+	req := request(user("u_none"), "dashboards:read", dashboard("d_root"))
+	_decide(req) == {"allow": true, "reasons": ["legacy ACL grants level 1 on dashboards:uid:d_root to user:u_none"]}
+	not _decide_without_legacy(req).allow
+	not _allowed(request(user("u_none"), "dashboards:write", dashboard("d_root")))
+}
+
+test_legacy_team_entry_on_an_ancestor_folder if {
+	req := request(user("u_none"), "dashboards:delete", dashboard("d_top"))
+	_decide(req) == {"allow": true, "reasons": ["legacy ACL grants level 2 on folders:uid:f_root to team:t_legacy"]}
+	not _decide_without_legacy(req).allow
+}
+
+test_legacy_role_entry_manages_permissions if {
+	req := request(user("u_none"), "dashboards.permissions:write", dashboard("d_team"))
+	_decide(req) == {"allow": true, "reasons": ["legacy ACL grants level 4 on folders:uid:f_team to role:None"]}
+	not _decide_without_legacy(req).allow
+}
+
+_chat_request(subject, chat) := object.union(request(subject, "dashboards:write", dashboard("d_deep")), {"chat": chat})
+
+_chat := {"agent_type": "investigator", "tool": "dashboards_update", "permission_mode": "default", "write": true}
+
+test_chat_action_passing_all_three_checks_is_allowed if {
+	_allowed(_chat_request(user("u_editor"), _chat))
+}
+
+test_chat_tool_not_allowed_for_the_agent_type_denies if {
+	req := _chat_request(user("u_editor"), object.union(_chat, {"tool": "users_delete"}))
+	_decide(req) == _deny(["chat: tool users_delete is not allowed for agent type investigator"])
+}
+
+test_chat_read_only_mode_denies_a_write if {
+	req := _chat_request(user("u_editor"), object.union(_chat, {"permission_mode": "read_only"}))
+	_decide(req) == _deny(["chat: permission mode read_only forbids writes"])
+}
+
+test_chat_action_rbac_does_not_allow_denies if {
+	_decide(_chat_request(user("u_viewer"), _chat)).reasons == [concat("", [
+		"no role grants dashboards:write on dashboards:uid:d_deep, folders:uid:f_deep, folders:uid:f_team, ",
+		"folders:uid:f_root, dashboards:uid:*, dashboards:*, folders:uid:*, folders:*, *",
+	])]
+}
+
+test_empty_input_is_denied_with_reasons if {
+	_decide({}) == _deny(["no action given", "no subject"])
+}
+
+test_input_that_is_not_an_object_is_denied if {
+	_decide("junk") == _deny(["no action given", "no subject"])
+}
+
+test_missing_action_is_denied if {
+	_decide(request(user("u_admin"), "", dashboard("d_root"))) == _deny(["no action given"])
+}
+
+test_unknown_resource_kind_is_denied if {
+	_decide(request(user("u_admin"), "bananas:read", {"kind": "bananas", "uid": "b1"})) == _deny(["unknown resource kind bananas"])
+}
+
+test_null_resource_is_denied if {
+	_decide(request(user("u_admin"), "dashboards:read", null)) == _deny([
+		"resource must be {kind, uid}, {kind, id} or {scope} with a scope *, <kind>:* or <kind>:<attr>:<value>",
+	])
+}
+
+# a stand-in for a builtin that fails
+_undefined(x) := x if false
+
+test_decision_is_a_deny_even_when_it_cannot_be_evaluated if {
+	_decide({}) == _deny(["the request could not be evaluated"]) with sort as _undefined
+}

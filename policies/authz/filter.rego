@@ -1,0 +1,24 @@
+package authz
+
+import data.authz.scopes
+import data.authz.subject
+
+# METADATA
+# title: Filter
+# description: |
+#   The indexes of input.resources (same shapes as input.resource) on which input.action is
+#   allowed, ascending; [] when nothing is (a comprehension is never undefined). The chat checks
+#   do not apply.
+# entrypoint: true
+filter := [index |
+	subject.is_active
+	_action
+	is_array(input.resources)
+	some index, resource in input.resources
+	_is_allowed_on(resource)
+]
+
+_is_allowed_on(resource) if {
+	target := scopes.target(resource)
+	count(_grants_on(target, scopes.candidates(target, _action))) > 0
+}

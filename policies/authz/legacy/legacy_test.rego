@@ -1,0 +1,110 @@
+package authz.legacy_test
+
+import data.authz.legacy
+
+_members := {"u_ops": {"role": "Editor", "teams": ["t_ops"], "roles": []}}
+
+_acl := {
+	"dashboards:uid:d1": {"user:u_ops": 1, "user:u_other": 4},
+	"folders:uid:f_team": {"team:t_ops": 2},
+	"folders:uid:f_root": {"role:Editor": 4, "role:Viewer": 1},
+	"folders:uid:f_odd": {"user:u_ops": "4"},
+}
+
+_dashboard := {"kind": "dashboards", "attr": "uid", "value": "d1", "scope": "dashboards:uid:d1"}
+
+_dashboard_scopes := ["dashboards:uid:d1", "folders:uid:f_team", "folders:uid:f_root", "dashboards:*", "*"]
+
+_grants(action, target, scopes, enabled) := grants if {
+	grants := legacy.grants(action, target, scopes) with input as {
+		"subject": {"id": "u_ops", "kind": "user", "server_admin": false, "disabled": false},
+		"org_id": "org_main",
+	}
+		with data.org_id as "org_main"
+		with data.members as _members
+		with data.legacy_acl as _acl
+		with data.settings.legacy_acl_enabled as enabled
+}
+
+test_disabled_acl_grants_nothing if {
+	_grants("dashboards:read", _dashboard, _dashboard_scopes, false) == set()
+}
+
+test_missing_setting_means_disabled if {
+	not legacy.is_enabled with data.settings as {}
+}
+
+test_view_level_on_the_dashboard_for_the_user_allows_read if {
+	_grants("dashboards:read", _dashboard, ["dashboards:uid:d1"], true) == {"legacy ACL grants level 1 on dashboards:uid:d1 to user:u_ops"}
+}
+
+test_view_level_does_not_allow_write if {
+	_grants("dashboards:write", _dashboard, ["dashboards:uid:d1"], true) == set()
+}
+
+test_edit_level_on_an_ancestor_folder_for_a_team_allows_write_create_delete if {
+	every action in ["dashboards:write", "dashboards:create", "dashboards:delete"] {
+		_grants(action, _dashboard, ["dashboards:uid:d1", "folders:uid:f_team"], true) == {"legacy ACL grants level 2 on folders:uid:f_team to team:t_ops"}
+	}
+}
+
+test_edit_level_does_not_manage_permissions if {
+	_grants("dashboards.permissions:write", _dashboard, ["dashboards:uid:d1", "folders:uid:f_team"], true) == set()
+}
+
+test_admin_level_for_the_org_role_manages_permissions if {
+	_grants("dashboards.permissions:write", _dashboard, _dashboard_scopes, true) == {"legacy ACL grants level 4 on folders:uid:f_root to role:Editor"}
+}
+
+test_every_entry_that_allows_is_listed if {
+	_grants("dashboards:read", _dashboard, _dashboard_scopes, true) == {
+		"legacy ACL grants level 1 on dashboards:uid:d1 to user:u_ops",
+		"legacy ACL grants level 2 on folders:uid:f_team to team:t_ops",
+		"legacy ACL grants level 4 on folders:uid:f_root to role:Editor",
+	}
+}
+
+test_folder_target_is_covered if {
+	folder := {"kind": "folders", "attr": "uid", "value": "f_team", "scope": "folders:uid:f_team"}
+	_grants("folders:write", folder, ["folders:uid:f_team", "folders:uid:f_root"], true) == {
+		"legacy ACL grants level 2 on folders:uid:f_team to team:t_ops",
+		"legacy ACL grants level 4 on folders:uid:f_root to role:Editor",
+	}
+}
+
+test_other_targets_are_not_covered if {
+	rule := {"kind": "alert.rules", "attr": "uid", "value": "r1", "scope": "alert.rules:uid:r1"}
+	_grants("dashboards:read", rule, ["alert.rules:uid:r1", "folders:uid:f_root"], true) == set()
+}
+
+test_actions_the_acl_does_not_know_are_not_covered if {
+	_grants("annotations:write", _dashboard, _dashboard_scopes, true) == set()
+}
+
+test_a_level_that_is_not_a_number_is_ignored if {
+	_grants("dashboards:read", _dashboard, ["folders:uid:f_odd"], true) == set()
+}
+
+_grants_at_level(level, action) := grants if {
+	grants := legacy.grants(action, _dashboard, ["dashboards:uid:d1"]) with input as {
+		"subject": {"id": "u_ops", "kind": "user", "server_admin": false, "disabled": false},
+		"org_id": "org_main",
+	}
+		with data.org_id as "org_main"
+		with data.members as _members
+		with data.legacy_acl as {"dashboards:uid:d1": {"user:u_ops": level}}
+		with data.settings.legacy_acl_enabled as true
+}
+
+test_each_action_needs_its_level if {
+	every action, level in {
+		"dashboards:read": 1, "folders:read": 1,
+		"dashboards:write": 2, "dashboards:create": 2, "dashboards:delete": 2,
+		"folders:write": 2, "folders:create": 2, "folders:delete": 2,
+		"dashboards.permissions:read": 4, "dashboards.permissions:write": 4,
+		"folders.permissions:read": 4, "folders.permissions:write": 4,
+	} {
+		count(_grants_at_level(level, action)) == 1
+		count(_grants_at_level(level / 2, action)) == 0
+	}
+}

@@ -1,0 +1,75 @@
+package authz.rbac_test
+
+import data.authz.rbac
+
+_roles := {
+	"basic:viewer": {"dashboards:read": {"dashboards:*": true, "folders:*": true}},
+	"custom:exact": {"dashboards:write": {"dashboards:uid:d1": true, "dashboards:uid:d2": false}},
+	"custom:any_dashboard_action": {"dashboards:*": {"folders:uid:f1": true}},
+	"custom:folders_only": {"folders:*": {"*": true}},
+	"custom:empty": {"dashboards:delete": {}},
+	"basic:admin": {"*": {"*": true}},
+}
+
+_grants(roles, action, scopes) := grants if {
+	grants := rbac.grants(roles, action, scopes) with data.roles as _roles
+}
+
+_holders(roles, action) := holders if {
+	holders := rbac.holders(roles, action) with data.roles as _roles
+}
+
+test_matching_actions_are_the_action_its_resource_wildcard_and_star if {
+	rbac.matching_actions("alert.rules:create") == ["alert.rules:create", "alert.rules:*", "*"]
+}
+
+test_matching_actions_of_an_action_without_verb if {
+	rbac.matching_actions("ping") == ["ping", "*"]
+}
+
+test_exact_action_on_a_candidate_scope_matches if {
+	_grants(["custom:exact"], "dashboards:write", ["dashboards:uid:d1", "dashboards:*", "*"]) == {"role custom:exact grants dashboards:write on dashboards:uid:d1"}
+}
+
+test_scope_not_among_the_candidates_does_not_match if {
+	_grants(["custom:exact"], "dashboards:write", ["dashboards:uid:d3", "dashboards:*", "*"]) == set()
+}
+
+test_scope_set_to_false_does_not_match if {
+	_grants(["custom:exact"], "dashboards:write", ["dashboards:uid:d2"]) == set()
+}
+
+test_resource_wildcard_action_matches if {
+	_grants(["custom:any_dashboard_action"], "dashboards:delete", ["dashboards:uid:d1", "folders:uid:f1"]) == {"role custom:any_dashboard_action grants dashboards:* on folders:uid:f1"}
+}
+
+test_wildcard_of_another_resource_does_not_match if {
+	_grants(["custom:folders_only"], "dashboards:read", ["dashboards:uid:d1", "*"]) == set()
+}
+
+test_star_action_matches_every_action if {
+	_grants(["basic:admin"], "users:write", ["users:id:1", "users:*", "*"]) == {"role basic:admin grants * on *"}
+}
+
+test_every_matching_role_and_scope_is_listed if {
+	_grants(["basic:viewer", "basic:admin", "custom:unknown"], "dashboards:read", ["dashboards:uid:d1", "dashboards:*", "folders:*", "*"]) == {
+		"role basic:viewer grants dashboards:read on dashboards:*",
+		"role basic:viewer grants dashboards:read on folders:*",
+		"role basic:admin grants * on *",
+	}
+}
+
+test_no_roles_match_nothing if {
+	_grants([], "dashboards:read", ["*"]) == set()
+}
+
+test_holders_hold_the_action_on_any_scope if {
+	_holders(["custom:exact", "custom:any_dashboard_action", "basic:viewer"], "dashboards:write") == {
+		"role custom:exact grants dashboards:write on some scope",
+		"role custom:any_dashboard_action grants dashboards:* on some scope",
+	}
+}
+
+test_an_action_without_scopes_is_not_held if {
+	_holders(["custom:empty"], "dashboards:delete") == set()
+}

@@ -1,0 +1,156 @@
+# METADATA
+# description: |
+#   Who is asking: whether the subject may act in input.org_id at all, and the role uids that
+#   apply to it there. A server admin needs membership like anyone else; with org_id null only a
+#   server admin acts, through basic:server_admin.
+package authz.subject
+
+default roles := []
+
+default is_active := false
+
+default is_server_admin := false
+
+# the subject's id, when it is usable as a key of data.members
+id := input.subject.id if {
+	is_string(input.subject.id)
+	input.subject.id != ""
+}
+
+# the org the request acts in, when it names one
+org_id := input.org_id if {
+	is_string(input.org_id)
+	input.org_id != ""
+}
+
+# server-level actions (create an org, the audit log, server stats) carry org_id null
+is_server_level if input.org_id == null
+
+# the flag only counts for users: a service account is never a server admin
+is_server_admin if {
+	input.subject.kind == "user"
+	input.subject.server_admin == true
+}
+
+is_active if _is_org_member
+
+is_active if _is_server_level_admin
+
+# the role uids that apply, as an array: a role listed twice only repeats a lookup, and a set
+# costs more to build
+roles := _member_roles if _is_org_member
+
+roles := ["basic:server_admin"] if _is_server_level_admin
+
+# the keys under which the legacy ACL names this subject
+principals contains concat("", ["user:", id]) if _is_org_member
+
+principals contains concat("", ["team:", team]) if {
+	_is_org_member
+	some team in _member.teams
+	is_string(team)
+}
+
+principals contains concat("", ["role:", _member.role]) if {
+	_is_org_member
+	is_string(_member.role)
+}
+
+# why the subject may not act; read only on a deny. Identity problems hide org problems, so an
+# anonymous or disabled subject is not also told it is not a member.
+problems := _identity_problems if count(_identity_problems) > 0
+
+problems := _org_problems if count(_identity_problems) == 0
+
+_is_enabled if {
+	id
+	_is_principal_kind(input.subject.kind)
+	input.subject.disabled == false
+}
+
+_member := data.members[id] if data.org_id == org_id
+
+_is_principal_kind("user")
+
+_is_principal_kind("service_account")
+
+_is_org_member if {
+	_is_enabled
+	_member
+}
+
+_is_server_level_admin if {
+	_is_enabled
+	is_server_level
+	is_server_admin
+}
+
+_member_roles := array.concat(
+	array.concat(object.get(_member, "roles", []), object.get(data.builtin_roles, _member.role, [])),
+	array.concat(_team_roles, _server_admin_roles),
+)
+
+_team_roles := [role |
+	some team in object.get(_member, "teams", [])
+	some role in data.teams[team].roles
+]
+
+default _server_admin_roles := []
+
+_server_admin_roles := ["basic:server_admin"] if is_server_admin
+
+_identity_problems := {"subject is anonymous"} if input.subject.kind == "anonymous"
+
+_identity_problems := _subject_problems if not input.subject.kind == "anonymous"
+
+_subject_problems contains "no subject" if not _has_subject
+
+_subject_problems contains "subject has no id" if {
+	_has_subject
+	not id
+}
+
+_subject_problems contains "subject has no kind" if {
+	_has_subject
+	not _has_kind
+}
+
+_subject_problems contains concat("", ["unknown subject kind ", input.subject.kind]) if {
+	is_string(input.subject.kind)
+	not _is_principal_kind(input.subject.kind)
+}
+
+_subject_problems contains "subject is disabled" if input.subject.disabled == true
+
+# fail closed: a subject whose disabled flag is missing is not taken to be enabled
+_subject_problems contains "subject.disabled is not a boolean" if {
+	_has_subject
+	not _has_disabled_flag
+}
+
+_org_problems contains "no org_id: null for server-level actions, else the active org" if {
+	not org_id
+	not is_server_level
+}
+
+_org_problems contains "only a server admin may act outside an org" if {
+	is_server_level
+	not is_server_admin
+}
+
+_org_problems contains concat("", ["policy data is not for org ", org_id]) if {
+	org_id
+	not data.org_id == org_id
+}
+
+_org_problems contains concat("", ["not a member of org ", org_id]) if {
+	data.org_id == org_id
+	not _member
+}
+
+# helpers, not inline calls: a negated call whose argument is undefined does not succeed
+_has_subject if is_object(input.subject)
+
+_has_kind if is_string(input.subject.kind)
+
+_has_disabled_flag if is_boolean(input.subject.disabled)

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Compiles policies/authz to WebAssembly: policies/build/authz.wasm plus manifest.json (OPA
+# version, SHA-256 of the Rego sources, entry points). Reproducible: an unchanged tree rebuilds
+# to the same bytes, so CI can fail on a stale build.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+opa="$(bash tools/opa.sh)"
+
+entrypoints=(authz/decision authz/permissions authz/filter)
+build_dir="policies/build"
+
+sha256() {
+  if command -v sha256sum >/dev/null 2>&1; then sha256sum | cut -d' ' -f1; else shasum -a 256 | cut -d' ' -f1; fi
+}
+
+# The source hash TypeScript recomputes to detect a stale build: for every non-test *.rego under
+# policies/, sorted by repo-relative path in byte order, "<path>\n<contents>\n", concatenated.
+mapfile -t hashed < <(find policies -type f -name '*.rego' ! -name '*_test.rego' | LC_ALL=C sort)
+source_hash="$(for f in "${hashed[@]}"; do printf '%s\n' "$f"; cat "$f"; printf '\n'; done | sha256)"
+
+mapfile -t sources < <(find policies/authz -type f -name '*.rego' ! -name '*_test.rego' | LC_ALL=C sort)
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+entry_flags=()
+for e in "${entrypoints[@]}"; do entry_flags+=(-e "$e"); done
+"$opa" build -t wasm "${entry_flags[@]}" -o "$tmp/bundle.tar.gz" "${sources[@]}"
+
+mkdir -p "$build_dir"
+# -P keeps the bundle's absolute member name (/policy.wasm) instead of warning about it
+tar -xzOPf "$tmp/bundle.tar.gz" /policy.wasm >"$tmp/authz.wasm"
+mv "$tmp/authz.wasm" "$build_dir/authz.wasm"
+
+opa_version="v$("$opa" version | sed -n 's/^Version: *//p')"
+{
+  printf '{\n'
+  printf '  "opaVersion": "%s",\n' "$opa_version"
+  printf '  "sourceHash": "%s",\n' "$source_hash"
+  printf '  "entrypoints": [\n'
+  for i in "${!entrypoints[@]}"; do
+    sep=","
+    [ "$i" -eq $((${#entrypoints[@]} - 1)) ] && sep=""
+    printf '    "%s"%s\n' "${entrypoints[$i]}" "$sep"
+  done
+  printf '  ]\n'
+  printf '}\n'
+} >"$build_dir/manifest.json"
+
+echo "policy build: $build_dir/authz.wasm ($(wc -c <"$build_dir/authz.wasm" | tr -d ' ') bytes), sourceHash $source_hash"
