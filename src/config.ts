@@ -18,8 +18,6 @@ export interface Config {
   session: {
     maxLifetimeMs: number;
     idleTimeoutMs: number;
-    rotationIntervalMs: number;
-    rotationGraceMs: number;
     cookieSecure: boolean;
     invalidateAllOnBoot: boolean;
   };
@@ -99,8 +97,6 @@ export function loadConfig(env: Env = process.env): Config {
     session: {
       maxLifetimeMs: readInt(env, 'SESSION_MAX_LIFETIME_MS', 2_592_000_000, 1),
       idleTimeoutMs: readInt(env, 'SESSION_IDLE_TIMEOUT_MS', 604_800_000, 1),
-      rotationIntervalMs: readInt(env, 'SESSION_ROTATION_INTERVAL_MS', 600_000, 1),
-      rotationGraceMs: readInt(env, 'SESSION_ROTATION_GRACE_MS', 30_000, 0),
       cookieSecure: readBool(env, 'SESSION_COOKIE_SECURE', false),
       invalidateAllOnBoot: readBool(env, 'INVALIDATE_ALL_SESSIONS_ON_BOOT', false),
     },

@@ -22,6 +22,7 @@ const permissionKey = (permissions: Permission[]) =>
 
 async function seedRoles(tx: Tx, orgId: string | null, definitions: RoleDefinition[], now: number): Promise<SeedResult> {
   const result: SeedResult = { created: 0, updated: 0, unchanged: 0 };
+  const changed: string[] = [];
   const existing: RoleRow[] = await rolesInScope(tx.db, orgId)
     .whereIn('uid', definitions.map((d) => d.uid))
     .select('*');
@@ -33,6 +34,7 @@ async function seedRoles(tx: Tx, orgId: string | null, definitions: RoleDefiniti
     if (!row) {
       await insertRole(tx.db, orgId, definition, now);
       result.created++;
+      changed.push(definition.uid);
       continue;
     }
     const drifted =
@@ -53,8 +55,9 @@ async function seedRoles(tx: Tx, orgId: string | null, definitions: RoleDefiniti
     });
     await replaceRolePermissions(tx.db, row.id, definition.permissions);
     result.updated++;
+    changed.push(definition.uid);
   }
-  if (result.created + result.updated > 0) tx.policyChanged(orgId ?? undefined);
+  if (changed.length > 0) tx.policyChanged(orgId ?? undefined, ...changed.map((uid) => ({ kind: 'role' as const, uid })));
   return result;
 }
 

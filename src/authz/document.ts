@@ -1,14 +1,16 @@
 /**
- * Builds an org's policy data document from SQL (policies/README.md has its shape).
- * Everything is indexed for direct lookups, and folder ancestry is precomputed here, because
- * compiled Rego has no rule indexing: the policy must never scan.
+ * Builds an org's policy data document from SQL (policies/README.md has its shape), whole or
+ * one fragment at a time. Everything is indexed for direct lookups and folder ancestry is
+ * precomputed here, because compiled Rego has no rule indexing: the policy must never scan.
  */
 import type { Knex } from 'knex';
-import type { OrgDocument, OrgRole } from './types.ts';
 import { DEFAULT_CHAT_AGENTS } from './chat-agents.ts';
+import type { PolicyFragment } from './fragments.ts';
+import type { OrgDocument, OrgRole } from './types.ts';
 
 /** What each org role carries; a higher role carries everything of the lower ones. */
 const ROLE_LADDER: readonly OrgRole[] = ['Viewer', 'Editor', 'Admin'];
+const LEGACY_ROLES = new Set(['Viewer', 'Editor', 'Admin']);
 
 export function builtinRoleUids(): Record<OrgRole, string[]> {
   const result: Record<OrgRole, string[]> = { None: [], Viewer: [], Editor: [], Admin: [] };
@@ -25,88 +27,155 @@ export interface DocumentSettings {
   legacyAclEnabled: boolean;
 }
 
-function groupInto<K extends string>(target: Record<string, { [P in K]: string[] }>, key: string, field: K, value: string) {
-  target[key]?.[field].push(value);
-}
+type Section<K extends keyof OrgDocument> = OrgDocument[K];
 
-function ancestorsOf(folders: Map<string, string | null>): Record<string, { ancestors: string[] }> {
-  const memo = new Map<string, string[]>();
-  const resolve = (uid: string, seen: Set<string>): string[] => {
-    const known = memo.get(uid);
-    if (known) return known;
-    const parent = folders.get(uid);
-    // A parent that does not exist or a cycle (which moves reject) ends the chain.
-    const chain = parent && folders.has(parent) && !seen.has(parent) ? [parent, ...resolve(parent, seen.add(uid))] : [];
-    memo.set(uid, chain);
-    return chain;
-  };
-  const result: Record<string, { ancestors: string[] }> = {};
-  for (const uid of folders.keys()) result[uid] = { ancestors: resolve(uid, new Set()) };
-  return result;
-}
-
-const LEGACY_ROLES = new Set(['Viewer', 'Editor', 'Admin']);
-
-export async function buildOrgDocument(db: Knex, orgId: string | null, settings: DocumentSettings): Promise<OrgDocument> {
-  const document: OrgDocument = {
-    org_id: orgId,
-    settings: { legacy_acl_enabled: settings.legacyAclEnabled },
-    members: {},
-    teams: {},
-    builtin_roles: builtinRoleUids(),
-    roles: {},
-    folders: {},
-    dashboards: {},
-    alert_rules: {},
-    restricted_connectors: {},
-    legacy_acl: {},
-    chat_agents: DEFAULT_CHAT_AGENTS,
-  };
-
-  const permissionRows: Array<{ uid: string; action: string; scope: string }> = await db('roles as r')
+/** Roles visible in the org (its own and the global ones), optionally only some uids. */
+async function loadRoles(db: Knex, orgId: string | null, uids?: string[]): Promise<Section<'roles'>> {
+  const query = db('roles as r')
     .join('role_permissions as p', 'p.role_id', 'r.id')
     .where((q) => (orgId ? q.where('r.org_id', orgId).orWhereNull('r.org_id') : q.whereNull('r.org_id')))
     .select('r.uid', 'p.action', 'p.scope');
-  for (const { uid, action, scope } of permissionRows) {
-    const actions = (document.roles[uid] ??= {});
-    (actions[action] ??= {})[scope] = true;
-    if (uid.startsWith('managed:') && scope.startsWith('connectors:uid:')) {
-      document.restricted_connectors[scope.slice('connectors:uid:'.length)] = true;
-    }
+  if (uids) query.whereIn('r.uid', uids);
+  const roles: Section<'roles'> = {};
+  for (const { uid, action, scope } of (await query) as Array<{ uid: string; action: string; scope: string }>) {
+    ((roles[uid] ??= {})[action] ??= {})[scope] = true;
   }
-  if (!orgId) return document;
+  return roles;
+}
 
-  const [members, teams, teamMembers, userRoles, teamRoles, folders, dashboards, alertRules, acl] = await Promise.all([
-    db('org_members').where('org_id', orgId).select('user_id', 'role'),
-    db('teams').where('org_id', orgId).select('id'),
-    db('team_members as tm').join('teams as t', 't.id', 'tm.team_id').where('t.org_id', orgId).select('tm.team_id', 'tm.user_id'),
-    db('user_roles as ur')
-      .join('roles as r', 'r.id', 'ur.role_id')
-      .where((q) => q.where('ur.org_id', orgId).orWhereNull('ur.org_id'))
-      .select('ur.user_id', 'r.uid'),
-    db('team_roles as tr').join('teams as t', 't.id', 'tr.team_id').join('roles as r', 'r.id', 'tr.role_id').where('t.org_id', orgId).select('tr.team_id', 'r.uid'),
-    db('folders').where('org_id', orgId).select('uid', 'parent_uid'),
-    db('dashboards').where('org_id', orgId).select('uid', 'folder_uid'),
-    db('alert_rules').where('org_id', orgId).select('uid', 'folder_uid'),
-    db('legacy_acl').where('org_id', orgId).select('dashboard_uid', 'folder_uid', 'user_id', 'team_id', 'role', 'permission'),
+/** Connectors that carry a grant (a managed role permission naming them). */
+async function loadRestrictedConnectors(db: Knex, orgId: string): Promise<Section<'restricted_connectors'>> {
+  const scopes: string[] = await db('role_permissions as p')
+    .join('roles as r', 'r.id', 'p.role_id')
+    .where('r.org_id', orgId)
+    .where('r.uid', 'like', 'managed:%')
+    .where('p.scope', 'like', 'connectors:uid:%')
+    .distinct()
+    .pluck('p.scope');
+  return Object.fromEntries(scopes.map((scope) => [scope.slice('connectors:uid:'.length), true as const]));
+}
+
+async function loadMembers(db: Knex, orgId: string, userIds?: string[]): Promise<Section<'members'>> {
+  const only = <T extends Knex.QueryBuilder>(query: T, column: string): T => (userIds ? (query.whereIn(column, userIds) as T) : query);
+  const [members, teamMembers, userRoles] = await Promise.all([
+    only(db('org_members').where('org_id', orgId).select('user_id', 'role'), 'user_id'),
+    only(db('team_members as tm').join('teams as t', 't.id', 'tm.team_id').where('t.org_id', orgId).select('tm.team_id', 'tm.user_id'), 'tm.user_id'),
+    only(
+      db('user_roles as ur')
+        .join('roles as r', 'r.id', 'ur.role_id')
+        .where((q) => q.where('ur.org_id', orgId).orWhereNull('ur.org_id'))
+        .select('ur.user_id', 'r.uid'),
+      'ur.user_id',
+    ),
   ]);
+  const result: Section<'members'> = {};
+  for (const { user_id, role } of members) result[user_id] = { role, teams: [], roles: [] };
+  for (const { team_id, user_id } of teamMembers) result[user_id]?.teams.push(team_id);
+  for (const { user_id, uid } of userRoles) result[user_id]?.roles.push(uid);
+  return result;
+}
 
-  for (const { user_id, role } of members) document.members[user_id] = { role, teams: [], roles: [] };
-  for (const { id } of teams) document.teams[id] = { roles: [] };
-  for (const { team_id, user_id } of teamMembers) groupInto(document.members, user_id, 'teams', team_id);
-  for (const { user_id, uid } of userRoles) groupInto(document.members, user_id, 'roles', uid);
-  for (const { team_id, uid } of teamRoles) groupInto(document.teams, team_id, 'roles', uid);
+async function loadTeams(db: Knex, orgId: string, teamIds?: string[]): Promise<Section<'teams'>> {
+  const teams = db('teams').where('org_id', orgId).select('id');
+  const teamRoles = db('team_roles as tr').join('teams as t', 't.id', 'tr.team_id').join('roles as r', 'r.id', 'tr.role_id').where('t.org_id', orgId).select('tr.team_id', 'r.uid');
+  if (teamIds) {
+    teams.whereIn('id', teamIds);
+    teamRoles.whereIn('tr.team_id', teamIds);
+  }
+  const result: Section<'teams'> = {};
+  for (const { id } of await teams) result[id] = { roles: [] };
+  for (const { team_id, uid } of await teamRoles) result[team_id]?.roles.push(uid);
+  return result;
+}
 
-  document.folders = ancestorsOf(new Map(folders.map((f: { uid: string; parent_uid: string | null }) => [f.uid, f.parent_uid])));
-  for (const { uid, folder_uid } of dashboards) document.dashboards[uid] = { folder: folder_uid ?? '' };
-  for (const { uid, folder_uid } of alertRules) document.alert_rules[uid] = { folder: folder_uid };
+async function loadFolders(db: Knex, orgId: string): Promise<Section<'folders'>> {
+  const rows: Array<{ uid: string; parent_uid: string | null }> = await db('folders').where('org_id', orgId).select('uid', 'parent_uid');
+  const parents = new Map(rows.map((f) => [f.uid, f.parent_uid]));
+  const memo = new Map<string, string[]>();
+  const chainOf = (uid: string, seen: Set<string>): string[] => {
+    const known = memo.get(uid);
+    if (known) return known;
+    const parent = parents.get(uid);
+    // A missing parent or a cycle (which moves reject) ends the chain.
+    const chain = parent && parents.has(parent) && !seen.has(parent) ? [parent, ...chainOf(parent, seen.add(uid))] : [];
+    memo.set(uid, chain);
+    return chain;
+  };
+  return Object.fromEntries(rows.map((f) => [f.uid, { ancestors: chainOf(f.uid, new Set()) }]));
+}
 
-  for (const row of acl) {
+async function loadFoldered(db: Knex, table: 'dashboards' | 'alert_rules', orgId: string, uids?: string[]): Promise<Record<string, { folder: string }>> {
+  const query = db(table).where('org_id', orgId).select('uid', 'folder_uid');
+  if (uids) query.whereIn('uid', uids);
+  const rows: Array<{ uid: string; folder_uid: string | null }> = await query;
+  return Object.fromEntries(rows.map((row) => [row.uid, { folder: row.folder_uid ?? '' }]));
+}
+
+async function loadLegacyAcl(db: Knex, orgId: string): Promise<Section<'legacy_acl'>> {
+  const rows = await db('legacy_acl').where('org_id', orgId).select('dashboard_uid', 'folder_uid', 'user_id', 'team_id', 'role', 'permission');
+  const acl: Section<'legacy_acl'> = {};
+  for (const row of rows) {
     const scope = row.dashboard_uid ? `dashboards:uid:${row.dashboard_uid}` : row.folder_uid ? `folders:uid:${row.folder_uid}` : null;
     const principal = row.user_id ? `user:${row.user_id}` : row.team_id ? `team:${row.team_id}` : LEGACY_ROLES.has(row.role) ? `role:${row.role}` : null;
     if (!scope || !principal) continue;
-    const entries = (document.legacy_acl[scope] ??= {});
+    const entries = (acl[scope] ??= {});
     entries[principal] = Math.max(entries[principal] ?? 0, row.permission);
   }
-  return document;
+  return acl;
+}
+
+export async function buildOrgDocument(db: Knex, orgId: string | null, settings: DocumentSettings): Promise<OrgDocument> {
+  const empty = { members: {}, teams: {}, folders: {}, dashboards: {}, alert_rules: {}, restricted_connectors: {}, legacy_acl: {} };
+  const [roles, sections] = await Promise.all([
+    loadRoles(db, orgId),
+    orgId
+      ? Promise.all([
+          loadMembers(db, orgId),
+          loadTeams(db, orgId),
+          loadFolders(db, orgId),
+          loadFoldered(db, 'dashboards', orgId),
+          loadFoldered(db, 'alert_rules', orgId),
+          loadRestrictedConnectors(db, orgId),
+          loadLegacyAcl(db, orgId),
+        ]).then(([members, teams, folders, dashboards, alert_rules, restricted_connectors, legacy_acl]) => ({ members, teams, folders, dashboards, alert_rules, restricted_connectors, legacy_acl }))
+      : empty,
+  ]);
+  return {
+    org_id: orgId,
+    settings: { legacy_acl_enabled: settings.legacyAclEnabled },
+    builtin_roles: builtinRoleUids(),
+    roles,
+    chat_agents: DEFAULT_CHAT_AGENTS,
+    ...sections,
+  };
+}
+
+/** A change to one place of the document: the path and its new value (undefined = remove). */
+export interface DocumentPatch {
+  path: string[];
+  value: unknown;
+}
+
+/** Re-reads what one fragment covers and returns the patches that bring a document up to date. */
+export async function loadFragment(db: Knex, orgId: string | null, fragment: PolicyFragment): Promise<DocumentPatch[]> {
+  switch (fragment.kind) {
+    case 'role': {
+      const roles = await loadRoles(db, orgId, [fragment.uid]);
+      const patches: DocumentPatch[] = [{ path: ['roles', fragment.uid], value: roles[fragment.uid] }];
+      if (orgId && fragment.uid.startsWith('managed:')) patches.push({ path: ['restricted_connectors'], value: await loadRestrictedConnectors(db, orgId) });
+      return patches;
+    }
+    case 'member':
+      return orgId ? [{ path: ['members', fragment.userId], value: (await loadMembers(db, orgId, [fragment.userId]))[fragment.userId] }] : [];
+    case 'team':
+      return orgId ? [{ path: ['teams', fragment.teamId], value: (await loadTeams(db, orgId, [fragment.teamId]))[fragment.teamId] }] : [];
+    case 'folders':
+      return orgId ? [{ path: ['folders'], value: await loadFolders(db, orgId) }] : [];
+    case 'dashboard':
+      return orgId ? [{ path: ['dashboards', fragment.uid], value: (await loadFoldered(db, 'dashboards', orgId, [fragment.uid]))[fragment.uid] }] : [];
+    case 'alert_rule':
+      return orgId ? [{ path: ['alert_rules', fragment.uid], value: (await loadFoldered(db, 'alert_rules', orgId, [fragment.uid]))[fragment.uid] }] : [];
+    case 'legacy_acl':
+      return orgId ? [{ path: ['legacy_acl'], value: await loadLegacyAcl(db, orgId) }] : [];
+  }
 }

@@ -1,37 +1,47 @@
 /**
  * The policy engine: the only place permissions are evaluated. It holds one wasm instance per
- * org loaded with that org's data document, rebuilds a document after a committed change
- * (this instance: at once; other instances: via the revision poll), and fails closed.
+ * org loaded with that org's data document, keeps it current after committed changes (this
+ * instance: at once, by patching the fragments a change names or rebuilding; other instances:
+ * via the revision poll), and fails closed on any error.
  */
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import type { PolicyChangeListener } from '../db/transaction.ts';
-import { ALL_ORGS } from '../db/transaction.ts';
-import { buildOrgDocument, type DocumentSettings } from './document.ts';
+import { ALL_ORGS, type PolicyChangeListener } from '../db/transaction.ts';
+import { buildOrgDocument, loadFragment, type DocumentSettings } from './document.ts';
+import type { OrgChange, PolicyFragment } from './fragments.ts';
 import type { AuthzInput, Decision, FilterInput, PermissionMap, Subject } from './types.ts';
 import type { PolicyInstance, PolicyModule } from './wasm.ts';
 
 /** Key of the server-level document (global roles only), used when org_id is null. */
 const SERVER_KEY = '';
+/** More fragments than this in one batch are cheaper as a rebuild. */
+const MAX_PATCH_BATCH = 500;
+/** Patches leave replaced values behind; past this (or half the document) the document is rebuilt in the background. */
+const COMPACT_AFTER_BYTES = 16 * 1024 * 1024;
+
+const encoder = new TextEncoder();
 
 interface OrgPolicy {
   instance: PolicyInstance;
-  /** Bumped by every change notice; a load that started before it is stale on arrival. */
-  generation: number;
-  loadedGeneration: number;
+  needsRebuild: boolean;
+  pending: PolicyFragment[];
   revision: number;
-  loading: Promise<void> | null;
+  documentBytes: number;
+  refreshing: Promise<void> | null;
+  /** While a background rebuild reads the DB: the fragments patched meanwhile, to re-apply after it. */
+  replay: PolicyFragment[] | null;
 }
 
 export interface EngineStats {
   orgs: number;
-  loads: number;
+  rebuilds: number;
+  patches: number;
   wasmBytes: number;
 }
 
 export class AuthzEngine implements PolicyChangeListener {
   private readonly orgs = new Map<string, OrgPolicy>();
-  private loads = 0;
+  private readonly counters = { rebuilds: 0, patches: 0 };
   private poller: NodeJS.Timeout | null = null;
 
   constructor(
@@ -58,7 +68,11 @@ export class AuthzEngine implements PolicyChangeListener {
     try {
       const org = await this.ready(orgId);
       const result = org.instance.evaluate('authz/permissions', { subject, org_id: orgId });
-      return result && typeof result === 'object' ? (result as PermissionMap) : {};
+      if (!result || typeof result !== 'object') return {};
+      // Sorting is the caller's job: sort() in wasm is quadratic on large scope sets.
+      const sorted: PermissionMap = {};
+      for (const action of Object.keys(result).sort()) sorted[action] = [...(result as PermissionMap)[action]!].sort();
+      return sorted;
     } catch (err) {
       this.failClosed(err);
       return {};
@@ -78,9 +92,13 @@ export class AuthzEngine implements PolicyChangeListener {
     }
   }
 
-  policyDataChanged(orgIds: ReadonlySet<string>): void {
+  policyDataChanged(changes: ReadonlyMap<string, OrgChange>): void {
+    const everyOrg = changes.get(ALL_ORGS);
     for (const [key, org] of this.orgs) {
-      if (orgIds.has(ALL_ORGS) || orgIds.has(key)) org.generation++;
+      for (const change of [changes.get(key), everyOrg]) {
+        if (change === 'all') org.needsRebuild = true;
+        else if (change) org.pending.push(...change);
+      }
     }
   }
 
@@ -104,15 +122,16 @@ export class AuthzEngine implements PolicyChangeListener {
     const rows: Array<{ id: string; policy_revision: number | string }> = await this.db('orgs').whereIn('id', keys).select('id', 'policy_revision');
     const current = new Map(rows.map((row) => [row.id, Number(row.policy_revision)]));
     for (const key of keys) {
-      const org = this.orgs.get(key);
-      if (org && current.get(key) !== org.revision) org.generation++;
+      const org = this.orgs.get(key)!;
+      // Another instance changed the org: we cannot know which fragments, so rebuild.
+      if (current.get(key) !== org.revision) org.needsRebuild = true;
     }
   }
 
   stats(): EngineStats {
     let wasmBytes = 0;
     for (const org of this.orgs.values()) wasmBytes += org.instance.memoryBytes;
-    return { orgs: this.orgs.size, loads: this.loads, wasmBytes };
+    return { orgs: this.orgs.size, ...this.counters, wasmBytes };
   }
 
   /** The org's instance with a document at least as new as every change notice so far. */
@@ -120,28 +139,77 @@ export class AuthzEngine implements PolicyChangeListener {
     const key = orgId ?? SERVER_KEY;
     let org = this.orgs.get(key);
     if (!org) {
-      org = { instance: await this.policy.instantiate(), generation: 1, loadedGeneration: 0, revision: -1, loading: null };
-      const raced = this.orgs.get(key);
-      if (raced) org = raced;
-      else this.orgs.set(key, org);
+      const instance = await this.policy.instantiate();
+      org = this.orgs.get(key);
+      if (!org) {
+        org = { instance, needsRebuild: true, pending: [], revision: -1, documentBytes: 0, refreshing: null, replay: null };
+        this.orgs.set(key, org);
+      }
     }
-    while (org.loadedGeneration !== org.generation) {
-      org.loading ??= this.load(orgId, org).finally(() => {
-        org.loading = null;
+    while (org.needsRebuild || org.pending.length > 0) {
+      const current = org;
+      current.refreshing ??= this.refresh(orgId, current).finally(() => {
+        current.refreshing = null;
       });
-      await org.loading;
+      await current.refreshing;
     }
     return org;
   }
 
-  private async load(orgId: string | null, org: OrgPolicy): Promise<void> {
-    const generation = org.generation;
-    const revisionRow = orgId ? await this.db('orgs').where('id', orgId).first('policy_revision') : null;
-    const document = await buildOrgDocument(this.db, orgId, this.settings);
-    org.instance.setData(document);
-    org.revision = revisionRow ? Number(revisionRow.policy_revision) : 0;
-    org.loadedGeneration = generation;
-    this.loads++;
+  private async refresh(orgId: string | null, org: OrgPolicy): Promise<void> {
+    if (org.needsRebuild || org.pending.length > MAX_PATCH_BATCH) {
+      org.needsRebuild = false;
+      const covered = org.pending.splice(0);
+      try {
+        await this.rebuild(orgId, org);
+      } catch (err) {
+        org.needsRebuild = true;
+        org.pending.unshift(...covered);
+        throw err;
+      }
+      return;
+    }
+    const batch = org.pending.splice(0);
+    try {
+      const revision = await this.readRevision(orgId);
+      const patches = (await Promise.all(batch.map((fragment) => loadFragment(this.db, orgId, fragment)))).flat();
+      for (const patch of patches) org.instance.patch(patch.path, patch.value);
+      this.counters.patches += patches.length;
+      org.replay?.push(...batch);
+      org.revision = Math.max(org.revision, revision);
+    } catch (err) {
+      org.pending.unshift(...batch);
+      throw err;
+    }
+    if (!org.replay && org.instance.bytesLeftByPatches > Math.max(COMPACT_AFTER_BYTES, org.documentBytes / 2)) void this.compact(orgId, org);
+  }
+
+  private async rebuild(orgId: string | null, org: OrgPolicy): Promise<void> {
+    const revision = await this.readRevision(orgId);
+    const json = encoder.encode(JSON.stringify(await buildOrgDocument(this.db, orgId, this.settings)));
+    org.instance.setData(json.buffer as ArrayBuffer);
+    org.documentBytes = json.byteLength;
+    org.revision = revision;
+    this.counters.rebuilds++;
+  }
+
+  /** Rebuilds in the background while the patched document keeps serving; re-applies what changed meanwhile. */
+  private async compact(orgId: string | null, org: OrgPolicy): Promise<void> {
+    org.replay = [];
+    try {
+      await this.rebuild(orgId, org);
+      org.pending.unshift(...org.replay);
+    } catch (err) {
+      this.logger.warn({ err, orgId }, 'policy document compaction failed; the patched document stays');
+    } finally {
+      org.replay = null;
+    }
+  }
+
+  private async readRevision(orgId: string | null): Promise<number> {
+    if (!orgId) return 0;
+    const row: { policy_revision: number | string } | undefined = await this.db('orgs').where('id', orgId).first('policy_revision');
+    return row ? Number(row.policy_revision) : 0;
   }
 
   private failClosed(err: unknown): Decision {

@@ -20,8 +20,29 @@ export class PolicyModule {
   }
 }
 
+/** The SDK's instance internals that a partial data update needs (opa-wasm 1.x, ABI 1.2+). */
+interface LoadedPolicyInternals {
+  wasmInstance: WebAssembly.Instance;
+  mem: WebAssembly.Memory;
+  dataAddr: number;
+  dataHeapPtr: number;
+}
+
+interface OpaExports {
+  opa_malloc(size: number): number;
+  opa_json_parse(addr: number, len: number): number;
+  opa_heap_ptr_get(): number;
+  opa_heap_ptr_set(addr: number): void;
+  opa_value_add_path(base: number, path: number, value: number): number;
+  opa_value_remove_path(base: number, path: number): number;
+}
+
+const encoder = new TextEncoder();
+
 export class PolicyInstance {
   private readonly entrypointIds: Record<Entrypoint, number>;
+  /** Bytes that patches left behind in the data area since the last setData. */
+  private patchedBytes = 0;
 
   constructor(private readonly policy: LoadedPolicy) {
     const ids = policy.entrypoints as Record<string, number>;
@@ -33,6 +54,41 @@ export class PolicyInstance {
   /** Replaces the whole data document. Synchronous, so no evaluation can see half of it. */
   setData(document: object | ArrayBuffer): void {
     this.policy.setData(document);
+    this.patchedBytes = 0;
+  }
+
+  /**
+   * Sets (or, with `undefined`, removes) one value inside the loaded data document, in place:
+   * the cost is that of the value, not of the document. The replaced value stays behind in
+   * the data area until the next setData(), which `patchedBytes` lets the engine schedule.
+   */
+  patch(path: string[], value: unknown): void {
+    const internals = this.policy as unknown as LoadedPolicyInternals;
+    const exports = internals.wasmInstance.exports as unknown as OpaExports;
+    exports.opa_heap_ptr_set(internals.dataHeapPtr);
+    const pathAddr = this.loadJson(internals, exports, path);
+    const status =
+      value === undefined
+        ? exports.opa_value_remove_path(internals.dataAddr, pathAddr)
+        : exports.opa_value_add_path(internals.dataAddr, pathAddr, this.loadJson(internals, exports, value));
+    const heapPtr = exports.opa_heap_ptr_get();
+    this.patchedBytes += heapPtr - internals.dataHeapPtr;
+    internals.dataHeapPtr = heapPtr;
+    // remove_path reports a missing path as an error; for us that is "already absent".
+    if (status !== 0 && value !== undefined) throw new Error(`opa_value_add_path failed with ${status} at ${path.join('.')}`);
+  }
+
+  get bytesLeftByPatches(): number {
+    return this.patchedBytes;
+  }
+
+  private loadJson(internals: LoadedPolicyInternals, exports: OpaExports, value: unknown): number {
+    const bytes = encoder.encode(JSON.stringify(value));
+    const raw = exports.opa_malloc(bytes.length);
+    new Uint8Array(internals.mem.buffer).set(bytes, raw);
+    const parsed = exports.opa_json_parse(raw, bytes.length);
+    if (parsed === 0) throw new Error('opa_json_parse failed');
+    return parsed;
   }
 
   /** Evaluates one entrypoint; returns its value, or undefined when the policy produced none. */

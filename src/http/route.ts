@@ -46,6 +46,7 @@ export interface RouteEntry {
   method: Method;
   path: string;
   access: 'public' | 'authenticated';
+  schemas: { body?: JSONSchema; query?: JSONSchema; params?: JSONSchema };
 }
 
 /** What a route module exports: a function that registers its routes. */
@@ -68,7 +69,7 @@ export class RouteRegistrar {
       params: spec.params ? compileGuard('params', spec.params) : null,
     } satisfies Record<string, Guard | null>;
     const services = this.services;
-    this.table.push({ method: spec.method, path: spec.path, access: spec.access });
+    this.table.push({ method: spec.method, path: spec.path, access: spec.access, schemas: { body: spec.body, query: spec.query, params: spec.params } });
 
     this.router[spec.method](spec.path, async (ctx: Context) => {
       const principal = ctx.state.principal as Principal | undefined;

@@ -34,12 +34,9 @@ export async function insertSession(
   return id;
 }
 
-/** The live session whose current token, or previous token still in its grace period, has this hash. */
-export async function findSessionByTokenHash(db: Knex, tokenHash: string, now: number, graceMs: number): Promise<SessionRow | undefined> {
-  return db('sessions')
-    .whereNull('revoked_at')
-    .andWhere((q) => q.where('token_hash', tokenHash).orWhere((p) => p.where('prev_token_hash', tokenHash).andWhere('rotated_at', '>', now - graceMs)))
-    .first();
+/** The unrevoked session whose token has this hash. */
+export async function findSessionByTokenHash(db: Knex, tokenHash: string): Promise<SessionRow | undefined> {
+  return db('sessions').whereNull('revoked_at').where('token_hash', tokenHash).first();
 }
 
 export async function touchSession(db: Knex, sessionId: string, now: number): Promise<void> {

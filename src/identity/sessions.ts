@@ -41,7 +41,7 @@ export function setSessionCookie(ctx: Context, config: Config, token: string): v
 export async function principalFromSession(services: Services, token: string): Promise<Principal | null> {
   const now = services.clock.now();
   const { session: limits } = services.config;
-  const session = await findSessionByTokenHash(services.db, sha256Hex(token), now, limits.rotationGraceMs);
+  const session = await findSessionByTokenHash(services.db, sha256Hex(token));
   if (!session) return null;
   if (Number(session.created_at) + limits.maxLifetimeMs <= now) return null;
   if (Number(session.last_seen_at) + limits.idleTimeoutMs <= now) return null;

@@ -1,0 +1,129 @@
+import { expect } from 'chai';
+import pino from 'pino';
+import { AuthzEngine } from '../src/authz/engine.ts';
+import type { AuthzInput, Subject } from '../src/authz/types.ts';
+import type { PolicyModule } from '../src/authz/wasm.ts';
+import { insertRole } from '../src/accesscontrol/store.ts';
+import { createUser, type TestUser } from './helpers/factories.ts';
+import { createTestDatabase, startTestApp, type TestApp } from './helpers/app.ts';
+
+const silent = pino({ level: 'silent' });
+
+describe('the authz engine', () => {
+  let app: TestApp;
+  let viewer: TestUser;
+  let subject: Subject;
+  before(async () => {
+    app = await startTestApp();
+    viewer = await createUser(app, { role: 'Viewer' });
+    subject = { id: viewer.id, kind: 'user', server_admin: false, disabled: false };
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  const writeDashboard = (uid: string): AuthzInput => ({ subject, org_id: 'org_main', action: 'dashboards:write', resource: { kind: 'dashboards', uid } });
+
+  it('sees a committed grant at the next authorize(), inherited through the folder chain', async () => {
+    const now = app.clock.now();
+    await app.services.transact(async (tx) => {
+      await tx.db('folders').insert([
+        { org_id: 'org_main', uid: 'top', title: 'Top', parent_uid: null, created_at: now, updated_at: now },
+        { org_id: 'org_main', uid: 'mid', title: 'Mid', parent_uid: 'top', created_at: now, updated_at: now },
+      ]);
+      await tx.db('dashboards').insert({ org_id: 'org_main', uid: 'dash1', title: 'D', folder_uid: 'mid', created_at: now, updated_at: now });
+      tx.policyChanged('org_main');
+    });
+    const denied = await app.services.engine.authorize(writeDashboard('dash1'));
+    expect(denied.allow).to.equal(false);
+    expect(denied.reasons.join(' ')).to.include('dashboards:write');
+
+    await app.services.transact(async (tx) => {
+      const roleId = await insertRole(tx.db, 'org_main', { uid: `managed:users:${viewer.id}:permissions`, name: `managed:users:${viewer.id}:permissions`, displayName: '', description: '', groupName: '', permissions: [{ action: 'dashboards:write', scope: 'folders:uid:top' }] }, now, true);
+      await tx.db('user_roles').insert({ user_id: viewer.id, role_id: roleId, org_id: 'org_main', created_at: now });
+      tx.policyChanged('org_main');
+    });
+    const allowed = await app.services.engine.authorize(writeDashboard('dash1'));
+    expect(allowed.allow).to.equal(true);
+    expect(allowed.reasons.join(' ')).to.include('folders:uid:top');
+  });
+
+  it('does not see a rolled-back change, and bumps no revision for it', async () => {
+    const [{ policy_revision: before }] = await app.db('orgs').where('id', 'org_main').select('policy_revision');
+    await app.services
+      .transact(async (tx) => {
+        await tx.db('org_members').where({ org_id: 'org_main', user_id: viewer.id }).update({ role: 'Admin' });
+        tx.policyChanged('org_main');
+        throw new Error('abort');
+      })
+      .catch(() => undefined);
+    expect((await app.services.engine.authorize({ subject, org_id: 'org_main', action: 'teams:create' })).allow).to.equal(false);
+    const [{ policy_revision: after }] = await app.db('orgs').where('id', 'org_main').select('policy_revision');
+    expect(Number(after)).to.equal(Number(before));
+  });
+
+  it('lets another instance see a change after its revision poll', async () => {
+    const other = new AuthzEngine(app.db, (app.services.engine as unknown as { policy: PolicyModule }).policy, { legacyAclEnabled: true }, silent);
+    const input: AuthzInput = { subject, org_id: 'org_main', action: 'teams:create' };
+    expect((await other.authorize(input)).allow).to.equal(false);
+    await app.services.transact(async (tx) => {
+      await tx.db('org_members').where({ org_id: 'org_main', user_id: viewer.id }).update({ role: 'Admin' });
+      tx.policyChanged('org_main');
+    });
+    expect((await app.services.engine.authorize(input)).allow, 'this instance: at once').to.equal(true);
+    await other.pollRevisions();
+    expect((await other.authorize(input)).allow, 'the other instance: after its poll').to.equal(true);
+    await app.services.transact(async (tx) => {
+      await tx.db('org_members').where({ org_id: 'org_main', user_id: viewer.id }).update({ role: 'Viewer' });
+      tx.policyChanged('org_main');
+    });
+  });
+
+  it('denies a disabled subject and a non-member server admin', async () => {
+    expect((await app.services.engine.authorize({ subject: { ...subject, disabled: true }, org_id: 'org_main', action: 'dashboards:read' })).allow).to.equal(false);
+    const outsider = { id: 'usr_outsider', kind: 'user' as const, server_admin: true, disabled: false };
+    const decision = await app.services.engine.authorize({ subject: outsider, org_id: 'org_main', action: 'dashboards:read' });
+    expect(decision.allow).to.equal(false);
+    expect(decision.reasons.join(' ')).to.match(/member/);
+  });
+
+  describe('fails closed', () => {
+    it('when evaluation throws', async () => {
+      const broken = {
+        async instantiate() {
+          return {
+            setData() {},
+            evaluate() {
+              throw new Error('wasm trap');
+            },
+            memoryBytes: 0,
+          };
+        },
+      } as unknown as PolicyModule;
+      const engine = new AuthzEngine(app.db, broken, { legacyAclEnabled: true }, silent);
+      expect(await engine.authorize({ subject, org_id: 'org_main', action: 'dashboards:read' })).to.deep.equal({ allow: false, reasons: ['policy evaluation failed'] });
+      expect(await engine.permissions(subject, 'org_main')).to.deep.equal({});
+      expect(await engine.filter({ subject, org_id: 'org_main', action: 'dashboards:read', resources: [{ kind: 'dashboards', uid: 'x' }] })).to.deep.equal([]);
+    });
+
+    it('when the policy data cannot be loaded', async () => {
+      const database = await createTestDatabase();
+      const lonely = await startTestApp({ database });
+      const engine = new AuthzEngine(lonely.db, (lonely.services.engine as unknown as { policy: PolicyModule }).policy, { legacyAclEnabled: true }, silent);
+      await lonely.close();
+      await database.drop();
+      const decision = await engine.authorize({ subject, org_id: 'org_main', action: 'dashboards:read' });
+      expect(decision).to.deep.equal({ allow: false, reasons: ['policy evaluation failed'] });
+    });
+
+    it('when the policy returns something that is not a decision', async () => {
+      const odd = {
+        async instantiate() {
+          return { setData() {}, evaluate: () => ({ allow: 'yes' }), memoryBytes: 0 };
+        },
+      } as unknown as PolicyModule;
+      const engine = new AuthzEngine(app.db, odd, { legacyAclEnabled: true }, silent);
+      expect((await engine.authorize({ subject, org_id: 'org_main', action: 'dashboards:read' })).allow).to.equal(false);
+    });
+  });
+});

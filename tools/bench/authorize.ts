@@ -1,0 +1,151 @@
+/**
+ * Benchmark of authorize() at org scale S (10,000 users, 1,000 teams, 5,000 folders nested up to
+ * 8 deep, 50,000 dashboards, 100,000 grants). Prints the data-document build time and size,
+ * p50/p99 of authorize() over a realistic mix, the time until a grant change is visible, the
+ * process RSS, and native OPA (`opa bench`) on the same policy, data and inputs, with the ratio.
+ *
+ *   npm run bench:authorize                 # scale S on a temporary SQLite file
+ *   npm run bench:authorize -- --scale 0.1  # a tenth of it
+ *   DATABASE_URL=mysql://root@127.0.0.1:3306/bench npm run bench:authorize
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { buildOrgDocument } from '../../src/authz/document.ts';
+import type { AuthzInput, Subject } from '../../src/authz/types.ts';
+import { bootstrap } from '../../src/bootstrap.ts';
+import { loadConfig } from '../../src/config.ts';
+import { insertRole } from '../../src/accesscontrol/store.ts';
+import { startServices } from '../../src/startup.ts';
+import { prng } from '../../test/helpers/generated-org.ts';
+import { fillOrg, scaled } from './scale-org.ts';
+
+const ORG = 'org_main';
+const SAMPLES = 200_000;
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] ?? fallback : fallback;
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+const us = (ns: number) => `${(ns / 1000).toFixed(2)} µs`;
+const ms = (value: number) => `${value.toFixed(1)} ms`;
+
+async function main(): Promise<void> {
+  const factor = Number(arg('scale', '1'));
+  const scale = scaled(factor);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
+  const config = loadConfig({ ...process.env, NODE_ENV: 'test', DATA_DIR: dir, DATABASE_URL: process.env.DATABASE_URL ?? `sqlite:${path.join(dir, 'bench.sqlite')}`, SECRET_KEY: 'bench-secret-key-0123456789abcdef0123' });
+  const services = await startServices(config, pino({ level: 'warn' }));
+  await bootstrap(services);
+  console.log(`scale ${factor}: ${JSON.stringify(scale)} on ${services.db.client.config.client}`);
+
+  let started = performance.now();
+  const org = await fillOrg(services.db, ORG, scale);
+  console.log(`fill:                   ${ms(performance.now() - started)}`);
+
+  started = performance.now();
+  const document = await buildOrgDocument(services.db, ORG, { legacyAclEnabled: true });
+  const buildMs = performance.now() - started;
+  const json = JSON.stringify(document);
+  console.log(`data document build:    ${ms(buildMs)} (SQL + indexing)`);
+  console.log(`data document size:     ${(json.length / 1024 / 1024).toFixed(1)} MiB JSON`);
+
+  started = performance.now();
+  await services.engine.authorize({ subject: { id: org.users[0]!, kind: 'user', server_admin: false, disabled: false }, org_id: ORG, action: 'dashboards:read' });
+  console.log(`first authorize (load): ${ms(performance.now() - started)} (document build + wasm setData)`);
+
+  // The realistic mix: mostly dashboard reads and writes by members, folder reads, connector
+  // queries, team reads; a few non-members and server admins.
+  const rnd = prng(11);
+  const subjects: Subject[] = org.users.slice(0, 2000).map((id) => ({ id, kind: 'user', server_admin: rnd.chance(0.01), disabled: false }));
+  subjects.push({ id: 'usr_nonmember', kind: 'user', server_admin: true, disabled: false });
+  const inputs: AuthzInput[] = Array.from({ length: 4096 }, () => {
+    const subject = rnd.pick(subjects);
+    const roll = rnd.int(100);
+    if (roll < 45) return { subject, org_id: ORG, action: 'dashboards:read', resource: { kind: 'dashboards', uid: rnd.pick(org.dashboards) } };
+    if (roll < 65) return { subject, org_id: ORG, action: 'dashboards:write', resource: { kind: 'dashboards', uid: rnd.pick(org.dashboards) } };
+    if (roll < 80) return { subject, org_id: ORG, action: 'folders:read', resource: { kind: 'folders', uid: rnd.pick(org.folders) } };
+    if (roll < 90) return { subject, org_id: ORG, action: 'connectors:query', resource: { kind: 'connectors', uid: 'prom' } };
+    if (roll < 97) return { subject, org_id: ORG, action: 'teams:read', resource: { kind: 'teams', id: rnd.pick(org.teams) } };
+    return { subject, org_id: ORG, action: 'dashboards.permissions:write', resource: { kind: 'dashboards', uid: rnd.pick(org.dashboards) } };
+  });
+
+  for (let i = 0; i < 20_000; i++) await services.engine.authorize(inputs[i % inputs.length]!);
+  const timings = new Float64Array(SAMPLES);
+  let allowed = 0;
+  for (let i = 0; i < SAMPLES; i++) {
+    const t0 = process.hrtime.bigint();
+    const decision = await services.engine.authorize(inputs[i % inputs.length]!);
+    timings[i] = Number(process.hrtime.bigint() - t0);
+    if (decision.allow) allowed++;
+  }
+  const sorted = timings.slice().sort();
+  const mean = timings.reduce((a, b) => a + b, 0) / SAMPLES;
+  console.log(`authorize() p50:        ${us(percentile(sorted, 50))}   (target ≤ 10 µs)`);
+  console.log(`authorize() p99:        ${us(percentile(sorted, 99))}   (target ≤ 50 µs)`);
+  console.log(`authorize() mean:       ${us(mean)} over ${SAMPLES} calls, ${((allowed / SAMPLES) * 100).toFixed(1)}% allowed`);
+
+  // A grant change: commit, then ask until the decision flips.
+  const grantee = org.users.find((u) => document.members[u]?.role === 'None' && document.members[u]!.teams.length === 0) ?? org.users[1]!;
+  const target = org.dashboards[org.dashboards.length - 1]!;
+  const changeInput: AuthzInput = { subject: { id: grantee, kind: 'user', server_admin: false, disabled: false }, org_id: ORG, action: 'dashboards:delete', resource: { kind: 'dashboards', uid: target } };
+  const before = await services.engine.authorize(changeInput);
+  started = performance.now();
+  await services.transact(async (tx) => {
+    const roleId = await insertRole(tx.db, ORG, { uid: 'custom:bench-grant', name: 'custom:bench-grant', displayName: 'bench', description: '', groupName: '', permissions: [{ action: 'dashboards:delete', scope: `dashboards:uid:${target}` }] }, Date.now());
+    await tx.db('user_roles').insert({ user_id: grantee, role_id: roleId, org_id: ORG, created_at: Date.now() });
+    tx.policyChanged(ORG, { kind: 'role', uid: 'custom:bench-grant' }, { kind: 'member', userId: grantee });
+  });
+  const committed = performance.now();
+  const after = await services.engine.authorize(changeInput);
+  const visible = performance.now();
+  console.log(`grant change visible:   ${ms(visible - started)} from the write (${ms(committed - started)} commit + ${ms(visible - committed)} until authorize() sees it; before=${before.allow}, after=${after.allow})   (target ≤ 20 ms)`);
+
+  const memory = process.memoryUsage();
+  console.log(`process RSS:            ${(memory.rss / 1024 / 1024).toFixed(0)} MiB (heap ${(memory.heapUsed / 1024 / 1024).toFixed(0)} MiB, wasm ${(services.engine.stats().wasmBytes / 1024 / 1024).toFixed(0)} MiB)`);
+
+  await nativeOpa(dir, json, inputs.slice(0, 5), services, mean);
+  await services.db.destroy();
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/** `opa bench` on the same Rego sources, data and inputs, against this engine's mean for those inputs. */
+async function nativeOpa(dir: string, json: string, inputs: AuthzInput[], services: Awaited<ReturnType<typeof startServices>>, _mixMean: number): Promise<void> {
+  let opa: string;
+  try {
+    opa = execFileSync('bash', [path.resolve('tools/opa.sh')], { encoding: 'utf8' }).trim();
+  } catch {
+    console.log('native OPA:             skipped (opa not available)');
+    return;
+  }
+  const dataFile = path.join(dir, 'data.json');
+  fs.writeFileSync(dataFile, json);
+  let nativeTotal = 0;
+  let wasmTotal = 0;
+  for (const [i, input] of inputs.entries()) {
+    const inputFile = path.join(dir, `input${i}.json`);
+    fs.writeFileSync(inputFile, JSON.stringify(input));
+    const out = execFileSync(opa, ['bench', '--format', 'json', '--count', '1', '-d', 'policies/authz', '-d', dataFile, '--input', inputFile, 'data.authz.decision'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const nsPerOp = JSON.parse(out).N ? JSON.parse(out).T / JSON.parse(out).N : NaN;
+    const runs = 20_000;
+    const t0 = process.hrtime.bigint();
+    for (let k = 0; k < runs; k++) await services.engine.authorize(input);
+    const wasmNs = Number(process.hrtime.bigint() - t0) / runs;
+    nativeTotal += nsPerOp;
+    wasmTotal += wasmNs;
+    console.log(`native OPA input ${i}:     ${us(nsPerOp)}/op (opa bench)  vs  wasm authorize() ${us(wasmNs)}/op  [${input.action}]`);
+  }
+  console.log(`native OPA / wasm:      ${(nativeTotal / wasmTotal).toFixed(1)}x (mean ${us(nativeTotal / inputs.length)} native vs ${us(wasmTotal / inputs.length)} wasm)`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
