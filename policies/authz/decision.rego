@@ -8,6 +8,8 @@ import data.authz.chat
 import data.authz.legacy
 import data.authz.rbac
 import data.authz.scopes
+import data.authz.self
+import data.authz.server
 import data.authz.subject
 
 # METADATA
@@ -26,6 +28,7 @@ decision := {"allow": _allow, "reasons": _reasons}
 _allow if {
 	count(_grants) > 0
 	chat.is_allowed
+	not server.refusal
 }
 
 _reasons := sort(_grants) if _allow
@@ -44,10 +47,15 @@ _target := scopes.target(input.resource)
 
 _candidates := scopes.candidates(_target, _action)
 
-_grants := _grants_on(_target, _candidates) if subject.is_active
+# what role permissions and legacy ACL entries grant, plus a subject's rights on itself
+_grants := _role_grants | self.grants
+
+default _role_grants := set()
+
+_role_grants := _grants_on(_target, _candidates) if subject.is_active
 
 # without a target, the action held on any scope counts
-_grants := rbac.holders(subject.roles, _action) if {
+_role_grants := rbac.holders(subject.roles, _action) if {
 	subject.is_active
 	not _has_resource
 }
@@ -76,6 +84,8 @@ _denials contains _missing_grant if {
 }
 
 _denials contains problem if some problem in chat.problems
+
+_denials contains server.refusal if subject.is_active
 
 _missing_grant := concat("", ["no role grants ", _action, " on ", concat(", ", _candidates)]) if _candidates
 

@@ -276,3 +276,18 @@ _undefined(x) := x if false
 test_decision_is_a_deny_even_when_it_cannot_be_evaluated if {
 	_decide({}) == _deny(["the request could not be evaluated"]) with sort as _undefined
 }
+
+test_org_admin_is_refused_a_server_action_in_its_org if {
+	_decide(request(user("u_admin"), "roles:seed", {"kind": "orgs", "id": "org_main"})) == _deny(["only a server admin may roles:seed"])
+	_allowed(request(server_admin("u_root"), "roles:seed", {"kind": "orgs", "id": "org_main"}))
+}
+
+test_a_member_without_roles_reads_itself if {
+	_decide(request(user("u_root"), "users:read", {"kind": "users", "id": "u_root"})) == {"allow": true, "reasons": ["a subject may users:read on itself"]}
+	not _allowed(request(user("u_root"), "users:read", {"kind": "users", "id": "u_viewer"}))
+}
+
+test_a_user_reads_itself_outside_any_org if {
+	req := {"subject": user("u_stranger"), "org_id": null, "action": "users:read", "resource": {"kind": "users", "id": "u_stranger"}}
+	_decide(req) == {"allow": true, "reasons": ["a subject may users:read on itself"]}
+}

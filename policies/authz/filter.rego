@@ -1,6 +1,7 @@
 package authz
 
 import data.authz.scopes
+import data.authz.server
 import data.authz.subject
 
 # METADATA
@@ -13,6 +14,7 @@ import data.authz.subject
 filter := [index |
 	subject.is_active
 	_action
+	not server.refusal
 	is_array(input.resources)
 	some index, resource in input.resources
 	_is_allowed_on(resource)

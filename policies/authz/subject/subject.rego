@@ -62,7 +62,8 @@ problems := _identity_problems if count(_identity_problems) > 0
 
 problems := _org_problems if count(_identity_problems) == 0
 
-_is_enabled if {
+# a user or service account with an id that is not disabled; says nothing about org membership
+is_enabled if {
 	id
 	_is_principal_kind(input.subject.kind)
 	input.subject.disabled == false
@@ -75,12 +76,12 @@ _is_principal_kind("user")
 _is_principal_kind("service_account")
 
 _is_org_member if {
-	_is_enabled
+	is_enabled
 	_member
 }
 
 _is_server_level_admin if {
-	_is_enabled
+	is_enabled
 	is_server_level
 	is_server_admin
 }

@@ -1,0 +1,53 @@
+# METADATA
+# description: |
+#   A subject's own record: a user or service account may read and manage itself (profile,
+#   password, preferences, sessions, tokens, external login links, its own permissions) without
+#   any role — the routes under /api/user. Within an org it must still be a member of it. Nothing
+#   here gives a privilege: server-admin flags and roles are not self actions.
+package authz.self
+
+import data.authz.subject
+
+# the reasons a self action is allowed; empty when it is not one
+grants contains concat("", ["a subject may ", input.action, " on itself"]) if {
+	is_self_action(input.action)
+	_is_own_record
+	_may_act_here
+}
+
+is_self_action("users:read")
+
+is_self_action("users:write")
+
+is_self_action("users.password:write")
+
+is_self_action("users.preferences:read")
+
+is_self_action("users.preferences:write")
+
+is_self_action("users.permissions:read")
+
+is_self_action("users.sessions:read")
+
+is_self_action("users.sessions:write")
+
+is_self_action("users.tokens:read")
+
+is_self_action("users.tokens:write")
+
+is_self_action("users.authlinks:read")
+
+is_self_action("users.authlinks:write")
+
+_is_own_record if {
+	input.resource.kind == "users"
+	input.resource.id == subject.id
+}
+
+# outside an org (org_id null) any enabled subject; inside one, only a member
+_may_act_here if {
+	subject.is_enabled
+	subject.is_server_level
+}
+
+_may_act_here if subject.is_active

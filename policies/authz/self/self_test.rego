@@ -1,0 +1,44 @@
+package authz.self_test
+
+import data.authz.self
+
+_members := {"u1": {"role": "None", "teams": [], "roles": []}}
+
+_grants(req) := grants if {
+	grants := self.grants with input as req
+		with data.org_id as "org_main"
+		with data.members as _members
+}
+
+_user(id) := {"id": id, "kind": "user", "server_admin": false, "disabled": false}
+
+_own(id) := {"kind": "users", "id": id}
+
+test_a_user_reads_itself_outside_an_org if {
+	_grants({"subject": _user("u9"), "org_id": null, "action": "users:read", "resource": _own("u9")}) == {"a subject may users:read on itself"}
+}
+
+test_a_member_manages_itself_in_its_org if {
+	_grants({"subject": _user("u1"), "org_id": "org_main", "action": "users.permissions:read", "resource": _own("u1")}) == {"a subject may users.permissions:read on itself"}
+}
+
+test_not_in_an_org_it_does_not_belong_to if {
+	count(_grants({"subject": _user("u9"), "org_id": "org_main", "action": "users:read", "resource": _own("u9")})) == 0
+}
+
+test_not_on_another_user if {
+	count(_grants({"subject": _user("u1"), "org_id": null, "action": "users:read", "resource": _own("u2")})) == 0
+}
+
+test_no_privilege_through_self if {
+	count(_grants({"subject": _user("u1"), "org_id": null, "action": "users.permissions:write", "resource": _own("u1")})) == 0
+}
+
+test_not_when_disabled if {
+	disabled := object.union(_user("u1"), {"disabled": true})
+	count(_grants({"subject": disabled, "org_id": null, "action": "users:read", "resource": _own("u1")})) == 0
+}
+
+test_not_for_anonymous if {
+	count(_grants({"subject": {"kind": "anonymous", "id": "", "server_admin": false, "disabled": false}, "org_id": null, "action": "users:read", "resource": _own("")})) == 0
+}

@@ -1,0 +1,23 @@
+package authz.server_test
+
+import data.authz.server
+
+_refusal(subject, action) := refusal if {
+	refusal := server.refusal with input as {"subject": subject, "org_id": "org_main", "action": action}
+}
+
+test_an_org_admin_is_refused_a_server_action if {
+	_refusal({"id": "u1", "kind": "user", "server_admin": false, "disabled": false}, "roles:seed") == "only a server admin may roles:seed"
+}
+
+test_a_server_admin_is_not_refused if {
+	not _refusal({"id": "u1", "kind": "user", "server_admin": true, "disabled": false}, "roles:seed")
+}
+
+test_a_service_account_is_never_a_server_admin if {
+	_refusal({"id": "sa1", "kind": "service_account", "server_admin": true, "disabled": false}, "audit:read")
+}
+
+test_other_actions_are_not_server_actions if {
+	not _refusal({"id": "u1", "kind": "user", "server_admin": false, "disabled": false}, "dashboards:read")
+}
