@@ -29,6 +29,7 @@ interface LoadedPolicyInternals {
 }
 
 interface OpaExports {
+  opa_eval(reserved: number, entrypoint: number, data: number, input: number, inputLength: number, heapPtr: number, format: number): number;
   opa_malloc(size: number): number;
   opa_json_parse(addr: number, len: number): number;
   opa_heap_ptr_get(): number;
@@ -38,6 +39,8 @@ interface OpaExports {
 }
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const WASM_PAGE = 64 * 1024;
 
 export class PolicyInstance {
   private readonly entrypointIds: Record<Entrypoint, number>;
@@ -49,6 +52,7 @@ export class PolicyInstance {
     const missing = ENTRYPOINTS.filter((name) => typeof ids[name] !== 'number');
     if (missing.length > 0) throw new Error(`policy build lacks entrypoints: ${missing.join(', ')}`);
     this.entrypointIds = Object.fromEntries(ENTRYPOINTS.map((name) => [name, ids[name]])) as Record<Entrypoint, number>;
+    if ((policy as unknown as { minorVersion: number }).minorVersion < 2) throw new Error('the policy build needs OPA wasm ABI 1.2 or later (opa_eval)');
   }
 
   /** Replaces the whole data document. Synchronous, so no evaluation can see half of it. */
@@ -93,7 +97,24 @@ export class PolicyInstance {
 
   /** Evaluates one entrypoint; returns its value, or undefined when the policy produced none. */
   evaluate(entrypoint: Entrypoint, input: unknown): unknown {
-    const resultSet = this.policy.evaluate(input, this.entrypointIds[entrypoint]) as Array<{ result: unknown }>;
+    return this.evaluateJson(entrypoint, JSON.stringify(input));
+  }
+
+  /**
+   * The SDK's ABI 1.2 single call (opa_eval), without its per-call allocations: the input is
+   * encoded straight into wasm memory above the data, and the result's end is found natively.
+   */
+  evaluateJson(entrypoint: Entrypoint, inputJson: string): unknown {
+    const internals = this.policy as unknown as LoadedPolicyInternals;
+    const exports = internals.wasmInstance.exports as unknown as OpaExports;
+    const inputAddr = internals.dataHeapPtr;
+    // UTF-8 takes at most 3 bytes per UTF-16 unit
+    const needed = inputAddr + inputJson.length * 3 - internals.mem.buffer.byteLength;
+    if (needed > 0) internals.mem.grow(Math.ceil(needed / WASM_PAGE));
+    const { written } = encoder.encodeInto(inputJson, new Uint8Array(internals.mem.buffer, inputAddr));
+    const resultAddr = exports.opa_eval(0, this.entrypointIds[entrypoint], internals.dataAddr, inputAddr, written, inputAddr + written, 0);
+    const memory = new Uint8Array(internals.mem.buffer);
+    const resultSet = JSON.parse(decoder.decode(memory.subarray(resultAddr, memory.indexOf(0, resultAddr)))) as Array<{ result: unknown }>;
     return resultSet[0]?.result;
   }
 
