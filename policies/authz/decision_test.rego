@@ -48,9 +48,9 @@ org := {
 		},
 	},
 	"folders": {
-		"f_root": {"ancestors": []},
-		"f_team": {"ancestors": ["f_root"]},
-		"f_deep": {"ancestors": ["f_team", "f_root"]},
+		"f_root": {"scopes": ["folders:uid:f_root"]},
+		"f_team": {"scopes": ["folders:uid:f_team", "folders:uid:f_root"]},
+		"f_deep": {"scopes": ["folders:uid:f_deep", "folders:uid:f_team", "folders:uid:f_root"]},
 	},
 	"dashboards": {
 		"d_deep": {"folder": "f_deep"},

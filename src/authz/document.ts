@@ -101,7 +101,7 @@ async function loadFolders(db: Knex, orgId: string): Promise<Section<'folders'>>
     memo.set(uid, chain);
     return chain;
   };
-  return Object.fromEntries(rows.map((f) => [f.uid, { ancestors: chainOf(f.uid, new Set()) }]));
+  return Object.fromEntries(rows.map((f) => [f.uid, { scopes: [f.uid, ...chainOf(f.uid, new Set())].map((uid) => `folders:uid:${uid}`) }]));
 }
 
 async function loadFoldered(db: Knex, table: 'dashboards' | 'alert_rules', orgId: string, uids?: string[]): Promise<Record<string, { folder: string }>> {

@@ -50,7 +50,7 @@ export interface OrgDocument {
   teams: Record<string, { roles: string[] }>;
   builtin_roles: Record<OrgRole, string[]>;
   roles: Record<string, Record<string, Record<string, true>>>;
-  folders: Record<string, { ancestors: string[] }>;
+  folders: Record<string, { scopes: string[] }>;
   dashboards: Record<string, { folder: string }>;
   alert_rules: Record<string, { folder: string }>;
   restricted_connectors: Record<string, true>;

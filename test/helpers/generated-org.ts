@@ -100,7 +100,7 @@ export function generateOrg(seed: number, cases: number): GeneratedOrg {
     teams: Object.fromEntries(teams.map((t) => [t, { roles: [`managed:teams:${t}:permissions`] }])),
     builtin_roles: builtinRoleUids(),
     roles,
-    folders: Object.fromEntries(folders.map((f) => [f, { ancestors: ancestors(f) }])),
+    folders: Object.fromEntries(folders.map((f) => [f, { scopes: [f, ...ancestors(f)].map((uid) => `folders:uid:${uid}`) }])),
     dashboards: Object.fromEntries(dashboards.map((d) => [d, { folder: rnd.chance(0.1) ? '' : rnd.pick(folders) }])),
     alert_rules: Object.fromEntries(rules.map((r) => [r, { folder: rnd.pick(folders) }])),
     restricted_connectors: { c1: true, c3: true },

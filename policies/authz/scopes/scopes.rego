@@ -132,18 +132,17 @@ _folder_of(target) := data.alert_rules[target.value].folder if {
 
 _inherited(target) := _folder_chain(_folder_of(target))
 
-_inherited(target) := [concat("", ["folders:uid:", ancestor]) | some ancestor in data.folders[target.value].ancestors] if {
+_inherited(target) := array.slice(scopes, 1, count(scopes)) if {
+	scopes := data.folders[target.value].scopes
 	target.kind == "folders"
 	target.attr == "uid"
 }
 
-# a folder and its ancestors, nearest first; "" is the root, which has no scope of its own
+# a folder and its ancestors as scopes, nearest first (precomputed in the data document);
+# "" is the root, which has no scope of its own
 _folder_chain(folder) := [] if folder == ""
 
-_folder_chain(folder) := array.concat(
-	[concat("", ["folders:uid:", folder])],
-	[concat("", ["folders:uid:", ancestor]) | some ancestor in data.folders[folder].ancestors],
-) if {
+_folder_chain(folder) := data.folders[folder].scopes if {
 	is_string(folder)
 	folder != ""
 }

@@ -4,9 +4,9 @@ import data.authz.scopes
 
 # f_deep sits in f_team, which sits in f_root
 _folders := {
-	"f_root": {"ancestors": []},
-	"f_team": {"ancestors": ["f_root"]},
-	"f_deep": {"ancestors": ["f_team", "f_root"]},
+	"f_root": {"scopes": ["folders:uid:f_root"]},
+	"f_team": {"scopes": ["folders:uid:f_team", "folders:uid:f_root"]},
+	"f_deep": {"scopes": ["folders:uid:f_deep", "folders:uid:f_team", "folders:uid:f_root"]},
 }
 
 _dashboards := {"d_deep": {"folder": "f_deep"}, "d_root": {"folder": ""}}
