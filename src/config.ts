@@ -18,9 +18,17 @@ export interface Config {
   session: {
     maxLifetimeMs: number;
     idleTimeoutMs: number;
+    rotationIntervalMs: number;
+    rotationGraceMs: number;
     cookieSecure: boolean;
     invalidateAllOnBoot: boolean;
   };
+  /** `DISABLE_LOGIN_FORM=true`: local password login is hidden and refused. */
+  disableLoginForm: boolean;
+  /** Proxies whose X-Forwarded-For names the client; empty = the socket's address is the client. */
+  trustedProxies: string[];
+  /** Allowed browser origins; empty = any origin (without credentials). */
+  corsOrigins: string[];
   seedAdmin: { email: string; password: string; login: string; name: string } | null;
   auditRetentionDays: number;
   /** How often an instance re-reads the policy-data revisions written by other instances. */
@@ -28,6 +36,8 @@ export interface Config {
   policyWasmPath: string;
   /** Encrypts secrets at rest (AES-256-GCM). */
   secretKey: string;
+  /** Signs the session cookie (HMAC-SHA256), and short-lived state handed to browsers. */
+  jwtSecret: string;
 }
 
 export class ConfigError extends Error {}
@@ -50,6 +60,18 @@ function readBool(env: Env, name: string, fallback: boolean): boolean {
   if (['true', '1', 'yes', 'on'].includes(normalized)) return true;
   if (['false', '0', 'no', 'off'].includes(normalized)) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function readList(env: Env, name: string): string[] {
+  return (env[name] ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+}
+
+/** `::ffff:10.0.0.1` (IPv4-mapped IPv6, as node reports IPv4 peers on dual-stack sockets) is 10.0.0.1. */
+export function normalizeIp(ip: string): string {
+  return ip.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1');
 }
 
 function readSeedAdmin(env: Env): Config['seedAdmin'] {
@@ -97,13 +119,19 @@ export function loadConfig(env: Env = process.env): Config {
     session: {
       maxLifetimeMs: readInt(env, 'SESSION_MAX_LIFETIME_MS', 2_592_000_000, 1),
       idleTimeoutMs: readInt(env, 'SESSION_IDLE_TIMEOUT_MS', 604_800_000, 1),
+      rotationIntervalMs: readInt(env, 'SESSION_ROTATION_INTERVAL_MS', 600_000, 1),
+      rotationGraceMs: readInt(env, 'SESSION_ROTATION_GRACE_MS', 30_000, 0),
       cookieSecure: readBool(env, 'SESSION_COOKIE_SECURE', false),
       invalidateAllOnBoot: readBool(env, 'INVALIDATE_ALL_SESSIONS_ON_BOOT', false),
     },
     seedAdmin: readSeedAdmin(env),
+    disableLoginForm: readBool(env, 'DISABLE_LOGIN_FORM', false),
+    trustedProxies: readList(env, 'TRUSTED_PROXIES').map(normalizeIp),
+    corsOrigins: readList(env, 'CORS_ORIGINS').filter((origin) => origin !== '*'),
     auditRetentionDays: readInt(env, 'AUDIT_RETENTION_DAYS', 90, 1),
     authzRevisionPollMs: readInt(env, 'AUTHZ_REVISION_POLL_MS', 1000, 50),
     policyWasmPath: env.POLICY_WASM_PATH || path.resolve('policies/build/authz.wasm'),
     secretKey: readSecret(env, 'SECRET_KEY', nodeEnv, dataDir),
+    jwtSecret: readSecret(env, 'JWT_SECRET', nodeEnv, dataDir),
   };
 }

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { sha256Hex } from '../src/crypto/tokens.ts';
 import { createUser } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
@@ -35,10 +36,11 @@ describe('setup and the first administrator', () => {
     expect(membership.role).to.equal('Admin');
 
     const session = await app.db('sessions').where('user_id', res.body.userId).first();
-    const token = res.cookies.svc_session!;
-    expect(session.token_hash).to.have.length(64).and.not.equal(token);
+    const cookieValue = res.cookies.svc_session!;
+    const token = cookieValue.split('.')[0]!;
+    expect(session.token_hash).to.equal(sha256Hex(token));
 
-    const me = await app.request('GET', '/api/user', { cookie: `svc_session=${token}` });
+    const me = await app.request('GET', '/api/user', { cookie: `svc_session=${cookieValue}` });
     expect(me.status).to.equal(200);
     expect(me.body).to.include({ login: 'ada', email: 'ada@example.test', isSvcAdmin: true, orgId: 'org_main' });
 

@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import type { Context } from 'koa';
 import { newId } from '../db/ids.ts';
+import { clientIp } from '../http/client-ip.ts';
 import type { Principal } from '../identity/principal.ts';
 
 export type ActorType = 'user' | 'service_account' | 'system';
@@ -27,11 +28,6 @@ export interface AuditEvent {
 }
 
 export const SYSTEM_ACTOR: Actor = { type: 'system', id: null, name: null, ip: null, userAgent: null };
-
-/** The socket's address, with IPv4-mapped IPv6 (`::ffff:10.0.0.1`) shown as plain IPv4. */
-export function clientIp(ctx: Context): string | null {
-  return ctx.ip ? ctx.ip.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1') : null;
-}
 
 /** The actor of a request: its principal (or anonymous), with the client's IP and user agent. */
 export function actorOf(ctx: Context, principal?: Principal | null): Actor {

@@ -32,7 +32,7 @@ export function authenticate(services: Services, tokenResolvers: Record<string, 
     } else {
       const cookie = ctx.cookies.get(SESSION_COOKIE);
       if (cookie) {
-        const principal = await principalFromSession(services, cookie);
+        const principal = await principalFromSession(services, ctx, cookie);
         // A dead session cookie on a public route (the login page) must not block it.
         if (principal) ctx.state.principal = principal;
         else ctx.state.sessionExpired = true;

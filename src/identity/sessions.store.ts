@@ -11,6 +11,14 @@ export interface SessionRow {
   created_at: number | string;
   last_seen_at: number | string;
   revoked_at: number | string | null;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+export interface SessionLimits {
+  maxLifetimeMs: number;
+  idleTimeoutMs: number;
+  rotationGraceMs: number;
 }
 
 export async function insertSession(
@@ -34,13 +42,46 @@ export async function insertSession(
   return id;
 }
 
-/** The unrevoked session whose token has this hash. */
-export async function findSessionByTokenHash(db: Knex, tokenHash: string): Promise<SessionRow | undefined> {
-  return db('sessions').whereNull('revoked_at').where('token_hash', tokenHash).first();
+/** Sessions that are neither revoked nor past their lifetime or idle limit. */
+function live(db: Knex, now: number, limits: SessionLimits): Knex.QueryBuilder {
+  return db('sessions')
+    .whereNull('revoked_at')
+    .where('created_at', '>', now - limits.maxLifetimeMs)
+    .where('last_seen_at', '>', now - limits.idleTimeoutMs);
+}
+
+/** The live session whose current token, or whose previous token still in its grace period, has this hash. */
+export async function findLiveSessionByTokenHash(db: Knex, tokenHash: string, now: number, limits: SessionLimits): Promise<SessionRow | undefined> {
+  return live(db, now, limits)
+    .where((q) => q.where('token_hash', tokenHash).orWhere((p) => p.where('prev_token_hash', tokenHash).where('rotated_at', '>', now - limits.rotationGraceMs)))
+    .first();
+}
+
+export async function findLiveSessionsOfUser(db: Knex, userId: string, now: number, limits: SessionLimits): Promise<SessionRow[]> {
+  return live(db, now, limits).where('user_id', userId).orderBy('created_at', 'desc');
+}
+
+/** Replaces the token if `presentedHash` is still the current one; false when another request rotated first. */
+export async function rotateSessionToken(db: Knex, sessionId: string, presentedHash: string, newHash: string, now: number): Promise<boolean> {
+  const updated = await db('sessions')
+    .where({ id: sessionId, token_hash: presentedHash })
+    .update({ token_hash: newHash, prev_token_hash: presentedHash, rotated_at: now, last_seen_at: now });
+  return updated === 1;
 }
 
 export async function touchSession(db: Knex, sessionId: string, now: number): Promise<void> {
   await db('sessions').where('id', sessionId).update({ last_seen_at: now });
+}
+
+export async function revokeSession(db: Knex, sessionId: string, now: number): Promise<boolean> {
+  return (await db('sessions').where('id', sessionId).whereNull('revoked_at').update({ revoked_at: now })) === 1;
+}
+
+/** Revokes every session of the user, but `keepSessionId`; returns how many. */
+export async function revokeSessionsOfUser(db: Knex, userId: string, now: number, keepSessionId?: string | null): Promise<number> {
+  const query = db('sessions').where('user_id', userId).whereNull('revoked_at');
+  if (keepSessionId) query.whereNot('id', keepSessionId);
+  return query.update({ revoked_at: now });
 }
 
 export async function deleteAllSessions(db: Knex): Promise<number> {

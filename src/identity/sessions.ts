@@ -1,20 +1,46 @@
 /**
- * Login sessions: issuing one (token to the client once, its hash to the DB), and turning a
- * `svc_session` cookie back into a principal while enforcing the lifetime and idle limits.
+ * Login sessions: issuing one (the token to the client once, its hash to the DB), turning a
+ * `svc_session` cookie back into a principal under the lifetime and idle limits, rotating the
+ * token every SESSION_ROTATION_INTERVAL_MS of use (the old one stays valid for the grace
+ * period), and revoking. The cookie value is `<token>.<HMAC-SHA256 under JWT_SECRET>`: a forged
+ * or foreign cookie is refused before any lookup, and a new JWT_SECRET ends every session.
  */
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
-import { clientIp } from '../audit/writer.ts';
 import type { Config } from '../config.ts';
 import { randomToken, sha256Hex } from '../crypto/tokens.ts';
 import type { Tx } from '../db/transaction.ts';
+import { clientIp } from '../http/client-ip.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from './principal.ts';
-import { findSessionByTokenHash, insertSession, touchSession } from './sessions.store.ts';
+import { findLiveSessionByTokenHash, insertSession, rotateSessionToken, touchSession, type SessionLimits } from './sessions.store.ts';
 import { findUserById, toPrincipalUser } from './users.store.ts';
 
 export const SESSION_COOKIE = 'svc_session';
 /** last_seen_at is written at most this often, so that reads stay reads. */
 const TOUCH_EVERY_MS = 60_000;
+
+export function sessionLimits(config: Config): SessionLimits {
+  return { maxLifetimeMs: config.session.maxLifetimeMs, idleTimeoutMs: config.session.idleTimeoutMs, rotationGraceMs: config.session.rotationGraceMs };
+}
+
+function signature(config: Config, token: string): string {
+  return createHmac('sha256', config.jwtSecret).update(`${SESSION_COOKIE}:${token}`).digest('base64url');
+}
+
+export function sessionCookieValue(config: Config, token: string): string {
+  return `${token}.${signature(config, token)}`;
+}
+
+/** The token inside a cookie value, if its signature is ours. */
+export function tokenFromCookie(config: Config, value: string): string | null {
+  const dot = value.lastIndexOf('.');
+  if (dot <= 0) return null;
+  const token = value.slice(0, dot);
+  const given = Buffer.from(value.slice(dot + 1));
+  const expected = Buffer.from(signature(config, token));
+  return given.length === expected.length && timingSafeEqual(given, expected) ? token : null;
+}
 
 export async function issueSession(tx: Tx, ctx: Context, userId: string, now: number): Promise<{ sessionId: string; token: string }> {
   const token = randomToken(32);
@@ -28,7 +54,7 @@ export async function issueSession(tx: Tx, ctx: Context, userId: string, now: nu
 
 export function setSessionCookie(ctx: Context, config: Config, token: string): void {
   if (config.session.cookieSecure) ctx.cookies.secure = true;
-  ctx.cookies.set(SESSION_COOKIE, token, {
+  ctx.cookies.set(SESSION_COOKIE, sessionCookieValue(config, token), {
     httpOnly: true,
     sameSite: 'lax',
     secure: config.session.cookieSecure,
@@ -38,15 +64,30 @@ export function setSessionCookie(ctx: Context, config: Config, token: string): v
   });
 }
 
-export async function principalFromSession(services: Services, token: string): Promise<Principal | null> {
-  const now = services.clock.now();
-  const { session: limits } = services.config;
-  const session = await findSessionByTokenHash(services.db, sha256Hex(token));
+export function clearSessionCookie(ctx: Context, config: Config): void {
+  if (config.session.cookieSecure) ctx.cookies.secure = true;
+  ctx.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'lax', secure: config.session.cookieSecure, path: '/', maxAge: 0, overwrite: true });
+}
+
+/** The principal of a session cookie, or null when the cookie is forged, expired or revoked. */
+export async function principalFromSession(services: Services, ctx: Context, cookieValue: string): Promise<Principal | null> {
+  const { config, db, clock } = services;
+  const token = tokenFromCookie(config, cookieValue);
+  if (!token) return null;
+  const now = clock.now();
+  const presentedHash = sha256Hex(token);
+  const session = await findLiveSessionByTokenHash(db, presentedHash, now, sessionLimits(config));
   if (!session) return null;
-  if (Number(session.created_at) + limits.maxLifetimeMs <= now) return null;
-  if (Number(session.last_seen_at) + limits.idleTimeoutMs <= now) return null;
-  const user = await findUserById(services.db, session.user_id);
+  const user = await findUserById(db, session.user_id);
   if (!user || user.is_disabled || user.is_service_account) return null;
-  if (now - Number(session.last_seen_at) >= TOUCH_EVERY_MS) await touchSession(services.db, session.id, now);
+
+  const isCurrentToken = session.token_hash === presentedHash;
+  if (isCurrentToken && now - Number(session.rotated_at) >= config.session.rotationIntervalMs) {
+    const fresh = randomToken(32);
+    // Of concurrent requests with the same token one rotates; the others go on with the old token in its grace period.
+    if (await rotateSessionToken(db, session.id, presentedHash, sha256Hex(fresh), now)) setSessionCookie(ctx, config, fresh);
+  } else if (now - Number(session.last_seen_at) >= TOUCH_EVERY_MS) {
+    await touchSession(db, session.id, now);
+  }
   return { user: toPrincipalUser(user), via: 'session', sessionId: session.id };
 }

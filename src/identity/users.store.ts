@@ -81,3 +81,9 @@ export async function findMembershipsOfUser(db: Knex, userId: string): Promise<A
     .select('m.org_id', 'o.name', 'm.role');
   return rows.map((row) => ({ orgId: row.org_id, name: row.name, role: row.role }));
 }
+
+/** The user whose login or email is `loginOrEmail` (both are stored lower-cased). */
+export async function findUserByLoginOrEmail(db: Knex, loginOrEmail: string): Promise<UserRow | undefined> {
+  const value = loginOrEmail.trim().toLowerCase();
+  return db('users').where('login', value).orWhere('email', value).orderByRaw('CASE WHEN login = ? THEN 0 ELSE 1 END', [value]).first();
+}

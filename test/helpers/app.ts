@@ -67,7 +67,20 @@ export interface Response<T = any> {
   setCookie: string[];
 }
 
+/** Keeps the svc_session cookie up to date across requests, as a browser does (rotation, logout). */
+export class CookieJar {
+  constructor(public cookie = '') {}
+
+  absorb(setCookie: string[]): void {
+    const session = setCookie.find((c) => c.startsWith('svc_session='));
+    if (!session) return;
+    const value = session.split(';')[0]!.slice('svc_session='.length);
+    this.cookie = value ? `svc_session=${value}` : '';
+  }
+}
+
 export interface RequestOptions {
+  jar?: CookieJar;
   body?: unknown;
   /** A raw body sent as is (with `contentType`), for malformed-input tests. */
   rawBody?: string;
@@ -106,7 +119,8 @@ export class TestApp {
       body = JSON.stringify(options.body);
       headers['content-type'] = options.contentType ?? 'application/json';
     }
-    if (options.cookie) headers.cookie = options.cookie;
+    const cookie = options.jar?.cookie ?? options.cookie;
+    if (cookie) headers.cookie = cookie;
     if (options.token) headers.authorization = `Bearer ${options.token}`;
     const response = await fetch(`${this.url}${urlPath}`, { method, headers, body, redirect: 'manual' });
     const text = await response.text();
@@ -117,6 +131,7 @@ export class TestApp {
       // not JSON: keep the text
     }
     const setCookie = response.headers.getSetCookie();
+    options.jar?.absorb(setCookie);
     const cookies = Object.fromEntries(setCookie.map((c) => c.split(';')[0]!.split('=') as [string, string]));
     return { status: response.status, body: parsed as T, headers: response.headers, cookies, setCookie };
   }
@@ -141,6 +156,7 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     NODE_ENV: 'test',
     DATABASE_URL: databaseUrl,
     SECRET_KEY: 'test-secret-key-0123456789abcdef0123456789',
+    JWT_SECRET: 'test-jwt-secret-0123456789abcdef0123456789',
     AUTHZ_REVISION_POLL_MS: '3600000',
     ...env,
   });

@@ -2,6 +2,7 @@
 import type { OrgRole } from '../../src/authz/types.ts';
 import { hashPassword } from '../../src/crypto/password.ts';
 import { randomToken, sha256Hex } from '../../src/crypto/tokens.ts';
+import { sessionCookieValue } from '../../src/identity/sessions.ts';
 import { insertSession } from '../../src/identity/sessions.store.ts';
 import { addOrgMember, insertUser } from '../../src/identity/users.store.ts';
 import { DEFAULT_ORG_ID, insertOrg } from '../../src/orgs/store.ts';
@@ -56,7 +57,7 @@ export async function createUser(app: TestApp, overrides: UserOverrides = {}): P
 export async function sessionCookie(app: TestApp, userId: string): Promise<string> {
   const token = randomToken(32);
   await insertSession(app.db, { userId, tokenHash: sha256Hex(token), ip: null, userAgent: null }, app.clock.now());
-  return `svc_session=${token}`;
+  return `svc_session=${sessionCookieValue(app.services.config, token)}`;
 }
 
 export async function createOrg(app: TestApp, overrides: { id?: string; name?: string } = {}): Promise<string> {

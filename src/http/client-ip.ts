@@ -1,0 +1,33 @@
+/**
+ * The client's address: the socket's peer, unless that peer is a configured trusted proxy
+ * (TRUSTED_PROXIES); then the nearest X-Forwarded-For hop that is not itself a trusted proxy.
+ * A client can put anything in X-Forwarded-For, so only hops added by our proxies are believed.
+ */
+import type { Context, Next } from 'koa';
+import { normalizeIp } from '../config.ts';
+
+export function resolveClientIp(peer: string | undefined, forwardedFor: string, trusted: ReadonlySet<string>): string | null {
+  const socketIp = peer ? normalizeIp(peer) : null;
+  if (!socketIp || !trusted.has(socketIp)) return socketIp;
+  const hops = forwardedFor
+    .split(',')
+    .map((hop) => normalizeIp(hop.trim()))
+    .filter(Boolean);
+  for (let i = hops.length - 1; i >= 0; i--) {
+    if (!trusted.has(hops[i]!)) return hops[i]!;
+  }
+  return hops[0] ?? socketIp;
+}
+
+export function clientIpMiddleware(trustedProxies: string[]) {
+  const trusted = new Set(trustedProxies);
+  return async function setClientIp(ctx: Context, next: Next): Promise<void> {
+    ctx.state.clientIp = resolveClientIp(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for'), trusted);
+    await next();
+  };
+}
+
+/** The address resolved for this request (see clientIpMiddleware). */
+export function clientIp(ctx: Context): string | null {
+  return (ctx.state.clientIp as string | null | undefined) ?? null;
+}

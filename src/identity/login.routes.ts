@@ -1,0 +1,140 @@
+/**
+ * Local login and logout, and the list of login providers. Every way a login can fail (wrong
+ * password, unknown user, disabled user, service account) gives the same 401 with the same
+ * message after the same work (one scrypt), so the answer reveals nothing.
+ */
+import type { Context } from 'koa';
+import { actorOf, recordAudit, type Actor } from '../audit/writer.ts';
+import { verifyPassword } from '../crypto/password.ts';
+import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../http/errors.ts';
+import { clientIp } from '../http/client-ip.ts';
+import type { RouteModule } from '../http/route.ts';
+import type { Services } from '../services.ts';
+import { clearAttempts, lockoutKey, takeAttemptSlot } from './lockout.ts';
+import type { Principal } from './principal.ts';
+import { clearSessionCookie, issueSession, setSessionCookie } from './sessions.ts';
+import { revokeSession } from './sessions.store.ts';
+import { findMembershipsOfUser, findUserByLoginOrEmail, type UserRow } from './users.store.ts';
+
+export const INVALID_CREDENTIALS = 'invalid username or password';
+const LOCKED_OUT = 'too many login attempts: try again later';
+
+/** A same-site path to go to after login; anything else (another host, a scheme) becomes "/". */
+export function safeRedirect(target: unknown): string {
+  return typeof target === 'string' && /^\/(?![/\\])[^\s]*$/.test(target) ? target : '/';
+}
+
+/** The login providers and whether each is enabled; external ones arrive with their issues. */
+function loginProviders(services: Services) {
+  return [{ id: 'local', name: 'Username and password', enabled: !services.config.disableLoginForm, url: '/api/login' }];
+}
+
+async function recordFailure(services: Services, actor: Actor, login: string, reason: string, userId: string | null): Promise<void> {
+  await services.transact((tx) =>
+    recordAudit(tx.db, actor, { action: 'user.login_failed', outcome: 'failure', target: { type: 'user', id: userId, name: login.slice(0, 190) }, metadata: { method: 'password', reason } }, services.clock.now()),
+  );
+}
+
+function refusal(user: UserRow | undefined, passwordMatches: boolean): string | null {
+  if (!user) return 'unknown user';
+  if (!passwordMatches) return 'wrong password';
+  if (user.is_service_account) return 'service account';
+  if (user.is_disabled) return 'disabled user';
+  return null;
+}
+
+export const loginRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'get',
+    path: '/api/login/providers',
+    access: 'public',
+    async handler({ ctx, services }) {
+      ctx.body = loginProviders(services);
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/login',
+    access: 'public',
+    body: {
+      type: 'object',
+      properties: {
+        user: { type: 'string', minLength: 1, maxLength: 190 },
+        password: { type: 'string', minLength: 1, maxLength: 1024 },
+      },
+      required: ['user', 'password'],
+      additionalProperties: false,
+    },
+    query: { type: 'object', properties: { redirect: { type: 'string', maxLength: 2048 } } },
+    async handler({ ctx, body, query, services }) {
+      if (services.config.disableLoginForm) throw new ForbiddenError('password login is disabled on this server');
+      const actor = actorOf(ctx);
+      const key = lockoutKey(clientIp(ctx), body.user);
+      const slot = await takeAttemptSlot(services.db, key, services.clock.now());
+      if (!slot.granted) {
+        await recordFailure(services, actor, body.user, 'locked out', null);
+        throw new TooManyRequestsError(`${LOCKED_OUT} (retry after ${slot.retryAfterSeconds} seconds)`, slot.retryAfterSeconds);
+      }
+
+      const user = await findUserByLoginOrEmail(services.db, body.user);
+      const passwordMatches = await verifyPassword(body.password, user?.password_hash ?? null);
+      const refused = refusal(user, passwordMatches);
+      if (refused || !user) {
+        await recordFailure(services, actor, body.user, refused ?? 'unknown user', user?.id ?? null);
+        throw new UnauthorizedError(INVALID_CREDENTIALS);
+      }
+
+      await clearAttempts(services.db, key);
+      const now = services.clock.now();
+      const orgs = await findMembershipsOfUser(services.db, user.id);
+      const session = await services.transact(async (tx) => {
+        const issued = await issueSession(tx, ctx, user.id, now);
+        await tx.db('users').where('id', user.id).update({ last_seen_at: now });
+        await recordAudit(
+          tx.db,
+          { ...actor, type: 'user', id: user.id, name: user.login },
+          { action: 'user.login', orgId: user.default_org_id ?? orgs[0]?.orgId ?? null, target: { type: 'session', id: issued.sessionId }, metadata: { method: 'password' } },
+          now,
+        );
+        return issued;
+      });
+      setSessionCookie(ctx, services.config, session.token);
+      ctx.body = { message: 'logged in', redirectUrl: safeRedirect(query.redirect) };
+    },
+  });
+
+  /** Logging out needs no permission: whoever holds the session cookie may end it. */
+  const logout = async (ctx: Context, services: Services) => {
+    const principal = ctx.state.principal as Principal | undefined;
+    if (principal?.sessionId) {
+      const now = services.clock.now();
+      await services.transact(async (tx) => {
+        if (await revokeSession(tx.db, principal.sessionId!, now)) {
+          await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.logout', target: { type: 'session', id: principal.sessionId } }, now);
+        }
+      });
+    }
+    clearSessionCookie(ctx, services.config);
+  };
+
+  routes.add({
+    method: 'post',
+    path: '/api/logout',
+    access: 'public',
+    async handler({ ctx, services }) {
+      await logout(ctx, services);
+      ctx.body = { message: 'logged out' };
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/logout',
+    access: 'public',
+    async handler({ ctx, services }) {
+      await logout(ctx, services);
+      ctx.redirect('/login');
+    },
+  });
+};
