@@ -23,7 +23,6 @@ export async function up(knex: Knex): Promise<void> {
     t.boolean('is_disabled').notNullable().defaultTo(false);
     t.boolean('is_service_account').notNullable().defaultTo(false);
     t.string('default_org_id', 40).nullable().references('id').inTable('orgs').onDelete('SET NULL');
-    t.string('theme', 10).notNullable().defaultTo('');
     t.bigInteger('created_at').notNullable();
     t.bigInteger('updated_at').notNullable();
     t.bigInteger('last_seen_at').nullable();

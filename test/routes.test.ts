@@ -19,7 +19,8 @@ function sample(schema: JSONSchema | undefined): unknown {
   switch (s.type) {
     case 'object': {
       const value: Record<string, unknown> = {};
-      for (const key of s.required ?? []) value[key] = sample(s.properties?.[key]);
+      const keys: string[] = s.required?.length ? s.required : s.minProperties ? Object.keys(s.properties ?? {}).slice(0, s.minProperties) : [];
+      for (const key of keys) value[key] = sample(s.properties?.[key]);
       return value;
     }
     case 'array':

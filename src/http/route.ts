@@ -26,8 +26,16 @@ export interface RouteContext<B, Q, P> {
   principal: Principal;
   /** The active org (header, then ?orgId, then the user's default); only on `org` routes. */
   orgId: string;
-  /** Asks the policy; throws 403 unless allowed. */
-  authorize(action: string, resource?: ResourceRef, chat?: AuthzInput['chat']): Promise<void>;
+  /**
+   * Asks the policy; throws 403 unless allowed. The org is the route's (the active org on `org`
+   * routes, none on `server` routes) unless `options.orgId` names one.
+   */
+  authorize(action: string, resource?: ResourceRef, options?: AuthorizeOptions): Promise<void>;
+}
+
+export interface AuthorizeOptions {
+  orgId?: string | null;
+  chat?: AuthzInput['chat'];
 }
 
 export interface RouteSpec<B, Q, P> {
@@ -89,11 +97,12 @@ export class RouteRegistrar {
         services,
         principal: principal as Principal,
         orgId,
-        async authorize(action, resource, chat) {
+        async authorize(action, resource, options = {}) {
           ctx.state.authorizeCalls++;
-          const input: AuthzInput = { subject: subjectOf(principal), org_id: spec.level === 'org' ? orgId : null, action };
+          const routeOrg = spec.level === 'org' ? orgId : null;
+          const input: AuthzInput = { subject: subjectOf(principal), org_id: options.orgId === undefined ? routeOrg : options.orgId, action };
           if (resource) input.resource = resource;
-          if (chat) input.chat = chat;
+          if (options.chat) input.chat = options.chat;
           const decision = await services.engine.authorize(input);
           if (!decision.allow) {
             // The reasons can name scopes the caller may not see (a dashboard's folder), so

@@ -13,7 +13,7 @@ import type { Tx } from '../db/transaction.ts';
 import { clientIp } from '../http/client-ip.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from './principal.ts';
-import { findLiveSessionByTokenHash, insertSession, rotateSessionToken, touchSession, type SessionLimits } from './sessions.store.ts';
+import { findLiveSessionByTokenHash, insertSession, rotateSessionToken, touchSession, type SessionLimits, type SessionRow } from './sessions.store.ts';
 import { findUserById, toPrincipalUser } from './users.store.ts';
 
 export const SESSION_COOKIE = 'svc_session';
@@ -90,4 +90,19 @@ export async function principalFromSession(services: Services, ctx: Context, coo
     await touchSession(db, session.id, now);
   }
   return { user: toPrincipalUser(user), via: 'session', sessionId: session.id };
+}
+
+/** A session as listings show it: never the token or its hash. */
+export function presentSession(row: SessionRow, limits: SessionLimits, currentSessionId: string | null = null) {
+  const createdAt = Number(row.created_at);
+  const seenAt = Number(row.last_seen_at);
+  return {
+    id: row.id,
+    isCurrent: row.id === currentSessionId,
+    ip: row.ip,
+    userAgent: row.user_agent,
+    createdAt: new Date(createdAt).toISOString(),
+    seenAt: new Date(seenAt).toISOString(),
+    expiresAt: new Date(Math.min(createdAt + limits.maxLifetimeMs, seenAt + limits.idleTimeoutMs)).toISOString(),
+  };
 }

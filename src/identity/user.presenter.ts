@@ -8,18 +8,18 @@ export function avatarUrl(email: string | null, login: string): string {
   return `https://secure.gravatar.com/avatar/${hash}?s=128&d=identicon`;
 }
 
-export function presentUser(user: UserRow, orgs: Array<{ orgId: string; name: string; role: OrgRole }>, authLabels: string[] = []) {
+export function presentUser(user: UserRow, orgs: Array<{ orgId: string; name: string; role: OrgRole }>, extra: { theme?: string; authLabels?: string[] } = {}) {
   const defaultOrg = orgs.find((org) => org.orgId === user.default_org_id) ?? orgs[0];
   return {
     id: user.id,
     email: user.email ?? '',
     login: user.login,
     name: user.name,
-    theme: user.theme === 'light' || user.theme === 'dark' ? user.theme : 'dark',
+    theme: extra.theme === 'light' ? 'light' : 'dark',
     orgId: defaultOrg?.orgId ?? '',
     isSvcAdmin: !!user.is_svc_admin,
     orgs,
-    authLabels,
+    authLabels: extra.authLabels ?? [],
     isDisabled: !!user.is_disabled,
     avatarUrl: avatarUrl(user.email, user.login),
   };

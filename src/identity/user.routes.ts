@@ -1,9 +1,24 @@
-/** The current user: `/api/user…`. */
-import { NotFoundError } from '../http/errors.ts';
+/** The current user: profile, password, preferences, default org, permissions (`/api/user…`). */
+import { actorOf, recordAudit } from '../audit/writer.ts';
+import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from '../crypto/password.ts';
+import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import type { RouteModule } from '../http/route.ts';
 import { subjectOf } from '../http/subject.ts';
+import { findOrgById } from '../orgs/store.ts';
+import { preferencesSchema, readPreferences, writePreferences } from '../preferences/store.ts';
+import type { Services } from '../services.ts';
+import { revokeSessionsOfUser } from './sessions.store.ts';
 import { presentUser } from './user.presenter.ts';
-import { findMembershipsOfUser, findUserById } from './users.store.ts';
+import { findMembershipsOfUser, findUserById, profileSchema, updateUserProfile } from './users.store.ts';
+
+const self = (id: string) => ({ kind: 'users', id });
+
+async function currentProfile(services: Services, userId: string) {
+  const user = await findUserById(services.db, userId);
+  if (!user) throw new NotFoundError('user not found');
+  const [orgs, prefs] = await Promise.all([findMembershipsOfUser(services.db, user.id), readPreferences(services.db, 'user', user.id)]);
+  return presentUser(user, orgs, { theme: prefs.theme });
+}
 
 export const currentUserRoutes: RouteModule = (routes) => {
   routes.add({
@@ -12,10 +27,105 @@ export const currentUserRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     async handler({ ctx, principal, services, authorize }) {
-      await authorize('users:read', { kind: 'users', id: principal.user.id });
+      await authorize('users:read', self(principal.user.id));
+      ctx.body = await currentProfile(services, principal.user.id);
+    },
+  });
+
+  routes.add({
+    method: 'put',
+    path: '/api/user',
+    access: 'authenticated',
+    level: 'server',
+    body: profileSchema,
+    async handler({ ctx, body, principal, services, authorize }) {
+      await authorize('users:write', self(principal.user.id));
+      const now = services.clock.now();
+      await services.transact(async (tx) => {
+        await updateUserProfile(tx.db, principal.user.id, body, now);
+        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.updated', target: { type: 'user', id: principal.user.id, name: principal.user.login }, metadata: { fields: Object.keys(body).sort(), by: 'self' } }, now);
+      });
+      ctx.body = await currentProfile(services, principal.user.id);
+    },
+  });
+
+  routes.add({
+    method: 'put',
+    path: '/api/user/password',
+    access: 'authenticated',
+    level: 'server',
+    body: {
+      type: 'object',
+      properties: {
+        oldPassword: { type: 'string', minLength: 1, maxLength: 1024 },
+        newPassword: { type: 'string', minLength: MIN_PASSWORD_LENGTH, maxLength: 1024 },
+      },
+      required: ['oldPassword', 'newPassword'],
+      additionalProperties: false,
+    },
+    async handler({ ctx, body, principal, services, authorize }) {
+      await authorize('users.password:write', self(principal.user.id));
       const user = await findUserById(services.db, principal.user.id);
-      if (!user) throw new NotFoundError('user not found');
-      ctx.body = presentUser(user, await findMembershipsOfUser(services.db, user.id));
+      if (!user?.password_hash) throw new BadRequestError('this account has no local password');
+      if (!(await verifyPassword(body.oldPassword, user.password_hash))) throw new BadRequestError('the old password is not correct');
+      const passwordHash = await hashPassword(body.newPassword);
+      const now = services.clock.now();
+      await services.transact(async (tx) => {
+        await tx.db('users').where('id', user.id).update({ password_hash: passwordHash, updated_at: now });
+        const revoked = await revokeSessionsOfUser(tx.db, user.id, now, principal.sessionId);
+        const actor = actorOf(ctx, principal);
+        await recordAudit(tx.db, actor, { action: 'user.password_changed', target: { type: 'user', id: user.id, name: user.login }, metadata: { by: 'self' } }, now);
+        if (revoked > 0) await recordAudit(tx.db, actor, { action: 'session.revoked', target: { type: 'user', id: user.id, name: user.login }, metadata: { count: revoked, reason: 'password changed' } }, now);
+      });
+      ctx.body = { message: 'password changed' };
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/user/preferences',
+    access: 'authenticated',
+    level: 'server',
+    async handler({ ctx, principal, services, authorize }) {
+      await authorize('users.preferences:read', self(principal.user.id));
+      ctx.body = await readPreferences(services.db, 'user', principal.user.id);
+    },
+  });
+
+  routes.add({
+    method: 'put',
+    path: '/api/user/preferences',
+    access: 'authenticated',
+    level: 'server',
+    body: preferencesSchema,
+    async handler({ ctx, body, principal, services, authorize }) {
+      await authorize('users.preferences:write', self(principal.user.id));
+      const now = services.clock.now();
+      ctx.body = await services.transact(async (tx) => {
+        const saved = await writePreferences(tx.db, 'user', principal.user.id, body, now);
+        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.preferences_updated', target: { type: 'user', id: principal.user.id, name: principal.user.login } }, now);
+        return saved;
+      });
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/user/using/:orgId',
+    access: 'authenticated',
+    level: 'server',
+    params: { type: 'object', properties: { orgId: { type: 'string', maxLength: 40 } }, required: ['orgId'] },
+    async handler({ ctx, params, principal, services, authorize }) {
+      // The org must exist before the policy is asked about it; the policy then requires membership.
+      const org = await findOrgById(services.db, params.orgId);
+      await authorize('users:write', self(principal.user.id), { orgId: org ? org.id : null });
+      if (!org) throw new NotFoundError(`org ${params.orgId} not found`);
+      const now = services.clock.now();
+      await services.transact(async (tx) => {
+        await tx.db('users').where('id', principal.user.id).update({ default_org_id: org.id, updated_at: now });
+        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.org_switched', orgId: org.id, target: { type: 'user', id: principal.user.id, name: principal.user.login } }, now);
+      });
+      ctx.body = { message: 'active organization changed' };
     },
   });
 
@@ -25,7 +135,7 @@ export const currentUserRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     async handler({ ctx, principal, orgId, services, authorize }) {
-      await authorize('users.permissions:read', { kind: 'users', id: principal.user.id });
+      await authorize('users.permissions:read', self(principal.user.id));
       ctx.body = await services.engine.permissions(subjectOf(principal), orgId);
     },
   });

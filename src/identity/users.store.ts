@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import type { OrgRole } from '../authz/types.ts';
 import { newId } from '../db/ids.ts';
+import { dialectOf } from '../db/knex.ts';
 import type { PrincipalUser } from './principal.ts';
 
 export interface UserRow {
@@ -14,7 +15,6 @@ export interface UserRow {
   is_disabled: boolean | number;
   is_service_account: boolean | number;
   default_org_id: string | null;
-  theme: string;
   created_at: number | string;
   updated_at: number | string;
 }
@@ -62,7 +62,6 @@ export async function insertUser(db: Knex, user: NewUser, now: number): Promise<
     is_disabled: false,
     is_service_account: false,
     default_org_id: user.defaultOrgId,
-    theme: '',
     created_at: now,
     updated_at: now,
   });
@@ -86,4 +85,138 @@ export async function findMembershipsOfUser(db: Knex, userId: string): Promise<A
 export async function findUserByLoginOrEmail(db: Knex, loginOrEmail: string): Promise<UserRow | undefined> {
   const value = loginOrEmail.trim().toLowerCase();
   return db('users').where('login', value).orWhere('email', value).orderByRaw('CASE WHEN login = ? THEN 0 ELSE 1 END', [value]).first();
+}
+
+export const profileSchema = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 190 },
+    email: { type: 'string', minLength: 3, maxLength: 190, pattern: '^[^\\s@]+@[^\\s@]+$' },
+    login: { type: 'string', minLength: 1, maxLength: 190, pattern: '^[A-Za-z0-9._@+-]+$' },
+  },
+  minProperties: 1,
+  additionalProperties: false,
+} as const;
+
+/** Changes name, email and login; uniqueness is the database's (a duplicate becomes a 409). */
+export async function updateUserProfile(db: Knex, userId: string, profile: { name?: string; email?: string; login?: string }, now: number): Promise<void> {
+  const changes: Record<string, unknown> = { updated_at: now };
+  if (profile.name !== undefined) changes.name = profile.name;
+  if (profile.email !== undefined) changes.email = profile.email.toLowerCase();
+  if (profile.login !== undefined) changes.login = profile.login.toLowerCase();
+  await db('users').where('id', userId).update(changes);
+}
+
+/** A person, not a service account: the admin user endpoints know no other kind. */
+export async function findHumanUserById(db: Knex, id: string): Promise<UserRow | undefined> {
+  return db('users').where({ id, is_service_account: false }).first();
+}
+
+/** `%` and `_` in a search are literal; `!` escapes them (one escape character on both dialects). */
+function containsPattern(search: string): string {
+  return `%${search.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
+}
+
+/** One page of people (no service accounts) by login; `search` matches login, email or name, ignoring case. */
+export async function findHumanUsersPage(db: Knex, search: string | undefined, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: UserRow[] }> {
+  const matching = () => {
+    const query = db('users').where('is_service_account', false);
+    if (search) {
+      const pattern = containsPattern(search);
+      query.where((q) =>
+        q.whereRaw("LOWER(login) LIKE ? ESCAPE '!'", [pattern]).orWhereRaw("LOWER(email) LIKE ? ESCAPE '!'", [pattern]).orWhereRaw("LOWER(name) LIKE ? ESCAPE '!'", [pattern]),
+      );
+    }
+    return query;
+  };
+  const [countRow] = await matching().count<Array<{ total: number | string }>>({ total: '*' });
+  const rows: UserRow[] = await matching().orderBy([{ column: 'login' }, { column: 'id' }]).limit(page.limit).offset(page.offset).select('*');
+  return { totalCount: Number(countRow?.total ?? 0), rows };
+}
+
+/** The memberships of several users in one query, by user id. */
+export async function findMembershipsOfUsers(db: Knex, userIds: string[]): Promise<Map<string, Array<{ orgId: string; name: string; role: OrgRole }>>> {
+  const byUser = new Map<string, Array<{ orgId: string; name: string; role: OrgRole }>>();
+  if (userIds.length === 0) return byUser;
+  const rows: Array<{ user_id: string; org_id: string; name: string; role: OrgRole }> = await db('org_members as m')
+    .join('orgs as o', 'o.id', 'm.org_id')
+    .whereIn('m.user_id', userIds)
+    .orderBy('o.name')
+    .select('m.user_id', 'm.org_id', 'o.name', 'm.role');
+  for (const row of rows) {
+    const orgs = byUser.get(row.user_id) ?? [];
+    orgs.push({ orgId: row.org_id, name: row.name, role: row.role });
+    byUser.set(row.user_id, orgs);
+  }
+  return byUser;
+}
+
+/** The theme each of several users chose in their preferences (absent: none chosen). */
+export async function findThemesOfUsers(db: Knex, userIds: string[]): Promise<Map<string, string>> {
+  if (userIds.length === 0) return new Map();
+  const rows: Array<{ owner_id: string; theme: string }> = await db('preferences').where('owner_kind', 'user').whereIn('owner_id', userIds).select('owner_id', 'theme');
+  return new Map(rows.map((row) => [row.owner_id, row.theme]));
+}
+
+/** The labels of the external logins linked to each of several users, sorted, each once. */
+export async function findAuthLabelsOfUsers(db: Knex, userIds: string[]): Promise<Map<string, string[]>> {
+  const byUser = new Map<string, string[]>();
+  if (userIds.length === 0) return byUser;
+  const rows: Array<{ user_id: string; auth_module: string; label: string }> = await db('user_auth_links').whereIn('user_id', userIds).select('user_id', 'auth_module', 'label');
+  for (const row of rows) {
+    const labels = byUser.get(row.user_id) ?? [];
+    const label = row.label || row.auth_module;
+    if (!labels.includes(label)) labels.push(label);
+    byUser.set(row.user_id, labels.sort());
+  }
+  return byUser;
+}
+
+/**
+ * A user other than `exceptUserId` whose login or email equals one of `values` (lower-cased):
+ * the login form accepts either, so a new login must not be someone's email and vice versa.
+ */
+export async function findUserClashing(db: Knex, values: string[], exceptUserId?: string): Promise<UserRow | undefined> {
+  const wanted = [...new Set(values.map((value) => value.toLowerCase()))];
+  if (wanted.length === 0) return undefined;
+  const query = db('users').where((q) => q.whereIn('login', wanted).orWhereIn('email', wanted));
+  if (exceptUserId) query.whereNot('id', exceptUserId);
+  return query.first();
+}
+
+export async function setUserPassword(db: Knex, userId: string, passwordHash: string, now: number): Promise<void> {
+  await db('users').where('id', userId).update({ password_hash: passwordHash, updated_at: now });
+}
+
+export async function setUserServerAdmin(db: Knex, userId: string, isSvcAdmin: boolean, now: number): Promise<void> {
+  await db('users').where('id', userId).update({ is_svc_admin: isSvcAdmin, updated_at: now });
+}
+
+export async function setUserDisabled(db: Knex, userId: string, isDisabled: boolean, now: number): Promise<void> {
+  await db('users').where('id', userId).update({ is_disabled: isDisabled, updated_at: now });
+}
+
+/**
+ * The ids of the enabled server admins (people only). On MySQL the rows stay locked until the
+ * transaction ends, so two admins demoting, disabling or deleting each other at once cannot
+ * leave the server without one; SQLite runs transactions one at a time anyway.
+ */
+export async function lockEnabledServerAdminIds(db: Knex): Promise<string[]> {
+  const query = db('users').where({ is_svc_admin: true, is_disabled: false, is_service_account: false }).select('id');
+  if (dialectOf(db) === 'mysql') query.forUpdate();
+  const rows: Array<{ id: string }> = await query;
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Deletes the user. Foreign keys remove memberships, role assignments, teams, sessions, tokens
+ * and login links; the rows that name the user without one (preferences, legacy ACL entries)
+ * go here. Returns the orgs whose legacy ACL changed.
+ */
+export async function deleteUser(db: Knex, userId: string): Promise<{ deleted: boolean; legacyAclOrgIds: string[] }> {
+  const aclRows: Array<{ org_id: string }> = await db('legacy_acl').where('user_id', userId).distinct('org_id');
+  await db('legacy_acl').where('user_id', userId).delete();
+  await db('preferences').where({ owner_kind: 'user', owner_id: userId }).delete();
+  const deleted = (await db('users').where('id', userId).delete()) === 1;
+  return { deleted, legacyAclOrgIds: aclRows.map((row) => row.org_id) };
 }

@@ -43,7 +43,7 @@ export async function fillOrg(db: Knex, orgId: string, scale: Scale, seed = 7): 
   const depthOf = new Map<string, number>();
 
   await db.transaction(async (trx) => {
-    await insertAll(trx, 'users', users.map((id, i) => ({ id, login: `bench${i}`, email: `bench${i}@example.test`, name: `Bench ${i}`, password_hash: null, is_svc_admin: false, is_disabled: false, is_service_account: false, default_org_id: orgId, theme: '', created_at: now, updated_at: now })));
+    await insertAll(trx, 'users', users.map((id, i) => ({ id, login: `bench${i}`, email: `bench${i}@example.test`, name: `Bench ${i}`, password_hash: null, is_svc_admin: false, is_disabled: false, is_service_account: false, default_org_id: orgId, created_at: now, updated_at: now })));
     const roles = ['Viewer', 'Viewer', 'Viewer', 'Editor', 'Editor', 'Admin', 'None'];
     await insertAll(trx, 'org_members', users.map((user_id) => ({ org_id: orgId, user_id, role: rnd.pick(roles), created_at: now })));
     await insertAll(trx, 'teams', teams.map((id, i) => ({ id, org_id: orgId, name: `team ${i}`, email: '', created_at: now, updated_at: now })));

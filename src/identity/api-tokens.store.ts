@@ -1,0 +1,59 @@
+/** SQL of API tokens: personal access tokens (kind `pat`) and service-account tokens (kind `sa`). */
+import type { Knex } from 'knex';
+import { newId } from '../db/ids.ts';
+
+export type TokenKind = 'pat' | 'sa';
+
+export interface ApiTokenRow {
+  id: string;
+  kind: TokenKind;
+  user_id: string;
+  org_id: string | null;
+  name: string;
+  token_hash: string;
+  created_at: number | string;
+  expires_at: number | string | null;
+  last_used_at: number | string | null;
+  revoked_at: number | string | null;
+}
+
+export async function insertApiToken(
+  db: Knex,
+  token: { kind: TokenKind; userId: string; orgId: string | null; name: string; tokenHash: string; expiresAt: number | null },
+  now: number,
+): Promise<string> {
+  const id = newId('tok');
+  await db('api_tokens').insert({
+    id,
+    kind: token.kind,
+    user_id: token.userId,
+    org_id: token.orgId,
+    name: token.name,
+    token_hash: token.tokenHash,
+    created_at: now,
+    expires_at: token.expiresAt,
+    last_used_at: null,
+    revoked_at: null,
+  });
+  return id;
+}
+
+export async function findApiTokenByHash(db: Knex, kind: TokenKind, tokenHash: string): Promise<ApiTokenRow | undefined> {
+  return db('api_tokens').where({ kind, token_hash: tokenHash }).first();
+}
+
+export async function findApiTokensOfUser(db: Knex, kind: TokenKind, userId: string): Promise<ApiTokenRow[]> {
+  return db('api_tokens').where({ kind, user_id: userId }).orderBy('created_at', 'desc');
+}
+
+export async function findApiTokenOfUser(db: Knex, kind: TokenKind, userId: string, tokenId: string): Promise<ApiTokenRow | undefined> {
+  return db('api_tokens').where({ kind, user_id: userId, id: tokenId }).first();
+}
+
+export async function revokeApiToken(db: Knex, tokenId: string, now: number): Promise<boolean> {
+  return (await db('api_tokens').where('id', tokenId).whereNull('revoked_at').update({ revoked_at: now })) === 1;
+}
+
+export async function markApiTokenUsed(db: Knex, tokenId: string, now: number): Promise<void> {
+  await db('api_tokens').where('id', tokenId).update({ last_used_at: now });
+}

@@ -1,0 +1,74 @@
+/** Personal access tokens of the current user (`/api/user/access-tokens`). */
+import { actorOf, recordAudit } from '../audit/writer.ts';
+import { NotFoundError } from '../http/errors.ts';
+import type { RouteModule } from '../http/route.ts';
+import { newTokenKey, presentTokenMetadata } from './api-tokens.ts';
+import { findApiTokenOfUser, findApiTokensOfUser, insertApiToken, revokeApiToken } from './api-tokens.store.ts';
+
+const self = (id: string) => ({ kind: 'users', id });
+
+export const currentUserAccessTokenRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'get',
+    path: '/api/user/access-tokens',
+    access: 'authenticated',
+    level: 'server',
+    async handler({ ctx, principal, services, authorize }) {
+      await authorize('users.tokens:read', self(principal.user.id));
+      const now = services.clock.now();
+      ctx.body = (await findApiTokensOfUser(services.db, 'pat', principal.user.id)).map((row) => presentTokenMetadata(row, now));
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/user/access-tokens',
+    access: 'authenticated',
+    level: 'server',
+    body: {
+      type: 'object',
+      properties: {
+        name: { type: 'string', minLength: 1, maxLength: 190 },
+        secondsToLive: { type: 'integer', minimum: 1, maximum: 10 * 365 * 86_400 },
+      },
+      required: ['name'],
+      additionalProperties: false,
+    },
+    async handler({ ctx, body, principal, services, authorize }) {
+      await authorize('users.tokens:write', self(principal.user.id));
+      const now = services.clock.now();
+      const { key, hash } = newTokenKey('pat');
+      const id = await services.transact(async (tx) => {
+        const tokenId = await insertApiToken(
+          tx.db,
+          { kind: 'pat', userId: principal.user.id, orgId: null, name: body.name, tokenHash: hash, expiresAt: body.secondsToLive ? now + body.secondsToLive * 1000 : null },
+          now,
+        );
+        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.token_issued', target: { type: 'access_token', id: tokenId, name: body.name }, metadata: { secondsToLive: body.secondsToLive ?? null } }, now);
+        return tokenId;
+      });
+      ctx.status = 201;
+      ctx.body = { id, name: body.name, key };
+    },
+  });
+
+  routes.add({
+    method: 'delete',
+    path: '/api/user/access-tokens/:id',
+    access: 'authenticated',
+    level: 'server',
+    params: { type: 'object', properties: { id: { type: 'string', maxLength: 40 } }, required: ['id'] },
+    async handler({ ctx, params, principal, services, authorize }) {
+      await authorize('users.tokens:write', self(principal.user.id));
+      const token = await findApiTokenOfUser(services.db, 'pat', principal.user.id, params.id);
+      if (!token) throw new NotFoundError('access token not found');
+      const now = services.clock.now();
+      await services.transact(async (tx) => {
+        if (await revokeApiToken(tx.db, token.id, now)) {
+          await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.token_revoked', target: { type: 'access_token', id: token.id, name: token.name } }, now);
+        }
+      });
+      ctx.body = { message: 'access token revoked' };
+    },
+  });
+};

@@ -1,0 +1,75 @@
+/** The current user's sessions and external login links (`/api/user/tokens`, `/api/user/auth-tokens`). */
+import { actorOf, recordAudit } from '../audit/writer.ts';
+import { NotFoundError } from '../http/errors.ts';
+import type { RouteModule } from '../http/route.ts';
+import { deleteAuthLinkOfUser, findAuthLinksOfUser, presentAuthLink } from './auth-links.store.ts';
+import { presentSession, sessionLimits } from './sessions.ts';
+import { findLiveSessionsOfUser, revokeSession } from './sessions.store.ts';
+
+const self = (id: string) => ({ kind: 'users', id });
+
+export const currentUserSessionRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'get',
+    path: '/api/user/tokens',
+    access: 'authenticated',
+    level: 'server',
+    async handler({ ctx, principal, services, authorize }) {
+      await authorize('users.sessions:read', self(principal.user.id));
+      const limits = sessionLimits(services.config);
+      const sessions = await findLiveSessionsOfUser(services.db, principal.user.id, services.clock.now(), limits);
+      ctx.body = sessions.map((session) => presentSession(session, limits, principal.sessionId));
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/user/revoke-auth-token',
+    access: 'authenticated',
+    level: 'server',
+    body: { type: 'object', properties: { authTokenId: { type: 'string', minLength: 1, maxLength: 40 } }, required: ['authTokenId'], additionalProperties: false },
+    async handler({ ctx, body, principal, services, authorize }) {
+      await authorize('users.sessions:write', self(principal.user.id));
+      const now = services.clock.now();
+      const live = await findLiveSessionsOfUser(services.db, principal.user.id, now, sessionLimits(services.config));
+      if (!live.some((session) => session.id === body.authTokenId)) throw new NotFoundError('session not found');
+      await services.transact(async (tx) => {
+        await revokeSession(tx.db, body.authTokenId, now);
+        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'session.revoked', target: { type: 'session', id: body.authTokenId }, metadata: { by: 'self' } }, now);
+      });
+      ctx.body = { message: 'session revoked' };
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/user/auth-tokens',
+    access: 'authenticated',
+    level: 'server',
+    async handler({ ctx, principal, services, authorize }) {
+      await authorize('users.authlinks:read', self(principal.user.id));
+      ctx.body = (await findAuthLinksOfUser(services.db, principal.user.id)).map(presentAuthLink);
+    },
+  });
+
+  routes.add({
+    method: 'delete',
+    path: '/api/user/auth-tokens/:id',
+    access: 'authenticated',
+    level: 'server',
+    params: { type: 'object', properties: { id: { type: 'string', maxLength: 40 } }, required: ['id'] },
+    async handler({ ctx, params, principal, services, authorize }) {
+      await authorize('users.authlinks:write', self(principal.user.id));
+      const now = services.clock.now();
+      const removed = await services.transact(async (tx) => {
+        const link = await deleteAuthLinkOfUser(tx.db, principal.user.id, params.id);
+        if (link) {
+          await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.auth_link_removed', target: { type: 'user', id: principal.user.id, name: principal.user.login }, metadata: { authModule: link.auth_module } }, now);
+        }
+        return link;
+      });
+      if (!removed) throw new NotFoundError('login link not found');
+      ctx.body = { message: 'login link removed' };
+    },
+  });
+};
