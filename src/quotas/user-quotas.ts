@@ -1,0 +1,27 @@
+/**
+ * User-level quotas. The target that applies to a user is `api_keys`: the live personal access
+ * tokens the user holds. Unlimited unless a server admin sets a limit.
+ */
+import type { Knex } from 'knex';
+import { findQuotaOverrides, UNLIMITED } from './store.ts';
+
+export const USER_QUOTA_TARGETS = ['api_keys'] as const;
+export type UserQuotaTarget = (typeof USER_QUOTA_TARGETS)[number];
+
+export async function countLivePersonalTokens(db: Knex, userId: string, now: number): Promise<number> {
+  const [row] = await db('api_tokens')
+    .where({ kind: 'pat', user_id: userId })
+    .whereNull('revoked_at')
+    .where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
+    .count<Array<{ total: number | string }>>({ total: '*' });
+  return Number(row?.total ?? 0);
+}
+
+export async function userQuotaLimit(db: Knex, userId: string, target: UserQuotaTarget): Promise<number> {
+  return (await findQuotaOverrides(db, 'user', userId)).get(target) ?? UNLIMITED;
+}
+
+export async function userQuotas(db: Knex, userId: string, now: number) {
+  const overrides = await findQuotaOverrides(db, 'user', userId);
+  return [{ userId, target: 'api_keys', limit: overrides.get('api_keys') ?? UNLIMITED, used: await countLivePersonalTokens(db, userId, now) }];
+}
