@@ -48,6 +48,19 @@ describe('the authz engine', () => {
     expect(allowed.reasons.join(' ')).to.include('folders:uid:top');
   });
 
+  it('makes callers that arrive during a refresh wait for it', async () => {
+    const input: AuthzInput = { subject, org_id: 'org_main', action: 'dashboards:read' };
+    expect((await app.services.engine.authorize(input)).allow).to.equal(true);
+    for (const [role, expected] of [['None', false], ['Viewer', true]] as const) {
+      await app.services.transact(async (tx) => {
+        await tx.db('org_members').where({ org_id: 'org_main', user_id: viewer.id }).update({ role });
+        tx.policyChanged('org_main');
+      });
+      const decisions = await Promise.all(Array.from({ length: 5 }, () => app.services.engine.authorize(input)));
+      expect(decisions.map((d) => d.allow), `after the change to ${role}`).to.deep.equal(Array(5).fill(expected));
+    }
+  });
+
   it('does not see a rolled-back change, and bumps no revision for it', async () => {
     const [{ policy_revision: before }] = await app.db('orgs').where('id', 'org_main').select('policy_revision');
     await app.services

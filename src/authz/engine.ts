@@ -146,7 +146,8 @@ export class AuthzEngine implements PolicyChangeListener {
         this.orgs.set(key, org);
       }
     }
-    while (org.needsRebuild || org.pending.length > 0) {
+    // A refresh under way counts as a change not yet applied: it took the pending work with it.
+    while (org.refreshing || org.needsRebuild || org.pending.length > 0) {
       const current = org;
       current.refreshing ??= this.refresh(orgId, current).finally(() => {
         current.refreshing = null;
