@@ -1,0 +1,261 @@
+/**
+ * Server administration of users (`/api/admin/users…`), server admins only: the policy allows
+ * these actions at server level (org_id null) to nobody else. Modelled on Grafana's admin API.
+ * The server must keep at least one enabled server admin, so nobody demotes, disables or
+ * deletes themselves, or the last one.
+ */
+import type { Knex } from 'knex';
+import { actorOf, recordAudit } from '../audit/writer.ts';
+import { hashPassword, MIN_PASSWORD_LENGTH } from '../crypto/password.ts';
+import type { Tx } from '../db/transaction.ts';
+import { BadRequestError, ConflictError } from '../http/errors.ts';
+import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
+import type { RouteModule } from '../http/route.ts';
+import { DEFAULT_ORG_ID } from '../orgs/store.ts';
+import { adminUserSessionRoutes, findTargetUser, globalUser, revokeAllSessionsOf, userIdParams, userTarget } from './admin-users.sessions.ts';
+import { presentUser } from './user.presenter.ts';
+import {
+  addOrgMember,
+  deleteUser,
+  findAuthLabelsOfUsers,
+  findHumanUsersPage,
+  findMembershipsOfUser,
+  findMembershipsOfUsers,
+  findThemesOfUsers,
+  findUserClashing,
+  insertUser,
+  lockEnabledServerAdminIds,
+  profileSchema,
+  setUserDisabled,
+  setUserPassword,
+  setUserServerAdmin,
+  updateUserProfile,
+  type UserRow,
+} from './users.store.ts';
+
+const NEW_USER_ROLE = 'Viewer';
+const passwordSchema = { type: 'string', minLength: MIN_PASSWORD_LENGTH, maxLength: 1024 } as const;
+
+/** Users as the API shows them, with orgs, theme and login labels in three queries for any number. */
+async function presentUsers(db: Knex, rows: UserRow[]) {
+  const ids = rows.map((row) => row.id);
+  const [orgs, themes, labels] = await Promise.all([findMembershipsOfUsers(db, ids), findThemesOfUsers(db, ids), findAuthLabelsOfUsers(db, ids)]);
+  return rows.map((row) => presentUser(row, orgs.get(row.id) ?? [], { theme: themes.get(row.id), authLabels: labels.get(row.id) ?? [] }));
+}
+
+async function presentOne(db: Knex, userId: string) {
+  const [user] = await presentUsers(db, [await findTargetUser(db, userId)]);
+  return user!;
+}
+
+async function assertNoClash(db: Knex, values: string[], exceptUserId?: string): Promise<void> {
+  if (await findUserClashing(db, values, exceptUserId)) throw new ConflictError('a user with that login or email already exists');
+}
+
+/** Refuses a change that would leave no enabled server admin; call it inside the change's transaction. */
+async function assertAnotherServerAdminRemains(tx: Tx, user: UserRow, what: string): Promise<void> {
+  if (!user.is_svc_admin || user.is_disabled) return;
+  const admins = await lockEnabledServerAdminIds(tx.db);
+  if (!admins.some((id) => id !== user.id)) throw new BadRequestError(`cannot ${what} the last server admin`);
+}
+
+export const adminUserRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'get',
+    path: '/api/admin/users',
+    access: 'authenticated',
+    level: 'server',
+    query: {
+      type: 'object',
+      properties: { ...paginationQuerySchema, query: { type: 'string', maxLength: 190 } },
+      additionalProperties: false,
+    },
+    async handler({ ctx, query, services, authorize }) {
+      await authorize('users:read');
+      const page = pageOf(query);
+      const { totalCount, rows } = await findHumanUsersPage(services.db, query.query?.trim(), page);
+      ctx.body = { totalCount, users: await presentUsers(services.db, rows), page: page.page, perPage: page.perPage };
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/admin/users',
+    access: 'authenticated',
+    level: 'server',
+    body: {
+      type: 'object',
+      properties: {
+        name: { type: 'string', minLength: 1, maxLength: 190 },
+        login: { type: 'string', minLength: 1, maxLength: 190, pattern: '^[A-Za-z0-9._@+-]+$' },
+        email: { type: 'string', minLength: 3, maxLength: 190, pattern: '^[^\\s@]+@[^\\s@]+$' },
+        password: passwordSchema,
+      },
+      required: ['name', 'login', 'email', 'password'],
+      additionalProperties: false,
+    },
+    async handler({ ctx, body, principal, services, authorize }) {
+      await authorize('users:create');
+      const passwordHash = await hashPassword(body.password);
+      const now = services.clock.now();
+      const userId = await services.transact(async (tx) => {
+        await assertNoClash(tx.db, [body.login, body.email]);
+        const id = await insertUser(tx.db, { login: body.login, email: body.email, name: body.name, passwordHash, defaultOrgId: DEFAULT_ORG_ID }, now);
+        await addOrgMember(tx.db, DEFAULT_ORG_ID, id, NEW_USER_ROLE, now);
+        tx.policyChanged(DEFAULT_ORG_ID, { kind: 'member', userId: id });
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'user.created', orgId: DEFAULT_ORG_ID, target: userTarget({ id, login: body.login.toLowerCase() }), metadata: { isSvcAdmin: false, orgRole: NEW_USER_ROLE, via: 'admin' } },
+          now,
+        );
+        return id;
+      });
+      ctx.status = 201;
+      ctx.body = await presentOne(services.db, userId);
+    },
+  });
+
+  routes.add({
+    method: 'patch',
+    path: '/api/admin/users/:userId',
+    access: 'authenticated',
+    level: 'server',
+    params: userIdParams,
+    body: profileSchema,
+    async handler({ ctx, body, params, principal, services, authorize }) {
+      await authorize('users:write', globalUser(params.userId));
+      const now = services.clock.now();
+      await services.transact(async (tx) => {
+        const user = await findTargetUser(tx.db, params.userId);
+        const changes = {
+          ...(body.name !== undefined && body.name !== user.name && { name: body.name }),
+          ...(body.email !== undefined && body.email.toLowerCase() !== user.email && { email: body.email }),
+          ...(body.login !== undefined && body.login.toLowerCase() !== user.login && { login: body.login }),
+        };
+        const fields = Object.keys(changes).sort();
+        if (fields.length === 0) return;
+        await assertNoClash(tx.db, [changes.login, changes.email].filter((value): value is string => value !== undefined), user.id);
+        await updateUserProfile(tx.db, user.id, changes, now);
+        const login = changes.login?.toLowerCase() ?? user.login;
+        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.updated', target: userTarget({ id: user.id, login }), metadata: { fields, by: 'admin' } }, now);
+      });
+      ctx.body = await presentOne(services.db, params.userId);
+    },
+  });
+
+  routes.add({
+    method: 'delete',
+    path: '/api/admin/users/:userId',
+    access: 'authenticated',
+    level: 'server',
+    params: userIdParams,
+    async handler({ ctx, params, principal, services, authorize }) {
+      await authorize('users:delete', globalUser(params.userId));
+      if (params.userId === principal.user.id) throw new BadRequestError('you cannot delete yourself');
+      const now = services.clock.now();
+      await services.transact(async (tx) => {
+        const user = await findTargetUser(tx.db, params.userId);
+        await assertAnotherServerAdminRemains(tx, user, 'delete');
+        const orgs = await findMembershipsOfUser(tx.db, user.id);
+        const { legacyAclOrgIds } = await deleteUser(tx.db, user.id);
+        for (const org of orgs) tx.policyChanged(org.orgId, { kind: 'member', userId: user.id });
+        for (const orgId of legacyAclOrgIds) tx.policyChanged(orgId, { kind: 'legacy_acl' });
+        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.deleted', target: userTarget(user), metadata: { orgIds: orgs.map((org) => org.orgId) } }, now);
+      });
+      ctx.body = { message: 'user deleted' };
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/admin/users/:userId/password',
+    access: 'authenticated',
+    level: 'server',
+    params: userIdParams,
+    body: { type: 'object', properties: { password: passwordSchema }, required: ['password'], additionalProperties: false },
+    async handler({ ctx, body, params, principal, services, authorize }) {
+      await authorize('users.password:write', globalUser(params.userId));
+      const user = await findTargetUser(services.db, params.userId);
+      const passwordHash = await hashPassword(body.password);
+      const now = services.clock.now();
+      const revokedSessions = await services.transact(async (tx) => {
+        await setUserPassword(tx.db, user.id, passwordHash, now);
+        const actor = actorOf(ctx, principal);
+        await recordAudit(tx.db, actor, { action: 'user.password_changed', target: userTarget(user), metadata: { by: 'admin' } }, now);
+        return revokeAllSessionsOf(tx, actor, user, 'password changed by admin', now);
+      });
+      ctx.body = { message: 'user password updated', revokedSessions };
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/admin/users/:userId/permissions',
+    access: 'authenticated',
+    level: 'server',
+    params: userIdParams,
+    body: { type: 'object', properties: { isSvcAdmin: { type: 'boolean' } }, required: ['isSvcAdmin'], additionalProperties: false },
+    async handler({ ctx, body, params, principal, services, authorize }) {
+      await authorize('users.permissions:write', globalUser(params.userId));
+      if (params.userId === principal.user.id && !body.isSvcAdmin) throw new BadRequestError('you cannot remove your own server admin flag');
+      const now = services.clock.now();
+      await services.transact(async (tx) => {
+        const user = await findTargetUser(tx.db, params.userId);
+        if (!!user.is_svc_admin === body.isSvcAdmin) return;
+        if (!body.isSvcAdmin) await assertAnotherServerAdminRemains(tx, user, 'demote');
+        await setUserServerAdmin(tx.db, user.id, body.isSvcAdmin, now);
+        const actor = actorOf(ctx, principal);
+        await recordAudit(tx.db, actor, { action: 'user.role_changed', target: userTarget(user), metadata: { isSvcAdmin: body.isSvcAdmin } }, now);
+        await revokeAllSessionsOf(tx, actor, user, 'server admin flag changed', now);
+      });
+      ctx.body = { message: 'user permissions updated' };
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/admin/users/:userId/disable',
+    access: 'authenticated',
+    level: 'server',
+    params: userIdParams,
+    async handler({ ctx, params, principal, services, authorize }) {
+      await authorize('users:disable', globalUser(params.userId));
+      if (params.userId === principal.user.id) throw new BadRequestError('you cannot disable yourself');
+      const now = services.clock.now();
+      await services.transact(async (tx) => {
+        const user = await findTargetUser(tx.db, params.userId);
+        const actor = actorOf(ctx, principal);
+        if (!user.is_disabled) {
+          await assertAnotherServerAdminRemains(tx, user, 'disable');
+          await setUserDisabled(tx.db, user.id, true, now);
+          await recordAudit(tx.db, actor, { action: 'user.disabled', target: userTarget(user) }, now);
+        }
+        // Also when already disabled: a session that outlived an earlier disable must not come back with enable.
+        await revokeAllSessionsOf(tx, actor, user, 'user disabled', now);
+      });
+      ctx.body = { message: 'user disabled' };
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/admin/users/:userId/enable',
+    access: 'authenticated',
+    level: 'server',
+    params: userIdParams,
+    async handler({ ctx, params, principal, services, authorize }) {
+      await authorize('users:enable', globalUser(params.userId));
+      const now = services.clock.now();
+      await services.transact(async (tx) => {
+        const user = await findTargetUser(tx.db, params.userId);
+        if (!user.is_disabled) return;
+        await setUserDisabled(tx.db, user.id, false, now);
+        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.enabled', target: userTarget(user) }, now);
+      });
+      ctx.body = { message: 'user enabled' };
+    },
+  });
+
+  adminUserSessionRoutes(routes);
+};

@@ -1,0 +1,97 @@
+/**
+ * Server administration of a user's sessions (`/api/admin/users/<userId>/…`): list them, revoke
+ * one, revoke all. Also what the other admin user endpoints share: finding the target user
+ * (people only; a service account is managed through its own API) and revoking every session
+ * of a user with its audit entry.
+ */
+import type { Knex } from 'knex';
+import { actorOf, recordAudit, type Actor } from '../audit/writer.ts';
+import type { Tx } from '../db/transaction.ts';
+import { BadRequestError, NotFoundError } from '../http/errors.ts';
+import type { RouteModule } from '../http/route.ts';
+import { presentSession, sessionLimits } from './sessions.ts';
+import { findLiveSessionsOfUser, revokeSession, revokeSessionsOfUser } from './sessions.store.ts';
+import { findHumanUserById, type UserRow } from './users.store.ts';
+
+export const userIdParams = {
+  type: 'object',
+  properties: { userId: { type: 'string', minLength: 1, maxLength: 40 } },
+  required: ['userId'],
+} as const;
+
+/** The policy's name for any user at server level: only a server admin holds it. */
+export const globalUser = (id: string) => ({ kind: 'global.users', id });
+
+export const userTarget = (user: Pick<UserRow, 'id' | 'login'>) => ({ type: 'user', id: user.id, name: user.login });
+
+export async function findTargetUser(db: Knex, userId: string): Promise<UserRow> {
+  const user = await findHumanUserById(db, userId);
+  if (!user) throw new NotFoundError(`user ${userId} not found`);
+  return user;
+}
+
+/** Revokes every session of `user`, recording how many (and why) when there were any, or always when `alwaysRecord`. */
+export async function revokeAllSessionsOf(tx: Tx, actor: Actor, user: UserRow, reason: string, now: number, alwaysRecord = false): Promise<number> {
+  const count = await revokeSessionsOfUser(tx.db, user.id, now);
+  if (count > 0 || alwaysRecord) await recordAudit(tx.db, actor, { action: 'session.revoked', target: userTarget(user), metadata: { count, reason } }, now);
+  return count;
+}
+
+export const adminUserSessionRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'get',
+    path: '/api/admin/users/:userId/auth-tokens',
+    access: 'authenticated',
+    level: 'server',
+    params: userIdParams,
+    async handler({ ctx, params, principal, services, authorize }) {
+      await authorize('users.sessions:read', globalUser(params.userId));
+      const user = await findTargetUser(services.db, params.userId);
+      const limits = sessionLimits(services.config);
+      const sessions = await findLiveSessionsOfUser(services.db, user.id, services.clock.now(), limits);
+      ctx.body = sessions.map((session) => presentSession(session, limits, principal.sessionId));
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/admin/users/:userId/revoke-auth-token',
+    access: 'authenticated',
+    level: 'server',
+    params: userIdParams,
+    body: { type: 'object', properties: { authTokenId: { type: 'string', minLength: 1, maxLength: 40 } }, required: ['authTokenId'], additionalProperties: false },
+    async handler({ ctx, body, params, principal, services, authorize }) {
+      await authorize('users.sessions:write', globalUser(params.userId));
+      const user = await findTargetUser(services.db, params.userId);
+      // Grafana's rule: the session you are using ends by logging out, not from the admin pages.
+      if (body.authTokenId === principal.sessionId) throw new BadRequestError('you cannot revoke the session you are using: log out instead');
+      const now = services.clock.now();
+      const live = await findLiveSessionsOfUser(services.db, user.id, now, sessionLimits(services.config));
+      if (!live.some((session) => session.id === body.authTokenId)) throw new NotFoundError('session not found');
+      const revoked = await services.transact(async (tx) => {
+        if (!(await revokeSession(tx.db, body.authTokenId, now))) return false;
+        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'session.revoked', target: userTarget(user), metadata: { count: 1, sessionId: body.authTokenId, reason: 'admin revoke' } }, now);
+        return true;
+      });
+      if (!revoked) throw new NotFoundError('session not found');
+      ctx.body = { message: 'session revoked' };
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/admin/users/:userId/logout',
+    access: 'authenticated',
+    level: 'server',
+    params: userIdParams,
+    async handler({ ctx, params, principal, services, authorize }) {
+      await authorize('users.sessions:write', globalUser(params.userId));
+      // Grafana's rule: an admin ends their own sessions by logging out.
+      if (params.userId === principal.user.id) throw new BadRequestError('you cannot log yourself out from here: use /api/logout');
+      const user = await findTargetUser(services.db, params.userId);
+      const now = services.clock.now();
+      const count = await services.transact((tx) => revokeAllSessionsOf(tx, actorOf(ctx, principal), user, 'admin logout', now, true));
+      ctx.body = { message: 'user logged out', revokedSessions: count };
+    },
+  });
+};
