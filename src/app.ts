@@ -7,20 +7,37 @@ import { accessControlRoutes } from './accesscontrol/routes.ts';
 import { auditRoutes } from './audit/routes.ts';
 import { authenticate, type TokenResolver } from './http/authenticate.ts';
 import { clientIpMiddleware } from './http/client-ip.ts';
+import { cors } from './http/cors.ts';
 import { jsonBody } from './http/body.ts';
 import { errorMiddleware } from './http/error-middleware.ts';
 import { RouteRegistrar, type RouteEntry, type RouteModule } from './http/route.ts';
+import { resolvePersonalAccessToken, TOKEN_PREFIX } from './identity/api-tokens.ts';
+import { adminUserRoutes } from './identity/admin-users.routes.ts';
 import { loginRoutes } from './identity/login.routes.ts';
 import { setupRoutes } from './identity/setup.routes.ts';
+import { currentUserAccessTokenRoutes } from './identity/user.access-tokens.routes.ts';
 import { currentUserRoutes } from './identity/user.routes.ts';
+import { currentUserSessionRoutes } from './identity/user.sessions.routes.ts';
+import { quotaRoutes } from './quotas/routes.ts';
 import type { Services } from './services.ts';
 import { webRoutes } from './web/routes.ts';
 
 /** Every route module of the service, in the order a reader finds them in the spec. */
-export const ROUTE_MODULES: RouteModule[] = [setupRoutes, loginRoutes, currentUserRoutes, accessControlRoutes, auditRoutes, webRoutes];
+export const ROUTE_MODULES: RouteModule[] = [
+  setupRoutes,
+  loginRoutes,
+  currentUserRoutes,
+  currentUserSessionRoutes,
+  currentUserAccessTokenRoutes,
+  accessControlRoutes,
+  adminUserRoutes,
+  quotaRoutes,
+  auditRoutes,
+  webRoutes,
+];
 
 /** API token kinds by prefix; PATs (`svc_pat_`) and SA tokens (`svc_sa_`) register here. */
-export const TOKEN_RESOLVERS: Record<string, TokenResolver> = {};
+export const TOKEN_RESOLVERS: Record<string, TokenResolver> = { [TOKEN_PREFIX.pat]: resolvePersonalAccessToken };
 
 export interface BuiltApp {
   app: Koa;
@@ -40,6 +57,7 @@ export function buildApp(services: Services): BuiltApp {
     await next();
     services.logger.debug({ method: ctx.method, path: ctx.path, status: ctx.status, ms: +(performance.now() - started).toFixed(1) }, 'request');
   });
+  app.use(cors(services.config.corsOrigins));
   app.use(clientIpMiddleware(services.config.trustedProxies));
   app.use(jsonBody(services.config.bodyLimitBytes));
   app.use(authenticate(services, TOKEN_RESOLVERS));
