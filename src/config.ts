@@ -34,6 +34,8 @@ export interface Config {
   /** How often an instance re-reads the policy-data revisions written by other instances. */
   authzRevisionPollMs: number;
   policyWasmPath: string;
+  /** Default quota limits per target (-1 = unlimited), from the QUOTA_* variables. */
+  quotaDefaults: Record<QuotaTarget, number>;
   /** Encrypts secrets at rest (AES-256-GCM). */
   secretKey: string;
   /** Signs the session cookie (HMAC-SHA256), and short-lived state handed to browsers. */
@@ -41,6 +43,20 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
+
+export const QUOTA_TARGETS = ['users', 'dashboards', 'connectors', 'api_keys', 'service_accounts', 'alert_rules', 'folders'] as const;
+export type QuotaTarget = (typeof QUOTA_TARGETS)[number];
+
+/** The spec's variable of each target; api_keys counts the tokens of one service account. */
+const QUOTA_VARIABLES: Record<QuotaTarget, string> = {
+  users: 'QUOTA_USERS_PER_ORG',
+  service_accounts: 'QUOTA_SERVICE_ACCOUNTS_PER_ORG',
+  api_keys: 'QUOTA_API_KEYS_PER_SA',
+  dashboards: 'QUOTA_DASHBOARDS_PER_ORG',
+  connectors: 'QUOTA_DATASOURCES_PER_ORG',
+  folders: 'QUOTA_FOLDERS_PER_ORG',
+  alert_rules: 'QUOTA_ALERT_RULES_PER_ORG',
+};
 
 type Env = Record<string, string | undefined>;
 
@@ -131,6 +147,7 @@ export function loadConfig(env: Env = process.env): Config {
     auditRetentionDays: readInt(env, 'AUDIT_RETENTION_DAYS', 90, 1),
     authzRevisionPollMs: readInt(env, 'AUTHZ_REVISION_POLL_MS', 1000, 50),
     policyWasmPath: env.POLICY_WASM_PATH || path.resolve('policies/build/authz.wasm'),
+    quotaDefaults: Object.fromEntries(QUOTA_TARGETS.map((target) => [target, readInt(env, QUOTA_VARIABLES[target], -1, -1)])) as Record<QuotaTarget, number>,
     secretKey: readSecret(env, 'SECRET_KEY', nodeEnv, dataDir),
     jwtSecret: readSecret(env, 'JWT_SECRET', nodeEnv, dataDir),
   };

@@ -19,6 +19,12 @@ export interface ChatContext {
   write: boolean;
 }
 
+/** A permission a role would grant: who creates, changes or assigns the role must hold it too. */
+export interface DelegatedPermission {
+  action: string;
+  scope: string;
+}
+
 export interface AuthzInput {
   subject: Subject;
   /** The active org; null for server-level actions. */
@@ -26,6 +32,8 @@ export interface AuthzInput {
   action: string;
   resource?: ResourceRef;
   chat?: ChatContext;
+  /** Role writes and assignments: every permission the role grants (Grafana's delegation rule). */
+  delegate?: DelegatedPermission[];
 }
 
 export interface FilterInput {

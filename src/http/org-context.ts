@@ -2,7 +2,8 @@
  * Active-org resolution, in the spec's order: the `X-Svc-Org-Id` header, then `?orgId`, then
  * the user's default org. Whether the caller may act in the org is the policy's call (a
  * non-member, a server admin too, is denied there); here a named org must exist, and a caller
- * that belongs to no org at all gets the spec's failure.
+ * that belongs to no org at all gets the spec's failure. A service-account token is pinned to its
+ * account's org.
  */
 import type { Context } from 'koa';
 import type { Principal } from '../identity/principal.ts';
@@ -13,6 +14,11 @@ export const ORG_HEADER = 'x-svc-org-id';
 
 export async function resolveActiveOrg(ctx: Context, services: Services, principal: Principal): Promise<string> {
   const named = ctx.get(ORG_HEADER).trim() || (typeof ctx.query.orgId === 'string' ? ctx.query.orgId.trim() : '');
+  if (principal.pinnedOrgId) {
+    // A service-account token belongs to one org; naming another is refused, not followed.
+    if (named && named !== principal.pinnedOrgId) throw new ForbiddenError(`this token can only act in org ${principal.pinnedOrgId}`);
+    return principal.pinnedOrgId;
+  }
   if (named) {
     const exists = await services.db('orgs').where('id', named).first('id');
     if (!exists) throw new NotFoundError(`org ${named} not found`);

@@ -36,6 +36,8 @@ export interface RouteContext<B, Q, P> {
 export interface AuthorizeOptions {
   orgId?: string | null;
   chat?: AuthzInput['chat'];
+  /** The permissions of a role being created, changed or assigned: the caller must hold each. */
+  delegate?: AuthzInput['delegate'];
 }
 
 export interface RouteSpec<B, Q, P> {
@@ -103,6 +105,7 @@ export class RouteRegistrar {
           const input: AuthzInput = { subject: subjectOf(principal), org_id: options.orgId === undefined ? routeOrg : options.orgId, action };
           if (resource) input.resource = resource;
           if (options.chat) input.chat = options.chat;
+          if (options.delegate) input.delegate = options.delegate;
           const decision = await services.engine.authorize(input);
           if (!decision.allow) {
             // The reasons can name scopes the caller may not see (a dashboard's folder), so

@@ -12,7 +12,8 @@ import { BadRequestError, ConflictError } from '../http/errors.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { DEFAULT_ORG_ID } from '../orgs/store.ts';
-import { adminUserSessionRoutes, findTargetUser, globalUser, revokeAllSessionsOf, userIdParams, userTarget } from './admin-users.sessions.ts';
+import { adminUserSessionRoutes, findTargetUser, globalUser, userIdParams } from './admin-users.sessions.ts';
+import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
 import { presentUser } from './user.presenter.ts';
 import {
   addOrgMember,

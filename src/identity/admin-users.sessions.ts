@@ -2,15 +2,15 @@
  * Server administration of a user's sessions (`/api/admin/users/<userId>/…`): list them, revoke
  * one, revoke all. Also what the other admin user endpoints share: finding the target user
  * (people only; a service account is managed through its own API) and revoking every session
- * of a user with its audit entry.
+ * of a user with its audit entry (session-revocation.ts).
  */
 import type { Knex } from 'knex';
-import { actorOf, recordAudit, type Actor } from '../audit/writer.ts';
-import type { Tx } from '../db/transaction.ts';
+import { actorOf, recordAudit } from '../audit/writer.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import type { RouteModule } from '../http/route.ts';
+import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
 import { presentSession, sessionLimits } from './sessions.ts';
-import { findLiveSessionsOfUser, revokeSession, revokeSessionsOfUser } from './sessions.store.ts';
+import { findLiveSessionsOfUser, revokeSession } from './sessions.store.ts';
 import { findHumanUserById, type UserRow } from './users.store.ts';
 
 export const userIdParams = {
@@ -22,19 +22,10 @@ export const userIdParams = {
 /** The policy's name for any user at server level: only a server admin holds it. */
 export const globalUser = (id: string) => ({ kind: 'global.users', id });
 
-export const userTarget = (user: Pick<UserRow, 'id' | 'login'>) => ({ type: 'user', id: user.id, name: user.login });
-
 export async function findTargetUser(db: Knex, userId: string): Promise<UserRow> {
   const user = await findHumanUserById(db, userId);
   if (!user) throw new NotFoundError(`user ${userId} not found`);
   return user;
-}
-
-/** Revokes every session of `user`, recording how many (and why) when there were any, or always when `alwaysRecord`. */
-export async function revokeAllSessionsOf(tx: Tx, actor: Actor, user: UserRow, reason: string, now: number, alwaysRecord = false): Promise<number> {
-  const count = await revokeSessionsOfUser(tx.db, user.id, now);
-  if (count > 0 || alwaysRecord) await recordAudit(tx.db, actor, { action: 'session.revoked', target: userTarget(user), metadata: { count, reason } }, now);
-  return count;
 }
 
 export const adminUserSessionRoutes: RouteModule = (routes) => {

@@ -46,7 +46,7 @@ export async function principalFromToken(services: Services, kind: TokenKind, ke
   const owner = await findUserById(services.db, token.user_id);
   if (!owner || owner.is_disabled) return null;
   if (token.last_used_at === null || now - Number(token.last_used_at) >= MARK_USED_EVERY_MS) await markApiTokenUsed(services.db, token.id, now);
-  return { principal: { user: toPrincipalUser(owner), via: 'token', sessionId: null }, token };
+  return { principal: { user: toPrincipalUser(owner), via: 'token', sessionId: null, pinnedOrgId: token.kind === 'sa' ? token.org_id : null }, token };
 }
 
 /** Resolver for `Authorization: Bearer svc_pat_…` and `X-Api-Key: svc_pat_…`. */

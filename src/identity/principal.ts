@@ -15,4 +15,6 @@ export interface Principal {
   /** How the request authenticated. */
   via: 'session' | 'token';
   sessionId: string | null;
+  /** A service-account token acts only in its account's org; null for sessions and PATs. */
+  pinnedOrgId: string | null;
 }

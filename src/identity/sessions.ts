@@ -89,7 +89,7 @@ export async function principalFromSession(services: Services, ctx: Context, coo
   } else if (now - Number(session.last_seen_at) >= TOUCH_EVERY_MS) {
     await touchSession(db, session.id, now);
   }
-  return { user: toPrincipalUser(user), via: 'session', sessionId: session.id };
+  return { user: toPrincipalUser(user), via: 'session', sessionId: session.id, pinnedOrgId: null };
 }
 
 /** A session as listings show it: never the token or its hash. */

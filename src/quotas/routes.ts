@@ -1,12 +1,55 @@
-/** Quota endpoints: the current user's quotas, and a server admin setting a user's. */
+/** Quota endpoints: an org's quotas, the current user's, and a server admin setting either. */
 import { actorOf, recordAudit } from '../audit/writer.ts';
 import { NotFoundError } from '../http/errors.ts';
 import type { RouteModule } from '../http/route.ts';
 import { findUserById } from '../identity/users.store.ts';
+import { findOrgById } from '../orgs/store.ts';
+import { presentOrgQuotas, QUOTA_TARGETS } from './org-quotas.ts';
 import { UNLIMITED, writeQuota } from './store.ts';
 import { USER_QUOTA_TARGETS, userQuotas } from './user-quotas.ts';
 
+const orgParams = { type: 'object', properties: { orgId: { type: 'string', minLength: 1, maxLength: 40 } }, required: ['orgId'] } as const;
+
 export const quotaRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'get',
+    path: '/api/orgs/:orgId/quotas',
+    access: 'authenticated',
+    level: 'server',
+    params: orgParams,
+    async handler({ ctx, params, services, authorize }) {
+      // Asked of the org itself: its admins read its quotas (server admins administer every org).
+      await authorize('orgs.quotas:read', { kind: 'orgs', id: params.orgId }, { orgId: params.orgId });
+      if (!(await findOrgById(services.db, params.orgId))) throw new NotFoundError(`org ${params.orgId} not found`);
+      ctx.body = await presentOrgQuotas(services.db, services.config, params.orgId, services.clock.now());
+    },
+  });
+
+  routes.add({
+    method: 'put',
+    path: '/api/orgs/:orgId/quotas/:target',
+    access: 'authenticated',
+    level: 'server',
+    params: {
+      type: 'object',
+      properties: { orgId: { type: 'string', minLength: 1, maxLength: 40 }, target: { type: 'string', enum: [...QUOTA_TARGETS] } },
+      required: ['orgId', 'target'],
+    },
+    body: { type: 'object', properties: { limit: { type: 'integer', minimum: UNLIMITED } }, required: ['limit'], additionalProperties: false },
+    async handler({ ctx, params, body, principal, services, authorize }) {
+      // Raising its own quota is not an org admin's call: orgs.quotas:write is a server-admin action.
+      await authorize('orgs.quotas:write', { kind: 'orgs', id: params.orgId }, { orgId: params.orgId });
+      if (!(await findOrgById(services.db, params.orgId))) throw new NotFoundError(`org ${params.orgId} not found`);
+      const now = services.clock.now();
+      await services.transact(async (tx) => {
+        await writeQuota(tx.db, 'org', params.orgId, params.target, body.limit, now);
+        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'quota.updated', orgId: params.orgId, target: { type: 'org', id: params.orgId }, metadata: { target: params.target, limit: body.limit } }, now);
+      });
+      const quotas = await presentOrgQuotas(services.db, services.config, params.orgId, now);
+      ctx.body = quotas.find((quota) => quota.target === params.target);
+    },
+  });
+
   routes.add({
     method: 'get',
     path: '/api/user/quotas',

@@ -1,0 +1,17 @@
+/**
+ * Revoking every session of a user, with its audit entry: what a password reset, a disable, an
+ * admin logout and any role change (org role, role assignment, server-admin flag) share.
+ */
+import { recordAudit, type Actor } from '../audit/writer.ts';
+import type { Tx } from '../db/transaction.ts';
+import { revokeSessionsOfUser } from './sessions.store.ts';
+import type { UserRow } from './users.store.ts';
+
+export const userTarget = (user: Pick<UserRow, 'id' | 'login'>) => ({ type: 'user', id: user.id, name: user.login });
+
+/** Revokes every session of `user`, recording how many (and why) when there were any, or always when `alwaysRecord`. */
+export async function revokeAllSessionsOf(tx: Tx, actor: Actor, user: Pick<UserRow, 'id' | 'login'>, reason: string, now: number, alwaysRecord = false): Promise<number> {
+  const count = await revokeSessionsOfUser(tx.db, user.id, now);
+  if (count > 0 || alwaysRecord) await recordAudit(tx.db, actor, { action: 'session.revoked', target: userTarget(user), metadata: { count, reason } }, now);
+  return count;
+}
