@@ -70,7 +70,11 @@ describe('route accounting', () => {
     };
     try {
       for (const route of app.built.routes.filter((r) => r.access === 'authenticated')) {
-        const path = route.path.replace(/:(\w+)/g, 'x1');
+        const paramSchemas = ((route.schemas.params as { properties?: Record<string, JSONSchema> } | undefined)?.properties ?? {}) as Record<string, JSONSchema>;
+        const path = route.path.replace(/:(\w+)/g, (_, name: string) => {
+          const value = paramSchemas[name] ? sample(paramSchemas[name]) : undefined;
+          return encodeURIComponent(typeof value === 'string' && !STRING_CANDIDATES.includes(value) ? value : 'x1');
+        });
         const query = new URLSearchParams(sample(route.schemas.query) as Record<string, string>).toString();
         const url = query ? `${path}?${query}` : path;
         const body = route.schemas.body ? sample(route.schemas.body) : undefined;

@@ -1,0 +1,140 @@
+/** SQL of teams and their members. A team belongs to one org; every lookup names the org. */
+import type { Knex } from 'knex';
+import { newId } from '../db/ids.ts';
+
+/** Team member permission: 0 = Member, 4 = Admin (manages the team). */
+export const TEAM_MEMBER = 0;
+export const TEAM_ADMIN = 4;
+export type TeamPermission = typeof TEAM_MEMBER | typeof TEAM_ADMIN;
+
+export interface TeamRow {
+  id: string;
+  org_id: string;
+  name: string;
+  email: string;
+}
+
+export interface TeamMemberRow {
+  team_id: string;
+  user_id: string;
+  permission: number;
+  login: string;
+  email: string | null;
+  name: string;
+}
+
+const TEAM_COLUMNS = ['id', 'org_id', 'name', 'email'] as const;
+
+export async function findTeamInOrg(db: Knex, orgId: string, teamId: string): Promise<TeamRow | undefined> {
+  return db('teams').where({ id: teamId, org_id: orgId }).first(...TEAM_COLUMNS);
+}
+
+export async function findTeamByName(db: Knex, orgId: string, name: string): Promise<TeamRow | undefined> {
+  return db('teams').where({ org_id: orgId, name }).first(...TEAM_COLUMNS);
+}
+
+export async function insertTeam(db: Knex, orgId: string, team: { name: string; email: string }, now: number): Promise<string> {
+  const id = newId('team');
+  await db('teams').insert({ id, org_id: orgId, name: team.name, email: team.email, created_at: now, updated_at: now });
+  return id;
+}
+
+export async function updateTeam(db: Knex, teamId: string, changes: { name?: string; email?: string }, now: number): Promise<void> {
+  await db('teams').where('id', teamId).update({ ...changes, updated_at: now });
+}
+
+/** `%` and `_` in a search are literal; `!` escapes them (one escape character on both dialects). */
+function containsPattern(search: string): string {
+  return `%${search.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
+}
+
+/**
+ * The ids of the org's teams whose name contains `search` (ignoring case), by name. Only ids:
+ * the caller filters them through the policy before it loads the page it shows.
+ */
+export async function findTeamIdsByName(db: Knex, orgId: string, search: string | undefined): Promise<string[]> {
+  const query = db('teams').where('org_id', orgId);
+  if (search) query.whereRaw("LOWER(name) LIKE ? ESCAPE '!'", [containsPattern(search)]);
+  return query.orderBy([{ column: 'name' }, { column: 'id' }]).pluck('id');
+}
+
+/** The teams of `ids`, in the order of `ids`. */
+export async function findTeamsByIds(db: Knex, ids: string[]): Promise<TeamRow[]> {
+  if (ids.length === 0) return [];
+  const rows: TeamRow[] = await db('teams').whereIn('id', ids).select(...TEAM_COLUMNS);
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return ids.map((id) => byId.get(id)).filter((row): row is TeamRow => row !== undefined);
+}
+
+/** Member counts of several teams in one query; a team without members is absent. */
+export async function countMembersOfTeams(db: Knex, teamIds: string[]): Promise<Map<string, number>> {
+  if (teamIds.length === 0) return new Map();
+  const rows: Array<{ team_id: string; total: number | string }> = await db('team_members').whereIn('team_id', teamIds).groupBy('team_id').select('team_id').count({ total: '*' });
+  return new Map(rows.map((row) => [row.team_id, Number(row.total)]));
+}
+
+function membersQuery(db: Knex, teamId: string): Knex.QueryBuilder {
+  return db('team_members as tm')
+    .join('users as u', 'u.id', 'tm.user_id')
+    .where('tm.team_id', teamId)
+    .select('tm.team_id', 'tm.user_id', 'tm.permission', 'u.login', 'u.email', 'u.name');
+}
+
+export async function findMembersOfTeam(db: Knex, teamId: string): Promise<TeamMemberRow[]> {
+  return membersQuery(db, teamId).orderBy([{ column: 'u.login' }, { column: 'u.id' }]);
+}
+
+export async function findTeamMember(db: Knex, teamId: string, userId: string): Promise<TeamMemberRow | undefined> {
+  return membersQuery(db, teamId).where('tm.user_id', userId).first();
+}
+
+export async function insertTeamMember(db: Knex, teamId: string, userId: string, permission: TeamPermission, now: number): Promise<void> {
+  await db('team_members').insert({ team_id: teamId, user_id: userId, permission, created_at: now });
+}
+
+export async function setTeamMemberPermission(db: Knex, teamId: string, userId: string, permission: TeamPermission): Promise<void> {
+  await db('team_members').where({ team_id: teamId, user_id: userId }).update({ permission });
+}
+
+export async function deleteTeamMember(db: Knex, teamId: string, userId: string): Promise<void> {
+  await db('team_members').where({ team_id: teamId, user_id: userId }).delete();
+}
+
+/** The org membership of a user who may join a team: people only (a service account acts alone). */
+export async function findOrgMemberForTeam(db: Knex, orgId: string, userId: string): Promise<{ id: string; login: string; isServiceAccount: boolean } | undefined> {
+  const row: { id: string; login: string; is_service_account: boolean | number } | undefined = await db('org_members as m')
+    .join('users as u', 'u.id', 'm.user_id')
+    .where({ 'm.org_id': orgId, 'm.user_id': userId })
+    .first('u.id', 'u.login', 'u.is_service_account');
+  return row && { id: row.id, login: row.login, isServiceAccount: !!row.is_service_account };
+}
+
+/**
+ * Deletes the team and everything that names it: members, the preferences row, legacy ACL
+ * entries, its managed role (with its assignments) and every permission of the org's roles on
+ * `teams:id:<id>` (its admins' rights among them). Returns what the policy must re-read.
+ */
+export async function deleteTeam(db: Knex, team: TeamRow): Promise<{ memberIds: string[]; changedRoleUids: string[]; legacyAclChanged: boolean }> {
+  const memberIds: string[] = await db('team_members').where('team_id', team.id).pluck('user_id');
+  const scopedRoles: Array<{ id: number; uid: string }> = await db('roles as r')
+    .join('role_permissions as p', 'p.role_id', 'r.id')
+    .where({ 'r.org_id': team.org_id, 'p.scope': `teams:id:${team.id}` })
+    .distinct('r.id', 'r.uid');
+  if (scopedRoles.length > 0) {
+    await db('role_permissions')
+      .whereIn('role_id', scopedRoles.map((role) => role.id))
+      .where('scope', `teams:id:${team.id}`)
+      .delete();
+  }
+  const managedUid = `managed:teams:${team.id}:permissions`;
+  // Foreign keys remove the managed role's permissions and assignments with it.
+  const managedDeleted = await db('roles').where({ org_id: team.org_id, uid: managedUid }).delete();
+  const legacyAclDeleted = await db('legacy_acl').where({ org_id: team.org_id, team_id: team.id }).delete();
+  await db('preferences').where({ owner_kind: 'team', owner_id: team.id }).delete();
+  await db('team_members').where('team_id', team.id).delete();
+  await db('team_roles').where('team_id', team.id).delete();
+  await db('teams').where('id', team.id).delete();
+  const changedRoleUids = new Set(scopedRoles.map((role) => role.uid));
+  if (managedDeleted > 0) changedRoleUids.add(managedUid);
+  return { memberIds, changedRoleUids: [...changedRoleUids], legacyAclChanged: legacyAclDeleted > 0 };
+}

@@ -1,0 +1,25 @@
+/** What every `/api/teams/:id…` route shares: the path schema, the policy target, the lookup, the audit target. */
+import type { Knex } from 'knex';
+import type { ResourceRef } from '../authz/types.ts';
+import { NotFoundError } from '../http/errors.ts';
+import { findTeamInOrg, type TeamRow } from './store.ts';
+
+export const teamIdParams = {
+  type: 'object',
+  properties: { id: { type: 'string', minLength: 1, maxLength: 40 } },
+  required: ['id'],
+} as const;
+
+export const teamResource = (teamId: string): ResourceRef => ({ kind: 'teams', id: teamId });
+
+export const teamAuditTarget = (team: TeamRow) => ({ type: 'team', id: team.id, name: team.name });
+
+/**
+ * The team in the active org. A team of another org is as unknown as a missing one: the
+ * caller was authorized in the active org only. Call it after authorize().
+ */
+export async function findTeamOrFail(db: Knex, orgId: string, teamId: string): Promise<TeamRow> {
+  const team = await findTeamInOrg(db, orgId, teamId);
+  if (!team) throw new NotFoundError(`team ${teamId} not found`);
+  return team;
+}
