@@ -21,50 +21,64 @@ import data.authz.subject
 # entrypoint: true
 default decision := {"allow": false, "reasons": ["the request could not be evaluated"]}
 
-default _allow := false
+decision := _decision(_grants)
 
-decision := {"allow": _allow, "reasons": _reasons}
+# Compiled Rego memoizes every rule without arguments in a table it fills per evaluation, and an
+# entry costs more than most of the tests it caches; every body of a rule or function is
+# evaluated. So the hot path goes through functions and else chains, and as few rules as it can
+# (policies/README.md, "Evaluation cost").
 
-_allow if {
-	count(_grants) > 0
-	chat.is_allowed
-	not server.refusal
+# allowed: every grant that matched; denied: what was missing, only worked out on a deny
+_decision(grants) := {"allow": true, "reasons": grants} if {
+	count(grants) > 0
+	chat.allows(input)
+	not server.refuses(input.action)
+} else := {"allow": false, "reasons": sort(_denials)}
+
+_action := input.action if _is_action(input.action)
+
+_is_action(action) if {
+	is_string(action)
+	action != ""
 }
 
-_reasons := sort(_grants) if _allow
-
-_reasons := sort(_denials) if not _allow
-
-_action := input.action if {
-	is_string(input.action)
-	input.action != ""
-}
-
-# defined for any value of input.resource, null and false included
-_has_resource if type_name(input.resource)
+# defined for any value of request.resource, null and false included. A function of the input
+# rather than a rule: an undefined rule (no resource) is worked out again on every reference.
+_has_resource(request) if type_name(request.resource)
 
 _target := scopes.target(input.resource)
 
 _candidates := scopes.candidates(_target, _action)
 
-# what role permissions and legacy ACL entries grant, plus a subject's rights on itself
-_grants := _role_grants | self.grants
+# what role permissions and legacy ACL entries grant, plus a subject's rights on itself (only
+# ever on a users target), as sorted reasons; without a target, the action held on any scope
+# counts. A subject that may not act has no roles and no principals, so it is granted nothing.
+#
+# Each kind of reason is sorted on its own and the sorted arrays are joined, rather than a union
+# of sets sorted at the end (a union builds a new set): the kinds sort apart by their first word,
+# "a subject may" < "legacy ACL grants" < "role", so the result is the same.
+default _grants := []
 
-default _role_grants := set()
+_grants := array.concat(sort(self.grants), _target_grants(input.resource, input.action)) if {
+	input.resource.kind == "users"
+} else := grants if {
+	grants := _target_grants(input.resource, input.action)
+} else := sort(rbac.holders(subject.roles, _action))
 
-_role_grants := _grants_on(_target, _candidates) if subject.is_active
+# the role permissions and legacy ACL entries that allow action on a resource, as sorted
+# reasons; none on a resource of no known shape. It checks the action itself rather than read
+# _action, one rule fewer to memoize.
+default _target_grants(_, _) := []
 
-# without a target, the action held on any scope counts
-_role_grants := rbac.holders(subject.roles, _action) if {
-	subject.is_active
-	not _has_resource
+_target_grants(resource, action) := _grants_on(target, action, scopes.candidates(target, action)) if {
+	_is_action(action)
+	target := scopes.target(resource)
 }
 
-# the role permissions and legacy ACL entries that allow _action on a target, as reasons
-_grants_on(target, candidates) := role_grants | acl_grants if {
-	role_grants := rbac.grants(subject.roles, _action, candidates)
-	acl_grants := legacy.grants(_action, target, candidates)
-}
+_grants_on(target, action, candidates) := array.concat(sort(acl_grants), sort(rbac.grants(subject.roles, action, candidates))) if {
+	acl_grants := legacy.grants(action, target, candidates)
+	count(acl_grants) > 0
+} else := sort(rbac.grants(subject.roles, action, candidates))
 
 _denials contains problem if {
 	not subject.is_active
@@ -74,7 +88,7 @@ _denials contains problem if {
 _denials contains "no action given" if not _action
 
 _denials contains scopes.problem(input.resource) if {
-	_has_resource
+	_has_resource(input)
 	not _target
 }
 
@@ -89,4 +103,4 @@ _denials contains server.refusal if subject.is_active
 
 _missing_grant := concat("", ["no role grants ", _action, " on ", concat(", ", _candidates)]) if _candidates
 
-_missing_grant := concat("", ["no role grants ", _action, " on any scope"]) if not _has_resource
+_missing_grant := concat("", ["no role grants ", _action, " on any scope"]) if not _has_resource(input)

@@ -291,3 +291,14 @@ test_a_user_reads_itself_outside_any_org if {
 	req := {"subject": user("u_stranger"), "org_id": null, "action": "users:read", "resource": {"kind": "users", "id": "u_stranger"}}
 	_decide(req) == {"allow": true, "reasons": ["a subject may users:read on itself"]}
 }
+
+test_reasons_of_every_kind_are_sorted_together if {
+	_decide(request(server_admin("u_root"), "dashboards:read", dashboard("d_team"))).reasons == [
+		"legacy ACL grants level 4 on folders:uid:f_team to role:None",
+		"role basic:server_admin grants * on *",
+	]
+	_decide(request(user("u_admin"), "users:read", {"kind": "users", "id": "u_admin"})).reasons == [
+		"a subject may users:read on itself",
+		"role basic:admin grants * on *",
+	]
+}

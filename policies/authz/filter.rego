@@ -1,6 +1,5 @@
 package authz
 
-import data.authz.scopes
 import data.authz.server
 import data.authz.subject
 
@@ -20,7 +19,4 @@ filter := [index |
 	_is_allowed_on(resource)
 ]
 
-_is_allowed_on(resource) if {
-	target := scopes.target(resource)
-	count(_grants_on(target, scopes.candidates(target, _action))) > 0
-}
+_is_allowed_on(resource) if count(_target_grants(resource, _action)) > 0

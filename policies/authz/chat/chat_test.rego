@@ -11,12 +11,16 @@ _chat(overrides) := object.union(
 
 # whether the chat checks allow, and their problems, for a chat context
 _eval(context) := {"allowed": allowed, "problems": problems} if {
-	allowed := chat.is_allowed with input as {"chat": context} with data.chat_agents as _agents
+	allowed := _allows({"chat": context})
 	problems := chat.problems with input as {"chat": context} with data.chat_agents as _agents
 }
 
+default _allows(_) := false
+
+_allows(request) if chat.allows(request) with data.chat_agents as _agents
+
 test_without_chat_context_nothing_is_checked if {
-	chat.is_allowed with input as {"action": "dashboards:write"}
+	chat.allows({"action": "dashboards:write"})
 	count(chat.problems) == 0 with input as {"action": "dashboards:write"}
 }
 

@@ -8,50 +8,67 @@ package authz.legacy
 
 import data.authz.subject
 
-default is_enabled := false
-
-is_enabled if data.settings.legacy_acl_enabled == true
-
 # every ACL entry that allows action on target for the subject, as a reason; scopes are the
 # target's candidate scopes. The subject's keys are only worked out once a scope has entries.
 grants(action, target, scopes) := {reason |
-	is_enabled
 	_has_acl(target.kind)
+	is_enabled(data.settings)
 	needed := _level(action)
+	acl := data.legacy_acl # once, not once per scope: a lookup in data costs as much
 	some scope in scopes
-	entries := data.legacy_acl[scope]
+	entries := acl[scope]
 	some principal in subject.principals
 	level := entries[principal]
 	is_number(level)
 	level >= needed
-	reason := concat("", ["legacy ACL grants level ", format_int(level, 10), " on ", scope, " to ", principal])
+	reason := concat("", ["legacy ACL grants level ", _level_text(level), " on ", scope, " to ", principal])
 }
 
-_has_acl("dashboards")
+# whether the ACL applies; a function of data.settings rather than a rule, which compiled Rego
+# memoizes at a cost above this lookup
+is_enabled(settings) if settings.legacy_acl_enabled == true
 
-_has_acl("folders")
+# a level as text: format_int costs more than the rest of a reason, so the three levels there
+# are come as constants
+_level_text(level) := "1" if {
+	level == 1
+} else := "2" if {
+	level == 2
+} else := "4" if {
+	level == 4
+} else := format_int(level, 10)
 
-# the level an action needs; functions of constants, not an object, to build nothing per decision
-_level("dashboards:read") := 1
+_has_acl(kind) if {
+	kind == "dashboards"
+} else if {
+	kind == "folders"
+}
 
-_level("folders:read") := 1
-
-_level("dashboards:write") := 2
-
-_level("dashboards:create") := 2
-
-_level("dashboards:delete") := 2
-
-_level("folders:write") := 2
-
-_level("folders:create") := 2
-
-_level("folders:delete") := 2
-
-_level("dashboards.permissions:read") := 4
-
-_level("dashboards.permissions:write") := 4
-
-_level("folders.permissions:read") := 4
-
-_level("folders.permissions:write") := 4
+# the level an action needs; constants, not an object, to build nothing per decision, in an else
+# chain that stops at the first match (every body of a function is evaluated), the actions asked
+# most first
+_level(action) := 1 if {
+	action == "dashboards:read"
+} else := 2 if {
+	action == "dashboards:write"
+} else := 1 if {
+	action == "folders:read"
+} else := 2 if {
+	action == "dashboards:create"
+} else := 2 if {
+	action == "dashboards:delete"
+} else := 2 if {
+	action == "folders:write"
+} else := 2 if {
+	action == "folders:create"
+} else := 2 if {
+	action == "folders:delete"
+} else := 4 if {
+	action == "dashboards.permissions:read"
+} else := 4 if {
+	action == "dashboards.permissions:write"
+} else := 4 if {
+	action == "folders.permissions:read"
+} else := 4 if {
+	action == "folders.permissions:write"
+}

@@ -31,7 +31,8 @@ test_disabled_acl_grants_nothing if {
 }
 
 test_missing_setting_means_disabled if {
-	not legacy.is_enabled with data.settings as {}
+	not legacy.is_enabled({})
+	legacy.is_enabled({"legacy_acl_enabled": true})
 }
 
 test_view_level_on_the_dashboard_for_the_user_allows_read if {
@@ -107,4 +108,16 @@ test_each_action_needs_its_level if {
 		count(_grants_at_level(level, action)) == 1
 		count(_grants_at_level(level / 2, action)) == 0
 	}
+}
+
+test_a_level_other_than_1_2_or_4_is_named_as_it_is if {
+	grants := legacy.grants("dashboards:write", _dashboard, ["dashboards:uid:d1"]) with input as {
+		"subject": {"id": "u_ops", "kind": "user", "server_admin": false, "disabled": false},
+		"org_id": "org_main",
+	}
+		with data.org_id as "org_main"
+		with data.members as _members
+		with data.legacy_acl as {"dashboards:uid:d1": {"user:u_ops": 3}}
+		with data.settings.legacy_acl_enabled as true
+	grants == {"legacy ACL grants level 3 on dashboards:uid:d1 to user:u_ops"}
 }

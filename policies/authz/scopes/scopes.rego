@@ -5,70 +5,62 @@
 #   candidates are a union: a direct grant only adds.
 package authz.scopes
 
-default _inherited(_) := []
-
-default _wildcards(_) := ["*"]
-
 # the kinds a {kind, uid} or {kind, id} resource may name; {scope} resources are not checked.
-# Functions of constants rather than a set: nothing to build per decision.
-is_kind("alert.rules")
-
-is_kind("alert.silences")
-
-is_kind("annotations")
-
-is_kind("apikeys")
-
-is_kind("connectors")
-
-is_kind("dashboards")
-
-is_kind("folders")
-
-is_kind("global.users")
-
-is_kind("investigations")
-
-is_kind("orgs")
-
-is_kind("roles")
-
-is_kind("serviceaccounts")
-
-is_kind("settings")
-
-is_kind("teams")
-
-is_kind("users")
+# Every body of a function is evaluated, an else chain stops at the first match: the kinds asked
+# most come first.
+is_kind(kind) if {
+	kind == "dashboards"
+} else if {
+	kind == "folders"
+} else if {
+	kind == "alert.rules"
+} else if {
+	kind == "connectors"
+} else if {
+	kind == "teams"
+} else if {
+	kind == "users"
+} else if {
+	kind == "annotations"
+} else if {
+	kind == "alert.silences"
+} else if {
+	kind == "apikeys"
+} else if {
+	kind == "global.users"
+} else if {
+	kind == "investigations"
+} else if {
+	kind == "orgs"
+} else if {
+	kind == "roles"
+} else if {
+	kind == "serviceaccounts"
+} else if {
+	kind == "settings"
+}
 
 # target(resource) normalizes {kind, uid}, {kind, id} and {scope} into
 # {kind, attr, value, scope}; "*" and "<kind>:*" scopes keep only what they have
-target(resource) := _attr_target(resource.kind, "uid", resource.uid) if {
-	is_kind(resource.kind)
-	_is_text(resource.uid)
-}
+target(resource) := _named_target(resource.kind, resource) if is_kind(resource.kind)
 
-target(resource) := _attr_target(resource.kind, "id", _id_text(resource.id)) if {
-	is_kind(resource.kind)
-	not resource.uid
-}
+else := _scope_target(resource.scope) if not resource.kind
 
-target(resource) := {"scope": "*"} if {
-	resource.scope == "*"
-	not resource.kind
-}
+_named_target(kind, resource) := _attr_target(kind, "uid", resource.uid) if _is_text(resource.uid)
 
-target(resource) := {"kind": parts[0], "scope": resource.scope} if {
-	not resource.kind
-	parts := split(resource.scope, ":")
+else := _attr_target(kind, "id", _id_text(resource.id)) if not resource.uid
+
+_scope_target(scope) := {"scope": "*"} if scope == "*"
+
+else := _parts_target(split(scope, ":"), scope)
+
+_parts_target(parts, scope) := {"kind": parts[0], "scope": scope} if {
 	count(parts) == 2
 	parts[0] != ""
 	parts[1] == "*"
 }
 
-target(resource) := _attr_target(parts[0], parts[1], value) if {
-	not resource.kind
-	parts := split(resource.scope, ":")
+_parts_target(parts, _) := _attr_target(parts[0], parts[1], value) if {
 	count(parts) > 2
 	parts[0] != ""
 	parts[1] != ""
@@ -83,12 +75,21 @@ problem(resource) := "resource must be {kind, uid}, {kind, id} or {scope} with a
 	not _has_unknown_kind(resource)
 }
 
-# most specific first: own scope, inherited folders, wildcards, "*"
+# most specific first: own scope, inherited folders, wildcards, "*". One link of an else chain
+# per shape of target, so only its own work is done.
 candidates(target, action) := [target.scope, "*"] if is_narrowed(target, action)
 
-candidates(target, action) := array.concat(array.concat([target.scope], _inherited(target)), _wildcards(target)) if {
-	not is_narrowed(target, action)
-}
+else := array.concat(array.concat([target.scope], _folder_chain(folder)), _folder_wildcards(target)) if {
+	# a dashboard or an alert rule known to the index inherits from its folder's chain
+	folder := _folder_of(target)
+} else := array.concat(data.folders[target.value].scopes, ["folders:uid:*", "folders:*", "*"]) if {
+	# a folder in the index: its chain is its own scope, then its ancestors'
+	target.kind == "folders"
+	target.attr == "uid"
+	target.value != "*"
+} else := array.concat(array.concat([target.scope], _ancestors(target)), _wildcards(target)) if {
+	target.kind == "folders"
+} else := array.concat([target.scope], _wildcards(target))
 
 # every member may query every connector (basic:viewer holds connectors:query on connectors:*)
 # until the connector carries a grant of its own: then only a grant on it, or "*", lets one query
@@ -123,45 +124,56 @@ _has_unknown_kind(resource) if {
 _folder_of(target) := data.dashboards[target.value].folder if {
 	target.kind == "dashboards"
 	target.attr == "uid"
-}
-
-_folder_of(target) := data.alert_rules[target.value].folder if {
+} else := data.alert_rules[target.value].folder if {
 	target.kind == "alert.rules"
-	target.attr == "uid"
-}
-
-_inherited(target) := _folder_chain(_folder_of(target))
-
-_inherited(target) := array.slice(scopes, 1, count(scopes)) if {
-	scopes := data.folders[target.value].scopes
-	target.kind == "folders"
 	target.attr == "uid"
 }
 
 # a folder and its ancestors as scopes, nearest first (precomputed in the data document);
 # "" is the root, which has no scope of its own
-_folder_chain(folder) := [] if folder == ""
-
 _folder_chain(folder) := data.folders[folder].scopes if {
 	is_string(folder)
 	folder != ""
-}
+} else := []
 
+# the ancestors of a folder target that candidates() does not take from the index whole: one
+# missing from it, or one whose uid is "*"
+_ancestors(target) := array.slice(scopes, 1, count(scopes)) if {
+	target.attr == "uid"
+	scopes := data.folders[target.value].scopes
+} else := []
+
+# whatever lives in a folder, the root included, is also covered by the folder wildcards (a uid
+# of "*" is its own attribute wildcard)
+_folder_wildcards(target) := ["dashboards:uid:*", "dashboards:*", "folders:uid:*", "folders:*", "*"] if {
+	target.kind == "dashboards"
+	target.value != "*"
+} else := ["alert.rules:uid:*", "alert.rules:*", "folders:uid:*", "folders:*", "*"] if {
+	target.kind == "alert.rules"
+	target.value != "*"
+} else := [concat("", [target.kind, ":*"]), "folders:uid:*", "folders:*", "*"]
+
+# the wildcards above a target, "*" last
 _wildcards(target) := [] if target.scope == "*"
 
-# whatever lives in a folder, the root included, is also covered by the folder wildcards
-_wildcards(target) := array.concat(_attr_wildcards(target), ["folders:uid:*", "folders:*", "*"]) if {
-	target.attr
-	_folder_of(target)
-}
+else := _attr_wildcards(target.kind, target.attr) if target.value != "*"
 
-_wildcards(target) := array.concat(_attr_wildcards(target), ["*"]) if {
-	target.attr
-	not _folder_of(target)
-}
+else := [concat("", [target.kind, ":*"]), "*"] if target.attr
 
-_attr_wildcards(target) := [concat("", [target.kind, ":", target.attr, ":*"]), concat("", [target.kind, ":*"])] if {
-	target.value != "*"
-}
+else := ["*"]
 
-_attr_wildcards(target) := [concat("", [target.kind, ":*"])] if target.value == "*"
+# "<kind>:<attr>:*", "<kind>:*" and "*"; constants for the kinds asked most, so that nothing is
+# built per decision
+_attr_wildcards(kind, attr) := ["connectors:uid:*", "connectors:*", "*"] if {
+	kind == "connectors"
+	attr == "uid"
+} else := ["teams:id:*", "teams:*", "*"] if {
+	kind == "teams"
+	attr == "id"
+} else := ["users:id:*", "users:*", "*"] if {
+	kind == "users"
+	attr == "id"
+} else := ["folders:uid:*", "folders:*", "*"] if {
+	kind == "folders"
+	attr == "uid"
+} else := [concat("", [kind, ":", attr, ":*"]), concat("", [kind, ":*"]), "*"]

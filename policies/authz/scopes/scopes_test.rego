@@ -149,3 +149,26 @@ test_restricted_connector_narrows_query_to_its_own_scope_and_star if {
 test_restricted_connector_narrows_only_query if {
 	_candidates({"kind": "connectors", "uid": "c_restricted"}, "connectors:write") == ["connectors:uid:c_restricted", "connectors:uid:*", "connectors:*", "*"]
 }
+
+test_folder_missing_from_the_index_inherits_nothing if {
+	_candidates({"kind": "folders", "uid": "f_new"}, "folders:read") == ["folders:uid:f_new", "folders:uid:*", "folders:*", "*"]
+}
+
+test_user_target if {
+	_candidates({"kind": "users", "id": "u1"}, "users:read") == ["users:id:u1", "users:id:*", "users:*", "*"]
+}
+
+# "*" is a uid like any other for the index, though its attribute wildcard is itself
+test_uid_star_in_the_index if {
+	dashboard := scopes.candidates(scopes.target({"kind": "dashboards", "uid": "*"}), "dashboards:read") with data.folders as _folders
+		with data.dashboards as {"*": {"folder": "f_team"}}
+	dashboard == [
+		"dashboards:uid:*",
+		"folders:uid:f_team", "folders:uid:f_root",
+		"dashboards:*",
+		"folders:uid:*", "folders:*",
+		"*",
+	]
+	folder := scopes.candidates(scopes.target({"kind": "folders", "uid": "*"}), "folders:read") with data.folders as {"*": {"scopes": ["folders:uid:*", "folders:uid:f_root"]}}
+	folder == ["folders:uid:*", "folders:uid:f_root", "folders:*", "*"]
+}

@@ -8,10 +8,11 @@ package authz.self
 
 import data.authz.subject
 
-# the reasons a self action is allowed; empty when it is not one
+# the reasons a self action is allowed; empty when it is not one. The target is checked first:
+# it rules out every other request with one comparison.
 grants contains concat("", ["a subject may ", input.action, " on itself"]) if {
+	_is_own_record(input.resource)
 	is_self_action(input.action)
-	_is_own_record
 	_may_act_here
 }
 
@@ -39,9 +40,9 @@ is_self_action("users.authlinks:read")
 
 is_self_action("users.authlinks:write")
 
-_is_own_record if {
-	input.resource.kind == "users"
-	input.resource.id == subject.id
+_is_own_record(resource) if {
+	resource.kind == "users"
+	resource.id == subject.id
 }
 
 # outside an org (org_id null) any enabled subject; inside one, only a member

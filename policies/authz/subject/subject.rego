@@ -5,55 +5,52 @@
 #   server admin acts, through basic:server_admin.
 package authz.subject
 
+# Compiled Rego memoizes every rule without arguments, and that costs more than the test it
+# caches: the hot path keeps to a few rules (_active_member, roles, principals) built from
+# functions of input.subject.
+
 default roles := []
 
 default is_active := false
 
 default is_server_admin := false
 
+# a default, so that the common answer (no) is memoized too
+default _is_server_level_admin := false
+
 # the subject's id, when it is usable as a key of data.members
-id := input.subject.id if {
-	is_string(input.subject.id)
-	input.subject.id != ""
-}
+id := input.subject.id if _has_id(input.subject)
 
 # the org the request acts in, when it names one
-org_id := input.org_id if {
-	is_string(input.org_id)
-	input.org_id != ""
-}
+org_id := input.org_id if _is_org_id(input.org_id)
 
 # server-level actions (create an org, the audit log, server stats) carry org_id null
 is_server_level if input.org_id == null
 
 # the flag only counts for users: a service account is never a server admin
-is_server_admin if {
-	input.subject.kind == "user"
-	input.subject.server_admin == true
-}
+is_server_admin if _is_server_admin(input.subject)
 
-is_active if _is_org_member
+is_active if _active_member
 
-is_active if _is_server_level_admin
+else if _is_server_level_admin
 
 # the role uids that apply, as an array: a role listed twice only repeats a lookup, and a set
 # costs more to build
-roles := _member_roles if _is_org_member
+roles := _member_roles(member) if member := _active_member
 
-roles := ["basic:server_admin"] if _is_server_level_admin
+else := ["basic:server_admin"] if _is_server_level_admin
 
 # the keys under which the legacy ACL names this subject
-principals contains concat("", ["user:", id]) if _is_org_member
+principals contains concat("", ["user:", input.subject.id]) if _active_member
 
 principals contains concat("", ["team:", team]) if {
-	_is_org_member
-	some team in _member.teams
+	some team in _active_member.teams
 	is_string(team)
 }
 
-principals contains concat("", ["role:", _member.role]) if {
-	_is_org_member
-	is_string(_member.role)
+principals contains concat("", ["role:", role]) if {
+	role := _active_member.role
+	is_string(role)
 }
 
 # why the subject may not act; read only on a deny. Identity problems hide org problems, so an
@@ -63,42 +60,68 @@ problems := _identity_problems if count(_identity_problems) > 0
 problems := _org_problems if count(_identity_problems) == 0
 
 # a user or service account with an id that is not disabled; says nothing about org membership
-is_enabled if {
-	id
-	_is_principal_kind(input.subject.kind)
-	input.subject.disabled == false
+is_enabled if _is_enabled(input.subject)
+
+# the subject's record, when it is enabled and a member of the org the data is for
+_active_member := member if {
+	_is_enabled(input.subject)
+	member := _member_of(input.subject.id, input.org_id)
 }
 
-_member := data.members[id] if data.org_id == org_id
+_member_of(id, org) := data.members[id] if {
+	_is_org_id(org)
+	data.org_id == org
+}
+
+# whether the subject is listed at all, enabled or not; read only on a deny
+_member := _member_of(id, org_id)
+
+_has_id(subject) if {
+	is_string(subject.id)
+	subject.id != ""
+}
+
+_is_org_id(org) if {
+	is_string(org)
+	org != ""
+}
+
+_is_enabled(subject) if {
+	_has_id(subject)
+	_is_principal_kind(subject.kind)
+	subject.disabled == false
+}
+
+_is_server_admin(subject) if {
+	subject.kind == "user"
+	subject.server_admin == true
+}
 
 _is_principal_kind("user")
 
 _is_principal_kind("service_account")
 
-_is_org_member if {
-	is_enabled
-	_member
-}
-
+# the test most requests fail comes first
 _is_server_level_admin if {
-	is_enabled
-	is_server_level
-	is_server_admin
+	input.org_id == null
+	_is_server_admin(input.subject)
+	_is_enabled(input.subject)
 }
 
-_member_roles := array.concat(
-	array.concat(object.get(_member, "roles", []), object.get(data.builtin_roles, _member.role, [])),
-	array.concat(_team_roles, _server_admin_roles),
+# a member's direct roles, its org role's and its teams', and basic:server_admin for a server admin
+_member_roles(member) := array.concat(_org_roles(member), ["basic:server_admin"]) if _is_server_admin(input.subject)
+
+else := _org_roles(member)
+
+_org_roles(member) := array.concat(
+	array.concat(object.get(member, "roles", []), object.get(data.builtin_roles, member.role, [])),
+	_team_roles(member),
 )
 
-_team_roles := [role |
-	some team in object.get(_member, "teams", [])
+_team_roles(member) := [role |
+	some team in object.get(member, "teams", [])
 	some role in data.teams[team].roles
 ]
-
-default _server_admin_roles := []
-
-_server_admin_roles := ["basic:server_admin"] if is_server_admin
 
 _identity_problems := {"subject is anonymous"} if input.subject.kind == "anonymous"
 
