@@ -5,6 +5,7 @@
 package authz
 
 import data.authz.chat
+import data.authz.delegation
 import data.authz.legacy
 import data.authz.rbac
 import data.authz.scopes
@@ -33,6 +34,7 @@ _decision(grants) := {"allow": true, "reasons": grants} if {
 	count(grants) > 0
 	chat.allows(input)
 	not server.refuses(input.action)
+	delegation.allows(input)
 } else := {"allow": false, "reasons": sort(_denials)}
 
 _action := input.action if _is_action(input.action)
@@ -61,6 +63,8 @@ default _grants := []
 
 _grants := array.concat(sort(self.grants), _target_grants(input.resource, input.action)) if {
 	input.resource.kind == "users"
+} else := array.concat(sort(server.org_grants), _target_grants(input.resource, input.action)) if {
+	input.resource.kind == "orgs"
 } else := grants if {
 	grants := _target_grants(input.resource, input.action)
 } else := sort(rbac.holders(subject.roles, _action))
@@ -100,6 +104,11 @@ _denials contains _missing_grant if {
 _denials contains problem if some problem in chat.problems
 
 _denials contains server.refusal if subject.is_active
+
+_denials contains problem if {
+	subject.is_active
+	some problem in delegation.missing(input)
+}
 
 _missing_grant := concat("", ["no role grants ", _action, " on ", concat(", ", _candidates)]) if _candidates
 

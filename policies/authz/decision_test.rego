@@ -302,3 +302,22 @@ test_reasons_of_every_kind_are_sorted_together if {
 		"role basic:admin grants * on *",
 	]
 }
+
+test_a_role_write_needs_every_delegated_permission if {
+	req := object.union(request(user("u_editor"), "dashboards:write", dashboard("d_deep")), {"delegate": [{"action": "teams:write", "scope": "teams:*"}]})
+	_decide(req) == _deny(["you do not hold teams:write on teams:*, which the role grants"])
+	ok := object.union(request(user("u_editor"), "dashboards:write", dashboard("d_deep")), {"delegate": [{"action": "dashboards:read", "scope": "dashboards:uid:d_deep"}]})
+	_allowed(ok)
+}
+
+test_a_server_admin_administers_an_org_it_is_not_a_member_of if {
+	req := {"subject": server_admin("u_stranger"), "org_id": "org_main", "action": "org.users:add", "resource": {"kind": "orgs", "id": "org_main"}}
+	_decide(req) == {"allow": true, "reasons": ["a server admin may org.users:add on every org"]}
+	not _allowed({"subject": server_admin("u_stranger"), "org_id": "org_main", "action": "dashboards:read", "resource": {"kind": "orgs", "id": "org_main"}})
+	not _allowed({"subject": server_admin("u_stranger"), "org_id": "org_main", "action": "orgs:read", "resource": {"kind": "orgs", "id": "org_other"}})
+	not _allowed({"subject": user("u_stranger"), "org_id": "org_main", "action": "orgs:read", "resource": {"kind": "orgs", "id": "org_main"}})
+}
+
+test_only_a_server_admin_changes_org_quotas if {
+	_decide(request(user("u_admin"), "orgs.quotas:write", {"kind": "orgs", "id": "org_main"})) == _deny(["only a server admin may orgs.quotas:write"])
+}

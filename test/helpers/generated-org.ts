@@ -25,7 +25,7 @@ export function prng(seed: number) {
   };
 }
 
-const KINDS = ['dashboards', 'folders', 'alert.rules', 'connectors', 'teams', 'users', 'annotations'] as const;
+const KINDS = ['dashboards', 'folders', 'alert.rules', 'connectors', 'teams', 'users', 'annotations', 'orgs', 'org.users'] as const;
 const VERBS = ['read', 'write', 'create', 'delete', 'query'] as const;
 const ROLES: OrgRole[] = ['Admin', 'Editor', 'Viewer', 'None'];
 
@@ -112,8 +112,9 @@ export function generateOrg(seed: number, cases: number): GeneratedOrg {
   subjects.push({ id: '', kind: 'anonymous', server_admin: false, disabled: false });
 
   const randomResource = (): ResourceRef | undefined => {
-    const roll = rnd.int(9);
+    const roll = rnd.int(10);
     if (roll === 0) return undefined;
+    if (roll === 9) return { kind: 'orgs', id: rnd.chance(0.8) ? 'org_gen' : 'org_other' };
     if (roll === 1) return { kind: 'dashboards', uid: rnd.chance(0.9) ? rnd.pick(dashboards) : 'd-missing' };
     if (roll === 2) return { kind: 'folders', uid: rnd.pick(folders) };
     if (roll === 3) return { kind: 'alert.rules', uid: rnd.pick(rules) };
@@ -133,6 +134,7 @@ export function generateOrg(seed: number, cases: number): GeneratedOrg {
     const resource = randomResource();
     const input: AuthzInput = { subject: rnd.pick(subjects), org_id: rnd.chance(0.1) ? null : 'org_gen', action: actionFor(resource) };
     if (resource) input.resource = resource;
+    if (rnd.chance(0.1)) input.delegate = Array.from({ length: 1 + rnd.int(3) }, () => ({ action: randomAction(), scope: randomScope() }));
     if (rnd.chance(0.15)) {
       input.chat = {
         agent_type: rnd.pick(['investigator', 'operator', 'dashboard_builder', 'unknown']),

@@ -40,6 +40,8 @@ is_self_action("users.authlinks:read")
 
 is_self_action("users.authlinks:write")
 
+is_self_action("users.quotas:read")
+
 _is_own_record(resource) if {
 	resource.kind == "users"
 	resource.id == subject.id

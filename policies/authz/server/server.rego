@@ -24,6 +24,10 @@ is_server_action("orgs:create")
 
 is_server_action("orgs:delete")
 
+is_server_action("orgs.quotas:write")
+
+is_server_action("serviceaccounts:migrate")
+
 is_server_action("audit:read")
 
 is_server_action("server.stats:read")
@@ -33,3 +37,34 @@ is_server_action("settings:read")
 is_server_action("settings:write")
 
 is_server_action("users.permissions:write")
+
+# A server admin administers every org from the org's own level, member or not: the org itself,
+# its members, preferences and quotas. The org's resources (dashboards, teams, connectors…) stay
+# out of its reach until it joins. The reasons, as the decision's grants; empty otherwise.
+org_grants contains concat("", ["a server admin may ", input.action, " on every org"]) if {
+	input.resource.kind == "orgs"
+	input.resource.id == input.org_id
+	is_org_administration(input.action)
+	subject.is_server_admin
+	subject.is_enabled
+}
+
+is_org_administration("orgs:read")
+
+is_org_administration("orgs:write")
+
+is_org_administration("org.users:read")
+
+is_org_administration("org.users:add")
+
+is_org_administration("org.users:write")
+
+is_org_administration("org.users:remove")
+
+is_org_administration("orgs.preferences:read")
+
+is_org_administration("orgs.preferences:write")
+
+is_org_administration("orgs.quotas:read")
+
+is_org_administration("orgs.quotas:write")

@@ -1,0 +1,55 @@
+# METADATA
+# description: |
+#   Grafana's delegation rule: whoever creates, changes or assigns a role must hold every
+#   permission the role grants (input.delegate, a list of {action, scope}). A held permission
+#   covers a granted one when its action matches (the same, "<resource>:*" or "*") and its scope
+#   is the same or a wildcard above it ("<kind>:<attr>:*", "<kind>:*", "*").
+package authz.delegation
+
+import data.authz.rbac
+import data.authz.subject
+
+# whether every permission in request.delegate is held; true when there is none to check
+allows(request) if {
+	not request.delegate
+} else if {
+	is_array(request.delegate)
+	count(missing(request)) == 0
+}
+
+# the granted permissions the subject does not hold, as reasons
+missing(request) := {concat("", ["you do not hold ", _text(item.action), " on ", _text(item.scope), ", which the role grants"]) |
+	some item in request.delegate
+	not _is_held(item)
+}
+
+# a value as text for a reason; a malformed item must still be reported, or it would pass
+_text(value) := value if is_string(value)
+
+else := json.marshal(value)
+
+_is_held(item) if {
+	is_string(item.action)
+	is_string(item.scope)
+	helds := rbac.matching_actions(item.action)
+	index := data.roles
+	some role in subject.roles
+	permissions := index[role]
+	some held in helds
+	some scope in covering_scopes(item.scope)
+	permissions[held][scope] == true
+}
+
+# the scopes that cover scope: itself, the wildcard of each of its prefixes, then "*"
+# (dashboards:uid:d1 -> dashboards:uid:d1, dashboards:uid:*, dashboards:*, *)
+covering_scopes(scope) := array.concat(array.concat([scope], _prefix_wildcards(scope)), ["*"]) if {
+	scope != "*"
+} else := ["*"]
+
+_prefix_wildcards(scope) := [wildcard |
+	parts := split(scope, ":")
+	count(parts) > 1
+	some n in numbers.range(1, count(parts) - 1)
+	wildcard := concat(":", array.concat(array.slice(parts, 0, count(parts) - n), ["*"]))
+	wildcard != scope
+]
