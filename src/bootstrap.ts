@@ -2,6 +2,7 @@
  * What runs at boot after the migrations: the default org with its roles, the global roles,
  * the optional session wipe, and the headless first administrator (SEED_ADMIN_*).
  */
+import { ROLE_CREATION_LOCK } from './accesscontrol/roles.ts';
 import { seedGlobalRoles, seedOrgRoles } from './accesscontrol/seed.ts';
 import { recordAudit, SYSTEM_ACTOR } from './audit/writer.ts';
 import { MIN_PASSWORD_LENGTH } from './crypto/password.ts';
@@ -15,6 +16,7 @@ import { ensureLockRow } from './settings/store.ts';
 export async function bootstrap(services: Services): Promise<void> {
   const now = services.clock.now();
   await ensureLockRow(services.db, SETUP_LOCK_KEY, now);
+  await ensureLockRow(services.db, ROLE_CREATION_LOCK, now);
   await services.transact(async (tx) => {
     if (!(await findOrgById(tx.db, DEFAULT_ORG_ID))) {
       await insertOrg(tx.db, { id: DEFAULT_ORG_ID, name: DEFAULT_ORG_NAME }, now);

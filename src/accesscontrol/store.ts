@@ -52,3 +52,163 @@ export async function replaceRolePermissions(db: Knex, roleId: number, permissio
   const rows = [...unique.values()].map((p) => ({ role_id: roleId, action: p.action, scope: p.scope }));
   for (let i = 0; i < rows.length; i += 500) await db('role_permissions').insert(rows.slice(i, i + 500));
 }
+
+export async function findRoleById(db: Knex, id: number): Promise<RoleRow | undefined> {
+  return db('roles').where('id', id).first();
+}
+
+/** The role `uid` as the org sees it: its own role of that uid, else the global one. */
+export async function findRoleVisibleInOrg(db: Knex, orgId: string, uid: string): Promise<RoleRow | undefined> {
+  return db('roles')
+    .where('uid', uid)
+    .where((q) => q.where('org_id', orgId).orWhereNull('org_id'))
+    .orderByRaw('CASE WHEN org_id IS NULL THEN 1 ELSE 0 END')
+    .first();
+}
+
+export async function findGlobalRole(db: Knex, uid: string): Promise<RoleRow | undefined> {
+  return rolesInScope(db, null).where('uid', uid).first();
+}
+
+/**
+ * Whether `uid` is taken where a new role would clash: an org role clashes with the org's roles
+ * and the global ones, a global role with every role. The policy document keys roles by uid
+ * alone, so one uid must never name two roles an org can see.
+ */
+export async function isRoleUidTaken(db: Knex, orgId: string | null, uid: string): Promise<boolean> {
+  const query = db('roles').where('uid', uid);
+  if (orgId) query.where((q) => q.where('org_id', orgId).orWhereNull('org_id'));
+  return !!(await query.first('id'));
+}
+
+/** The roles an org sees (its own, then the global ones it has no role of the same uid for), by uid. */
+export async function findRolesPageInOrg(db: Knex, orgId: string, includeHidden: boolean, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: RoleRow[] }> {
+  const visible = () => {
+    const query = db('roles').where((q) =>
+      q.where('org_id', orgId).orWhere((global) => global.whereNull('org_id').whereNotIn('uid', db('roles').where('org_id', orgId).select('uid'))),
+    );
+    if (!includeHidden) query.where('hidden', false);
+    return query;
+  };
+  const [countRow] = await visible().count<Array<{ total: number | string }>>({ total: '*' });
+  const rows: RoleRow[] = await visible().orderBy([{ column: 'uid' }, { column: 'id' }]).limit(page.limit).offset(page.offset).select('*');
+  return { totalCount: Number(countRow?.total ?? 0), rows };
+}
+
+export interface RoleFields {
+  name: string;
+  displayName: string;
+  description: string;
+  groupName: string;
+}
+
+/**
+ * Updates the role only if it is still at `version` and bumps it, in one statement: of two
+ * writers that read the same version exactly one matches. Returns whether it did.
+ */
+export async function updateRoleAtVersion(db: Knex, roleId: number, version: number, fields: RoleFields, now: number): Promise<boolean> {
+  const updated = await db('roles')
+    .where({ id: roleId, version })
+    .update({
+      name: fields.name,
+      display_name: fields.displayName,
+      description: fields.description,
+      group_name: fields.groupName,
+      version: db.raw('version + 1'),
+      updated_at: now,
+    });
+  return updated === 1;
+}
+
+/** Deletes the role with its permissions and every assignment of it. */
+export async function deleteRole(db: Knex, roleId: number): Promise<void> {
+  await db('user_roles').where('role_id', roleId).delete();
+  await db('team_roles').where('role_id', roleId).delete();
+  await db('role_permissions').where('role_id', roleId).delete();
+  await db('roles').where('id', roleId).delete();
+}
+
+/**
+ * Whose roles an assignment changes: a user in one org, a user everywhere (`orgId` null: a
+ * global assignment), or a team (always of one org).
+ */
+export type AssigneeRef = { kind: 'user'; userId: string; orgId: string | null } | { kind: 'team'; teamId: string };
+
+export interface AssignedRoleRow extends RoleRow {
+  /** The assignment's org: null for a global assignment (teams: always their org). */
+  assignment_org_id: string | null;
+}
+
+/** The roles assigned to a user in an org (`withGlobal`: and its global assignments) or to a team. */
+export async function findAssignedRoles(db: Knex, assignee: AssigneeRef, withGlobal = false): Promise<AssignedRoleRow[]> {
+  if (assignee.kind === 'team') {
+    return db('team_roles as a')
+      .join('roles as r', 'r.id', 'a.role_id')
+      .join('teams as t', 't.id', 'a.team_id')
+      .where('a.team_id', assignee.teamId)
+      .orderBy('r.uid')
+      .select('r.*', 't.org_id as assignment_org_id');
+  }
+  const query = db('user_roles as a').join('roles as r', 'r.id', 'a.role_id').where('a.user_id', assignee.userId);
+  query.where((q) => {
+    if (assignee.orgId) q.where('a.org_id', assignee.orgId);
+    else q.whereNull('a.org_id');
+    if (withGlobal) q.orWhereNull('a.org_id');
+  });
+  return query.orderBy([{ column: 'r.uid' }, { column: 'a.org_id' }]).select('r.*', 'a.org_id as assignment_org_id');
+}
+
+export async function insertAssignment(db: Knex, assignee: AssigneeRef, roleId: number, now: number): Promise<void> {
+  if (assignee.kind === 'team') await db('team_roles').insert({ team_id: assignee.teamId, role_id: roleId, created_at: now });
+  else await db('user_roles').insert({ user_id: assignee.userId, role_id: roleId, org_id: assignee.orgId, created_at: now });
+}
+
+/** Removes one assignment; returns whether there was one. */
+export async function deleteAssignment(db: Knex, assignee: AssigneeRef, roleId: number): Promise<boolean> {
+  if (assignee.kind === 'team') return (await db('team_roles').where({ team_id: assignee.teamId, role_id: roleId }).delete()) > 0;
+  const query = db('user_roles').where({ user_id: assignee.userId, role_id: roleId });
+  if (assignee.orgId) query.where('org_id', assignee.orgId);
+  else query.whereNull('org_id');
+  return (await query.delete()) > 0;
+}
+
+export interface RoleAssignees {
+  /** Direct assignments: the user and the assignment's org (null: global). */
+  users: Array<{ id: string; login: string; orgId: string | null }>;
+  teams: Array<{ id: string; orgId: string }>;
+  /** Everyone who holds the role, directly or through a team, once each. */
+  holders: Array<{ id: string; login: string }>;
+}
+
+export async function findAssigneesOfRole(db: Knex, roleId: number): Promise<RoleAssignees> {
+  const [users, teams, teamMembers] = await Promise.all([
+    db('user_roles as a').join('users as u', 'u.id', 'a.user_id').where('a.role_id', roleId).select('u.id', 'u.login', 'a.org_id'),
+    db('team_roles as a').join('teams as t', 't.id', 'a.team_id').where('a.role_id', roleId).select('t.id', 't.org_id'),
+    db('team_roles as a').join('team_members as m', 'm.team_id', 'a.team_id').join('users as u', 'u.id', 'm.user_id').where('a.role_id', roleId).select('u.id', 'u.login'),
+  ]);
+  const holders = new Map<string, { id: string; login: string }>();
+  for (const user of [...users, ...teamMembers] as Array<{ id: string; login: string }>) holders.set(user.id, { id: user.id, login: user.login });
+  return {
+    users: (users as Array<{ id: string; login: string; org_id: string | null }>).map((u) => ({ id: u.id, login: u.login, orgId: u.org_id })),
+    teams: (teams as Array<{ id: string; org_id: string }>).map((t) => ({ id: t.id, orgId: t.org_id })),
+    holders: [...holders.values()],
+  };
+}
+
+export interface TeamRow {
+  id: string;
+  org_id: string;
+  name: string;
+}
+
+export async function findTeamInOrg(db: Knex, orgId: string, teamId: string): Promise<TeamRow | undefined> {
+  return db('teams').where({ id: teamId, org_id: orgId }).first('id', 'org_id', 'name');
+}
+
+export async function findTeamMemberUsers(db: Knex, teamId: string): Promise<Array<{ id: string; login: string }>> {
+  return db('team_members as m').join('users as u', 'u.id', 'm.user_id').where('m.team_id', teamId).orderBy('u.login').select('u.id', 'u.login');
+}
+
+export async function isOrgMember(db: Knex, orgId: string, userId: string): Promise<boolean> {
+  return !!(await db('org_members').where({ org_id: orgId, user_id: userId }).first('user_id'));
+}

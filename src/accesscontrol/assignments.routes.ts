@@ -1,0 +1,174 @@
+/**
+ * Role assignments (`/api/access-control/users/<userId>/roles…` and `…/teams/<teamId>/roles…`)
+ * and a user's resolved permissions, modelled on Grafana's access-control API. Assigning needs
+ * `roles:write` on the role and, by delegation, every permission it grants; unassigning and
+ * replacing likewise for each role taken away. A global assignment (every org) is the server's:
+ * server admins only. A user's roles here are its assigned roles, not the basic role its org
+ * role carries (that one shows in the org's users).
+ */
+import { NotFoundError } from '../http/errors.ts';
+import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
+import type { RouteModule } from '../http/route.ts';
+import { findUserById } from '../identity/users.store.ts';
+import { assignRole, listAssignedRoles, loadTeamAssignee, loadUserAssignee, replaceAssignedRoles, unassignRole, type Assignee } from './assignments.ts';
+import { roleRef, roleScope, subjectOfUser } from './roles.ts';
+import { isOrgMember } from './store.ts';
+
+const id = { type: 'string', minLength: 1, maxLength: 40 } as const;
+const roleUid = { type: 'string', minLength: 1, maxLength: 190 } as const;
+const userParams = { type: 'object', properties: { userId: id }, required: ['userId'] } as const;
+const teamParams = { type: 'object', properties: { teamId: id }, required: ['teamId'] } as const;
+const userRoleParams = { type: 'object', properties: { userId: id, roleUid }, required: ['userId', 'roleUid'] } as const;
+const teamRoleParams = { type: 'object', properties: { teamId: id, roleUid }, required: ['teamId', 'roleUid'] } as const;
+const listQuery = {
+  type: 'object',
+  properties: { ...paginationQuerySchema, includeHidden: { type: 'boolean', default: false } },
+  additionalProperties: false,
+} as const;
+const globalQuery = { type: 'object', properties: { global: { type: 'boolean', default: false } }, additionalProperties: false } as const;
+const roleUidsSchema = { type: 'array', maxItems: 1000, items: roleUid } as const;
+
+/** One page of an assignee's roles, in the list envelope. */
+function pageOfRoles(roles: Awaited<ReturnType<typeof listAssignedRoles>>, query: { perpage?: number; page?: number }) {
+  const page = pageOf(query);
+  return { totalCount: roles.length, roles: roles.slice(page.offset, page.offset + page.limit), page: page.page, perPage: page.perPage };
+}
+
+const replaced = (assignee: Assignee, change: { added: string[]; removed: string[] }) => ({ message: `roles of the ${assignee.target.type} updated`, ...change });
+
+export const roleAssignmentRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'get',
+    path: '/api/access-control/users/:userId/roles',
+    access: 'authenticated',
+    level: 'org',
+    params: userParams,
+    query: listQuery,
+    async handler({ ctx, params, query, orgId, services, authorize }) {
+      await authorize('roles:read');
+      const assignee = await loadUserAssignee(services.db, orgId, params.userId, false);
+      ctx.body = pageOfRoles(await listAssignedRoles(services.db, assignee, query.includeHidden === true), query);
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/access-control/users/:userId/roles',
+    access: 'authenticated',
+    level: 'org',
+    params: userParams,
+    body: { type: 'object', properties: { roleUid, global: { type: 'boolean' } }, required: ['roleUid'], additionalProperties: false },
+    async handler(route) {
+      const { ctx, body, params, orgId, services, authorize } = route;
+      const global = body.global === true;
+      await authorize('roles:write', roleRef(body.roleUid), roleScope(global));
+      await assignRole(route, await loadUserAssignee(services.db, orgId, params.userId, global), body.roleUid);
+      ctx.body = { message: 'role assigned to the user' };
+    },
+  });
+
+  routes.add({
+    method: 'delete',
+    path: '/api/access-control/users/:userId/roles/:roleUid',
+    access: 'authenticated',
+    level: 'org',
+    params: userRoleParams,
+    query: globalQuery,
+    async handler(route) {
+      const { ctx, params, query, orgId, services, authorize } = route;
+      const global = query.global === true;
+      await authorize('roles:write', roleRef(params.roleUid), roleScope(global));
+      await unassignRole(route, await loadUserAssignee(services.db, orgId, params.userId, global), params.roleUid);
+      ctx.body = { message: 'role unassigned from the user' };
+    },
+  });
+
+  routes.add({
+    method: 'put',
+    path: '/api/access-control/users/:userId/roles',
+    access: 'authenticated',
+    level: 'org',
+    params: userParams,
+    body: { type: 'object', properties: { roleUids: roleUidsSchema, global: { type: 'boolean' } }, required: ['roleUids'], additionalProperties: false },
+    async handler(route) {
+      const { ctx, body, params, orgId, services, authorize } = route;
+      const global = body.global === true;
+      // Each role given or taken is authorized on its own once known; this is the door.
+      await authorize('roles:write', undefined, roleScope(global));
+      const assignee = await loadUserAssignee(services.db, orgId, params.userId, global);
+      ctx.body = replaced(assignee, await replaceAssignedRoles(route, assignee, body.roleUids));
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/access-control/teams/:teamId/roles',
+    access: 'authenticated',
+    level: 'org',
+    params: teamParams,
+    query: listQuery,
+    async handler({ ctx, params, query, orgId, services, authorize }) {
+      await authorize('roles:read');
+      const assignee = await loadTeamAssignee(services.db, orgId, params.teamId);
+      ctx.body = pageOfRoles(await listAssignedRoles(services.db, assignee, query.includeHidden === true), query);
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/access-control/teams/:teamId/roles',
+    access: 'authenticated',
+    level: 'org',
+    params: teamParams,
+    body: { type: 'object', properties: { roleUid }, required: ['roleUid'], additionalProperties: false },
+    async handler(route) {
+      const { ctx, body, params, orgId, services, authorize } = route;
+      await authorize('roles:write', roleRef(body.roleUid));
+      await assignRole(route, await loadTeamAssignee(services.db, orgId, params.teamId), body.roleUid);
+      ctx.body = { message: 'role assigned to the team' };
+    },
+  });
+
+  routes.add({
+    method: 'delete',
+    path: '/api/access-control/teams/:teamId/roles/:roleUid',
+    access: 'authenticated',
+    level: 'org',
+    params: teamRoleParams,
+    async handler(route) {
+      const { ctx, params, orgId, services, authorize } = route;
+      await authorize('roles:write', roleRef(params.roleUid));
+      await unassignRole(route, await loadTeamAssignee(services.db, orgId, params.teamId), params.roleUid);
+      ctx.body = { message: 'role unassigned from the team' };
+    },
+  });
+
+  routes.add({
+    method: 'put',
+    path: '/api/access-control/teams/:teamId/roles',
+    access: 'authenticated',
+    level: 'org',
+    params: teamParams,
+    body: { type: 'object', properties: { roleUids: roleUidsSchema }, required: ['roleUids'], additionalProperties: false },
+    async handler(route) {
+      const { ctx, body, params, orgId, services, authorize } = route;
+      await authorize('roles:write');
+      const assignee = await loadTeamAssignee(services.db, orgId, params.teamId);
+      ctx.body = replaced(assignee, await replaceAssignedRoles(route, assignee, body.roleUids));
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/access-control/users/:userId/permissions',
+    access: 'authenticated',
+    level: 'org',
+    params: userParams,
+    async handler({ ctx, params, orgId, services, authorize }) {
+      await authorize('users.permissions:read', { kind: 'users', id: params.userId });
+      const user = await findUserById(services.db, params.userId);
+      if (!user || !(await isOrgMember(services.db, orgId, user.id))) throw new NotFoundError(`user ${params.userId} not found in this org`);
+      ctx.body = await services.engine.permissions(subjectOfUser(user), orgId);
+    },
+  });
+};

@@ -1,0 +1,249 @@
+/**
+ * Roles (`/api/access-control/roles…`), modelled on Grafana's access-control API: list and read
+ * the roles an org sees (its own and the global ones), and create, change and delete custom
+ * roles. Changing a role needs `roles:write` on it and, by delegation, every permission it would
+ * grant; a global role is the server's (server admins only). Versions lock optimistically.
+ */
+import { actorOf, recordAudit } from '../audit/writer.ts';
+import { BadRequestError, ConflictError } from '../http/errors.ts';
+import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
+import type { RouteModule } from '../http/route.ts';
+import { lockSetting } from '../settings/store.ts';
+import { presentRole } from './presenter.ts';
+import {
+  assertCustomRole,
+  assertCustomRoleName,
+  assertValidPermissions,
+  authorizeDelegation,
+  permissionKey,
+  permissionsOf,
+  policyChangedForRole,
+  resolveRole,
+  revokeSessionsOfHolders,
+  ROLE_CREATION_LOCK,
+  roleRef,
+  roleScope,
+  roleTarget,
+} from './roles.ts';
+import {
+  deleteRole,
+  findAssigneesOfRole,
+  findPermissionsByRoleIds,
+  findRoleById,
+  findRolesPageInOrg,
+  insertRole,
+  isRoleUidTaken,
+  replaceRolePermissions,
+  updateRoleAtVersion,
+} from './store.ts';
+
+const text = (maxLength: number, minLength = 0) => ({ type: 'string', minLength, maxLength }) as const;
+
+const permissionsSchema = {
+  type: 'array',
+  maxItems: 1000,
+  items: {
+    type: 'object',
+    properties: { action: text(190, 1), scope: text(190, 1) },
+    required: ['action', 'scope'],
+    additionalProperties: false,
+  },
+} as const;
+
+export const roleUidParams = {
+  type: 'object',
+  properties: { roleUid: text(190, 1) },
+  required: ['roleUid'],
+} as const;
+
+export const roleRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'get',
+    path: '/api/access-control/roles',
+    access: 'authenticated',
+    level: 'org',
+    query: {
+      type: 'object',
+      properties: { ...paginationQuerySchema, includeHidden: { type: 'boolean', default: false } },
+      additionalProperties: false,
+    },
+    async handler({ ctx, query, orgId, services, authorize }) {
+      await authorize('roles:read');
+      const page = pageOf(query);
+      const { totalCount, rows } = await findRolesPageInOrg(services.db, orgId, query.includeHidden === true, page);
+      const permissions = await findPermissionsByRoleIds(services.db, rows.map((row) => row.id));
+      ctx.body = { totalCount, roles: rows.map((row) => presentRole(row, permissions.get(row.id) ?? [])), page: page.page, perPage: page.perPage };
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/access-control/roles/:roleUid',
+    access: 'authenticated',
+    level: 'org',
+    params: roleUidParams,
+    async handler({ ctx, params, orgId, services, authorize }) {
+      await authorize('roles:read', roleRef(params.roleUid));
+      const role = await resolveRole(services.db, orgId, params.roleUid);
+      ctx.body = presentRole(role, await permissionsOf(services.db, role));
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/access-control/roles',
+    access: 'authenticated',
+    level: 'org',
+    body: {
+      type: 'object',
+      properties: {
+        uid: text(190, 1),
+        name: text(190, 1),
+        displayName: text(190, 1),
+        description: text(1000),
+        groupName: text(190),
+        permissions: permissionsSchema,
+        global: { type: 'boolean' },
+      },
+      required: ['uid', 'name', 'displayName', 'permissions'],
+      additionalProperties: false,
+    },
+    async handler({ ctx, body, principal, orgId, services, authorize }) {
+      const global = body.global === true;
+      await authorize('roles:write', roleRef(body.uid), roleScope(global));
+      assertCustomRoleName('uid', body.uid);
+      assertCustomRoleName('name', body.name);
+      assertValidPermissions(body.permissions);
+      await authorizeDelegation(authorize, 'roles:write', body.uid, body.permissions, global);
+      const scopeOrg = global ? null : orgId;
+      const now = services.clock.now();
+      const definition = { uid: body.uid, name: body.name, displayName: body.displayName, description: body.description ?? '', groupName: body.groupName ?? '', permissions: body.permissions };
+      const roleId = await services.transact(async (tx) => {
+        // Unique indexes do not compare null org ids, and an org role may not reuse a global uid:
+        // creations take one lock so the check below holds across connections and instances.
+        await lockSetting(tx.db, ROLE_CREATION_LOCK);
+        if (await isRoleUidTaken(tx.db, scopeOrg, body.uid)) throw new ConflictError(`a role with uid ${body.uid} already exists`);
+        const id = await insertRole(tx.db, scopeOrg, definition, now);
+        policyChangedForRole(tx, { uid: body.uid, org_id: scopeOrg });
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'role.created', orgId: scopeOrg, target: roleTarget(body), metadata: { global, permissions: body.permissions.length } },
+          now,
+        );
+        return id;
+      });
+      const role = (await findRoleById(services.db, roleId))!;
+      ctx.status = 201;
+      ctx.body = presentRole(role, await permissionsOf(services.db, role));
+    },
+  });
+
+  routes.add({
+    method: 'put',
+    path: '/api/access-control/roles/:roleUid',
+    access: 'authenticated',
+    level: 'org',
+    params: roleUidParams,
+    body: {
+      type: 'object',
+      properties: {
+        version: { type: 'integer', minimum: 1 },
+        uid: text(190, 1),
+        name: text(190, 1),
+        displayName: text(190, 1),
+        description: text(1000),
+        groupName: text(190),
+        permissions: permissionsSchema,
+        global: { type: 'boolean' },
+      },
+      required: ['version'],
+      additionalProperties: false,
+    },
+    async handler({ ctx, body, params, principal, orgId, services, authorize }) {
+      await authorize('roles:write', roleRef(params.roleUid));
+      const role = await resolveRole(services.db, orgId, params.roleUid);
+      const global = role.org_id === null;
+      if (global) await authorize('roles:write', roleRef(role.uid), roleScope(true));
+      assertCustomRole(role, 'changed');
+      if (body.uid !== undefined && body.uid !== role.uid) throw new BadRequestError('a role keeps its uid: create a new role instead');
+      if (body.global !== undefined && body.global !== global) throw new BadRequestError(`role ${role.uid} is ${global ? 'global' : 'of this org'} and stays so`);
+      const fields = {
+        name: body.name ?? role.name,
+        displayName: body.displayName ?? role.display_name,
+        description: body.description ?? role.description,
+        groupName: body.groupName ?? role.group_name,
+      };
+      assertCustomRoleName('name', fields.name);
+      if (body.permissions) assertValidPermissions(body.permissions);
+      const current = await permissionsOf(services.db, role);
+      await authorizeDelegation(authorize, 'roles:write', role.uid, body.permissions ?? current, global);
+
+      const now = services.clock.now();
+      await services.transact(async (tx) => {
+        if (!(await updateRoleAtVersion(tx.db, role.id, body.version, fields, now))) {
+          throw new ConflictError(`role ${role.uid} was changed since version ${body.version}: read it again and retry with its current version`);
+        }
+        // Read again under the version just taken: another writer may have changed them since.
+        const before = await permissionsOf(tx.db, role);
+        const next = body.permissions;
+        const permissionsChanged = next !== undefined && permissionKey(next) !== permissionKey(before);
+        const actor = actorOf(ctx, principal);
+        let revokedSessions = 0;
+        if (permissionsChanged) {
+          await replaceRolePermissions(tx.db, role.id, next);
+          const assignees = await findAssigneesOfRole(tx.db, role.id);
+          policyChangedForRole(tx, role);
+          revokedSessions = await revokeSessionsOfHolders(tx, actor, assignees.holders, `permissions of role ${role.uid} changed`, now);
+        }
+        const changed = [
+          ...(fields.name !== role.name ? ['name'] : []),
+          ...(fields.displayName !== role.display_name ? ['displayName'] : []),
+          ...(fields.description !== role.description ? ['description'] : []),
+          ...(fields.groupName !== role.group_name ? ['groupName'] : []),
+          ...(permissionsChanged ? ['permissions'] : []),
+        ];
+        await recordAudit(
+          tx.db,
+          actor,
+          { action: 'role.updated', orgId: role.org_id, target: roleTarget({ uid: role.uid, name: fields.name }), metadata: { global, version: body.version + 1, fields: changed, revokedSessions } },
+          now,
+        );
+      });
+      const updated = await resolveRole(services.db, orgId, role.uid);
+      ctx.body = presentRole(updated, await permissionsOf(services.db, updated));
+    },
+  });
+
+  routes.add({
+    method: 'delete',
+    path: '/api/access-control/roles/:roleUid',
+    access: 'authenticated',
+    level: 'org',
+    params: roleUidParams,
+    async handler({ ctx, params, principal, orgId, services, authorize }) {
+      await authorize('roles:delete', roleRef(params.roleUid));
+      const role = await resolveRole(services.db, orgId, params.roleUid);
+      const global = role.org_id === null;
+      if (global) await authorize('roles:delete', roleRef(role.uid), roleScope(true));
+      assertCustomRole(role, 'deleted');
+      // Deleting takes the role's permissions from its holders: the same delegation as a change.
+      await authorizeDelegation(authorize, 'roles:delete', role.uid, await permissionsOf(services.db, role), global);
+      const now = services.clock.now();
+      await services.transact(async (tx) => {
+        const assignees = await findAssigneesOfRole(tx.db, role.id);
+        await deleteRole(tx.db, role.id);
+        policyChangedForRole(tx, role, assignees);
+        const actor = actorOf(ctx, principal);
+        const revokedSessions = await revokeSessionsOfHolders(tx, actor, assignees.holders, `role ${role.uid} deleted`, now);
+        await recordAudit(
+          tx.db,
+          actor,
+          { action: 'role.deleted', orgId: role.org_id, target: roleTarget(role), metadata: { global, assignments: assignees.users.length + assignees.teams.length, revokedSessions } },
+          now,
+        );
+      });
+      ctx.body = { message: 'role deleted' };
+    },
+  });
+};

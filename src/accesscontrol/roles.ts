@@ -1,0 +1,125 @@
+/**
+ * What custom roles must satisfy and what a change to one sets off: naming (custom roles start
+ * with `custom:`, the service's own prefixes are reserved), permission syntax, which roles may
+ * change or be assigned, delegation (Grafana's rule: nobody grants what they do not hold), and
+ * the session rule (whoever holds a changed role signs in again).
+ */
+import type { Knex } from 'knex';
+import type { Actor } from '../audit/writer.ts';
+import type { Subject } from '../authz/types.ts';
+import type { Tx } from '../db/transaction.ts';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors.ts';
+import type { RouteContext } from '../http/route.ts';
+import { subjectOf } from '../http/subject.ts';
+import { revokeAllSessionsOf } from '../identity/session-revocation.ts';
+import { toPrincipalUser, type UserRow } from '../identity/users.store.ts';
+import type { Permission } from './builtin-roles.ts';
+import { findGlobalRole, findPermissionsByRoleIds, findRoleVisibleInOrg, type RoleAssignees, type RoleRow } from './store.ts';
+
+export const CUSTOM_PREFIX = 'custom:';
+const RESERVED_PREFIXES = ['basic:', 'fixed:', 'managed:'] as const;
+
+const UID_PATTERN = /^custom:[A-Za-z0-9._:-]+$/;
+const ACTION_PATTERN = /^[a-z][a-z.]*:([a-z*][a-z.*]*|\*)$|^\*$/;
+// `*`, `<kind>:*` or `<kind>:<attr>:<value>` (a value may hold colons: `roles:uid:custom:x`)
+const SCOPE_PATTERN = /^\*$|^[a-z][a-z.]*:\*$|^[a-z][a-z.]*:[a-zA-Z_]+:\S+$/;
+
+type Authorize = RouteContext<unknown, unknown, unknown>['authorize'];
+
+/** The policy's name for a role. */
+export const roleRef = (uid: string) => ({ kind: 'roles', uid });
+
+export const roleTarget = (role: Pick<RoleRow, 'uid' | 'name'>) => ({ type: 'role', id: role.uid, name: role.name });
+
+/** What kind of role a uid names, by its prefix. */
+export function kindOfRole(uid: string): 'basic' | 'fixed' | 'managed' | 'custom' {
+  const prefix = RESERVED_PREFIXES.find((reserved) => uid.startsWith(reserved));
+  return prefix ? (prefix.slice(0, -1) as 'basic' | 'fixed' | 'managed') : 'custom';
+}
+
+/** A custom role's uid or name: `custom:` and something after it; the service's prefixes are refused by name. */
+export function assertCustomRoleName(field: 'uid' | 'name', value: string): void {
+  const reserved = RESERVED_PREFIXES.find((prefix) => value.startsWith(prefix));
+  if (reserved) {
+    throw new BadRequestError(`role ${field} ${value} uses the reserved prefix ${reserved}: basic:, fixed: and managed: roles belong to the service; custom roles start with custom:`);
+  }
+  if (!value.startsWith(CUSTOM_PREFIX) || value.length === CUSTOM_PREFIX.length) {
+    throw new BadRequestError(`role ${field} must start with custom: followed by a name`);
+  }
+  if (field === 'uid' && !UID_PATTERN.test(value)) throw new BadRequestError('role uid may only hold letters, digits and . _ : - after custom:');
+}
+
+export function assertValidPermissions(permissions: Permission[]): void {
+  permissions.forEach(({ action, scope }, i) => {
+    if (!ACTION_PATTERN.test(action)) throw new BadRequestError(`permissions[${i}].action ${action} is not an action: <resource>:<verb>, <resource>:* or *`);
+    if (!SCOPE_PATTERN.test(scope)) throw new BadRequestError(`permissions[${i}].scope ${scope} is not a scope: *, <kind>:* or <kind>:<attribute>:<value>`);
+  });
+}
+
+/** Only custom roles change or go: the basic, fixed and managed ones are the service's. */
+export function assertCustomRole(role: RoleRow, verb: 'changed' | 'deleted'): void {
+  const kind = kindOfRole(role.uid);
+  if (kind !== 'custom') throw new BadRequestError(`${kind} role ${role.uid} cannot be ${verb}: only custom roles can`);
+}
+
+/** Basic roles come with the org role and managed ones with resource grants; the rest are assigned here. */
+export function assertAssignable(role: RoleRow): void {
+  const kind = kindOfRole(role.uid);
+  if (kind === 'basic') throw new BadRequestError(`basic role ${role.uid} comes with the org role: change the org role instead`);
+  if (kind === 'managed') throw new BadRequestError(`managed role ${role.uid} carries resource grants: change the grants instead`);
+}
+
+/** The role `uid` as the org sees it (its own, else the global one), or only the global one. */
+export async function resolveRole(db: Knex, orgId: string, uid: string, global = false): Promise<RoleRow> {
+  const role = global ? await findGlobalRole(db, uid) : await findRoleVisibleInOrg(db, orgId, uid);
+  if (!role) throw new NotFoundError(`${global ? 'global role' : 'role'} ${uid} not found`);
+  return role;
+}
+
+export async function permissionsOf(db: Knex, role: RoleRow): Promise<Permission[]> {
+  return (await findPermissionsByRoleIds(db, [role.id])).get(role.id) ?? [];
+}
+
+/** Where a change to the role shows in the policy: its org, or every org for a global role. */
+export const roleOrg = (role: Pick<RoleRow, 'org_id'>): string | undefined => role.org_id ?? undefined;
+
+/** The authorize options of a role in scope: a global role is the server's business. */
+export const roleScope = (global: boolean) => (global ? { orgId: null } : {});
+
+/**
+ * Delegation: the caller must hold every permission the role grants. Asked after the plain check
+ * on the role passed, so a refusal here can only mean the caller lacks some of them.
+ */
+export async function authorizeDelegation(authorize: Authorize, action: string, uid: string, permissions: Permission[], global: boolean): Promise<void> {
+  try {
+    await authorize(action, roleRef(uid), { ...roleScope(global), delegate: permissions.map((p) => ({ action: p.action, scope: p.scope })) });
+  } catch (err) {
+    if (!(err instanceof ForbiddenError)) throw err;
+    throw new ForbiddenError(`permission denied: role ${uid} grants permissions you do not hold, and you can only grant what you hold`);
+  }
+}
+
+/** The spec's session rule: a change to someone's roles signs them out everywhere. */
+export async function revokeSessionsOfHolders(tx: Tx, actor: Actor, holders: Array<{ id: string; login: string }>, reason: string, now: number): Promise<number> {
+  let revoked = 0;
+  for (const holder of holders) revoked += await revokeAllSessionsOf(tx, actor, holder, reason, now);
+  return revoked;
+}
+
+/** Tells the policy about a role whose permissions or existence changed, and about whoever held it. */
+export function policyChangedForRole(tx: Tx, role: Pick<RoleRow, 'uid' | 'org_id'>, assignees?: RoleAssignees): void {
+  tx.policyChanged(roleOrg(role), { kind: 'role', uid: role.uid });
+  for (const user of assignees?.users ?? []) tx.policyChanged(user.orgId ?? undefined, { kind: 'member', userId: user.id });
+  for (const team of assignees?.teams ?? []) tx.policyChanged(team.orgId, { kind: 'team', teamId: team.id });
+}
+
+/** Canonical text of a permission set, to tell whether an update changes it. */
+export const permissionKey = (permissions: Permission[]) => [...new Set(permissions.map((p) => `${p.action} ${p.scope}`))].sort().join('\n');
+
+/** A stored user as the policy sees it, as if it were the caller. */
+export function subjectOfUser(row: UserRow): Subject {
+  return subjectOf({ user: toPrincipalUser(row), via: 'session', sessionId: null, pinnedOrgId: null });
+}
+
+/** The settings row custom-role creations lock (see ensureLockRow at boot). */
+export const ROLE_CREATION_LOCK = 'roles.create.lock';

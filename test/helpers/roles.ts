@@ -1,0 +1,77 @@
+/** Factories and request helpers of the role and role-assignment tests. */
+import { randomBytes } from 'node:crypto';
+import { newId } from '../../src/db/ids.ts';
+import type { TestApp } from './app.ts';
+import { sessionCookie, type TestUser } from './factories.ts';
+
+export interface RoleBody {
+  uid: string;
+  name: string;
+  displayName: string;
+  description?: string;
+  groupName?: string;
+  permissions: Array<{ action: string; scope: string }>;
+  global?: boolean;
+}
+
+/** A valid custom role body with a fresh uid; `overrides` replace fields. */
+export function customRole(overrides: Partial<RoleBody> = {}): RoleBody {
+  const slug = `r${randomBytes(4).toString('hex')}`;
+  return {
+    uid: `custom:${slug}`,
+    name: `custom:${slug}`,
+    displayName: `Role ${slug}`,
+    description: 'made by a test',
+    groupName: 'Tests',
+    permissions: [{ action: 'dashboards:read', scope: 'dashboards:*' }],
+    ...overrides,
+  };
+}
+
+/** Requests as `user` (a cookie header value), in `orgId` when given. */
+export function api(app: TestApp, user: Pick<TestUser, 'cookie'>, orgId?: string) {
+  const headers = orgId ? { 'x-svc-org-id': orgId } : undefined;
+  const send = (method: string) => (path: string, body?: unknown) => app.request(method, path, { cookie: user.cookie, body, ...(headers && { headers }) });
+  return { get: send('GET'), post: send('POST'), put: send('PUT'), delete: send('DELETE') };
+}
+
+/** A team of `orgId`, straight in the table (the teams API is another module's). */
+export async function createTeam(app: TestApp, orgId = 'org_main', name = `team-${randomBytes(4).toString('hex')}`): Promise<string> {
+  const id = newId('team');
+  const now = app.clock.now();
+  await app.services.transact(async (tx) => {
+    await tx.db('teams').insert({ id, org_id: orgId, name, email: '', created_at: now, updated_at: now });
+    tx.policyChanged(orgId, { kind: 'team', teamId: id });
+  });
+  return id;
+}
+
+export async function addTeamMember(app: TestApp, teamId: string, userId: string): Promise<void> {
+  await app.services.transact(async (tx) => {
+    const team = await tx.db('teams').where('id', teamId).first('org_id');
+    await tx.db('team_members').insert({ team_id: teamId, user_id: userId, permission: 0, created_at: app.clock.now() });
+    tx.policyChanged(team.org_id, { kind: 'member', userId });
+  });
+}
+
+/** Assigns the org's role `uid` to the user directly in the tables, as a fixture. */
+export async function grantRole(app: TestApp, userId: string, uid: string, orgId = 'org_main'): Promise<void> {
+  await app.services.transact(async (tx) => {
+    const role = await tx.db('roles').where({ uid, org_id: orgId }).first('id');
+    await tx.db('user_roles').insert({ user_id: userId, role_id: role.id, org_id: orgId, created_at: app.clock.now() });
+    tx.policyChanged(orgId, { kind: 'member', userId });
+  });
+}
+
+/** A fresh session for a user whose sessions a change revoked. */
+export async function signInAgain(app: TestApp, user: TestUser): Promise<TestUser> {
+  return { ...user, cookie: await sessionCookie(app, user.id) };
+}
+
+export const liveSessions = (app: TestApp, userId: string) => app.count('sessions', { user_id: userId, revoked_at: null });
+
+/** The audit entries of `action` on `targetId`, oldest first, metadata parsed. */
+export async function auditsOf(app: TestApp, action: string, targetId: string): Promise<Array<Record<string, any>>> {
+  const rows = await app.db('audit_log').where({ action, target_id: targetId }).orderBy('timestamp').select('*');
+  return rows.map((row: Record<string, any>) => ({ ...row, metadata: row.metadata ? JSON.parse(row.metadata) : null }));
+}
