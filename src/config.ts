@@ -40,6 +40,20 @@ export interface Config {
   secretKey: string;
   /** Signs the session cookie (HMAC-SHA256), and short-lived state handed to browsers. */
   jwtSecret: string;
+  /**
+   * Deprecated `API_KEYS`: the legacy keys `POST /api/serviceaccounts/migrate` turns into hidden
+   * service accounts of org_main. A comma-separated list of `<name>:<role>:<key>`: name letters,
+   * digits, `.`, `_` or `-` (at most 100, unique); role Admin, Editor or Viewer; key at least 16
+   * characters without spaces (unique, not starting with `svc_`, which the service's own tokens
+   * use; it may contain `:`). An invalid entry stops startup with the entry named (never its key).
+   */
+  apiKeys: LegacyApiKey[];
+}
+
+export interface LegacyApiKey {
+  name: string;
+  role: 'Admin' | 'Editor' | 'Viewer';
+  key: string;
 }
 
 export class ConfigError extends Error {}
@@ -83,6 +97,32 @@ function readList(env: Env, name: string): string[] {
     .split(',')
     .map((item) => item.trim())
     .filter(Boolean);
+}
+
+const LEGACY_KEY_ROLES: ReadonlyArray<LegacyApiKey['role']> = ['Admin', 'Editor', 'Viewer'];
+export const LEGACY_KEY_MIN_LENGTH = 16;
+const LEGACY_KEY_NAME = /^[A-Za-z0-9._-]{1,100}$/;
+
+function readApiKeys(env: Env): LegacyApiKey[] {
+  const keys: LegacyApiKey[] = [];
+  readList(env, 'API_KEYS').forEach((entry, index) => {
+    const [name = '', role = '', ...rest] = entry.split(':');
+    const key = rest.join(':');
+    // The entry is named by position and name only: its key is a secret and must not reach the logs.
+    const fail = (why: string) => {
+      throw new ConfigError(`API_KEYS entry ${index + 1}${LEGACY_KEY_NAME.test(name) ? ` ("${name}")` : ''}: ${why}`);
+    };
+    if (!LEGACY_KEY_NAME.test(name)) fail('expected <name>:<role>:<key> with a name of letters, digits, ".", "_" or "-" (at most 100)');
+    const canonicalRole = LEGACY_KEY_ROLES.find((candidate) => candidate.toLowerCase() === role.trim().toLowerCase());
+    if (!canonicalRole) fail('the role must be Admin, Editor or Viewer');
+    if (key.length < LEGACY_KEY_MIN_LENGTH) fail(`the key must be at least ${LEGACY_KEY_MIN_LENGTH} characters`);
+    if (/\s/.test(key)) fail('the key must not contain spaces');
+    if (key.startsWith('svc_')) fail('the key must not start with svc_, the prefix of the tokens the service issues');
+    if (keys.some((other) => other.name === name)) fail('the name is used by an earlier entry');
+    if (keys.some((other) => other.key === key)) fail('the key is used by an earlier entry');
+    keys.push({ name, role: canonicalRole!, key });
+  });
+  return keys;
 }
 
 /** `::ffff:10.0.0.1` (IPv4-mapped IPv6, as node reports IPv4 peers on dual-stack sockets) is 10.0.0.1. */
@@ -150,5 +190,6 @@ export function loadConfig(env: Env = process.env): Config {
     quotaDefaults: Object.fromEntries(QUOTA_TARGETS.map((target) => [target, readInt(env, QUOTA_VARIABLES[target], -1, -1)])) as Record<QuotaTarget, number>,
     secretKey: readSecret(env, 'SECRET_KEY', nodeEnv, dataDir),
     jwtSecret: readSecret(env, 'JWT_SECRET', nodeEnv, dataDir),
+    apiKeys: readApiKeys(env),
   };
 }

@@ -26,7 +26,7 @@ export function authenticate(services: Services, tokenResolvers: Record<string, 
     const token = bearerToken(ctx);
     if (token) {
       const prefix = prefixes.find((p) => token.startsWith(p));
-      const principal = prefix ? await tokenResolvers[prefix]!(services, token) : null;
+      const principal = prefix !== undefined ? await tokenResolvers[prefix]!(services, token) : null;
       if (!principal) throw new UnauthorizedError('invalid, expired or revoked API token');
       ctx.state.principal = principal;
     } else {

@@ -87,7 +87,9 @@ export class RouteRegistrar {
         throw new UnauthorizedError(ctx.state.sessionExpired ? 'session expired or revoked' : undefined);
       }
       const params = guards.params ? guards.params({ ...ctx.params }) : undefined;
-      const query = guards.query ? guards.query({ ...ctx.query }) : undefined;
+      // ?orgId selects the active org (org-context.ts) on any route; it is not the route's own query.
+      const { orgId: _activeOrg, ...ownQuery } = ctx.query;
+      const query = guards.query ? guards.query(ownQuery) : undefined;
       const body = guards.body ? guards.body(ctx.request.body) : undefined;
       const orgId = spec.level === 'org' && principal ? await resolveActiveOrg(ctx, services, principal) : '';
       ctx.state.authorizeCalls = 0;

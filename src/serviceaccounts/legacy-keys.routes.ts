@@ -1,0 +1,85 @@
+/**
+ * The legacy API-key endpoints, kept as a compatibility shim over service accounts
+ * (`/api/auth/keys`), and the migration of the deprecated API_KEYS variable
+ * (`POST /api/serviceaccounts/migrate`, server admins). Legacy keys are org-wide, so the shim
+ * asks for the service-account actions on every account of the org.
+ */
+import { actorOf } from '../audit/writer.ts';
+import type { RouteModule } from '../http/route.ts';
+import { createLegacyKey, deleteLegacyKey, migrateLegacyKeys } from './legacy-keys.ts';
+import { presentLegacyKey } from './presenter.ts';
+import { findLegacyKeys, permissionsOfOrgRole, SERVICE_ACCOUNT_ROLES } from './store.ts';
+import { MAX_SECONDS_TO_LIVE } from './tokens.ts';
+
+const everyServiceAccount = { scope: 'serviceaccounts:*' };
+
+export const legacyKeyRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'get',
+    path: '/api/auth/keys',
+    access: 'authenticated',
+    level: 'org',
+    query: {
+      type: 'object',
+      // orgId: the active org may be chosen with ?orgId (the route layer reads it).
+      properties: { includeExpired: { type: 'boolean', default: false }, orgId: { type: 'string', maxLength: 40 } },
+      additionalProperties: false,
+    },
+    async handler({ ctx, query, orgId, services, authorize }) {
+      await authorize('serviceaccounts:read', everyServiceAccount);
+      ctx.body = (await findLegacyKeys(services.db, orgId, services.clock.now(), query.includeExpired ?? false)).map(presentLegacyKey);
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/auth/keys',
+    access: 'authenticated',
+    level: 'org',
+    body: {
+      type: 'object',
+      properties: {
+        name: { type: 'string', minLength: 1, maxLength: 100, pattern: '\\S' },
+        role: { type: 'string', enum: SERVICE_ACCOUNT_ROLES },
+        secondsToLive: { type: 'integer', minimum: 1, maximum: MAX_SECONDS_TO_LIVE },
+      },
+      required: ['name', 'role'],
+      additionalProperties: false,
+    },
+    async handler({ ctx, body, orgId, principal, services, authorize }) {
+      // The key acts with the role, so the caller must hold every permission of it (delegation).
+      await authorize('serviceaccounts:write', everyServiceAccount, { delegate: await permissionsOfOrgRole(services.db, orgId, body.role) });
+      const now = services.clock.now();
+      const created = await services.transact((tx) => createLegacyKey(tx, services.config, actorOf(ctx, principal), orgId, { ...body, name: body.name.trim() }, now));
+      ctx.status = 201;
+      ctx.body = created;
+    },
+  });
+
+  routes.add({
+    method: 'delete',
+    path: '/api/auth/keys/:id',
+    access: 'authenticated',
+    level: 'org',
+    params: { type: 'object', properties: { id: { type: 'string', minLength: 1, maxLength: 40 } }, required: ['id'] },
+    async handler({ ctx, params, orgId, principal, services, authorize }) {
+      await authorize('serviceaccounts:delete', everyServiceAccount);
+      const now = services.clock.now();
+      await services.transact((tx) => deleteLegacyKey(tx, actorOf(ctx, principal), orgId, params.id, now));
+      ctx.body = { message: 'API key deleted' };
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/serviceaccounts/migrate',
+    access: 'authenticated',
+    level: 'server',
+    async handler({ ctx, principal, services, authorize }) {
+      await authorize('serviceaccounts:migrate');
+      const now = services.clock.now();
+      const migrated = await services.transact((tx) => migrateLegacyKeys(tx, actorOf(ctx, principal), services.config.apiKeys, now));
+      ctx.body = { migrated };
+    },
+  });
+};

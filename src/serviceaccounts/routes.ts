@@ -1,0 +1,173 @@
+/**
+ * Service accounts of the active org (`/api/serviceaccounts…`), modelled on Grafana's API: create,
+ * search, read, update (name, role, disabled) and delete; their tokens are in tokens.routes.ts.
+ * Handing an account a role is delegation: the caller must hold every permission of that role,
+ * so nobody mints a token stronger than themselves.
+ */
+import { actorOf, recordAudit } from '../audit/writer.ts';
+import { ConflictError } from '../http/errors.ts';
+import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
+import type { RouteModule } from '../http/route.ts';
+import { enforceOrgQuota } from '../quotas/org-quotas.ts';
+import { presentServiceAccount, presentServiceAccountWithTokens, serviceAccountAuditTarget, serviceAccountResource } from './presenter.ts';
+import {
+  countLiveTokensOf,
+  deleteServiceAccount,
+  findServiceAccountByName,
+  findServiceAccountOrFail,
+  findServiceAccountsPage,
+  insertServiceAccount,
+  permissionsOfOrgRole,
+  SERVICE_ACCOUNT_ROLES,
+  updateServiceAccount,
+} from './store.ts';
+import { serviceAccountTokenRoutes } from './tokens.routes.ts';
+
+const nameSchema = { type: 'string', minLength: 1, maxLength: 190, pattern: '\\S' } as const;
+/** `?orgId` selects the active org (the route layer reads it); the schema must let it through. */
+const orgIdQuerySchema = { type: 'string', maxLength: 40 } as const;
+const roleSchema = { type: 'string', enum: SERVICE_ACCOUNT_ROLES } as const;
+const serviceAccountIdParams = {
+  type: 'object',
+  properties: { id: { type: 'string', minLength: 1, maxLength: 40 } },
+  required: ['id'],
+} as const;
+
+export const serviceAccountRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'post',
+    path: '/api/serviceaccounts',
+    access: 'authenticated',
+    level: 'org',
+    body: {
+      type: 'object',
+      properties: { name: nameSchema, role: roleSchema, isDisabled: { type: 'boolean' } },
+      required: ['name', 'role'],
+      additionalProperties: false,
+    },
+    async handler({ ctx, body, orgId, principal, services, authorize }) {
+      await authorize('serviceaccounts:create', undefined, { delegate: await permissionsOfOrgRole(services.db, orgId, body.role) });
+      const now = services.clock.now();
+      const name = body.name.trim();
+      const account = await services.transact(async (tx) => {
+        await enforceOrgQuota(tx, services.config, orgId, 'service_accounts', now);
+        const created = await insertServiceAccount(tx.db, { orgId, name, role: body.role, isDisabled: body.isDisabled ?? false, isHidden: false }, now);
+        tx.policyChanged(orgId, { kind: 'member', userId: created.id });
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'service_account.created', orgId, target: serviceAccountAuditTarget(created), metadata: { login: created.login, role: created.role, isDisabled: !!created.is_disabled } },
+          now,
+        );
+        return created;
+      });
+      ctx.status = 201;
+      ctx.body = presentServiceAccount(account);
+    },
+  });
+
+  // Before /:id, so that "search" is not taken for an id.
+  routes.add({
+    method: 'get',
+    path: '/api/serviceaccounts/search',
+    access: 'authenticated',
+    level: 'org',
+    query: {
+      type: 'object',
+      properties: { ...paginationQuerySchema, query: { type: 'string', maxLength: 190 }, orgId: orgIdQuerySchema },
+      additionalProperties: false,
+    },
+    async handler({ ctx, query, orgId, services, authorize }) {
+      await authorize('serviceaccounts:read');
+      const page = pageOf(query);
+      const { totalCount, rows } = await findServiceAccountsPage(services.db, orgId, query.query?.trim(), page);
+      const tokens = await countLiveTokensOf(services.db, rows.map((row) => row.id), services.clock.now());
+      ctx.body = { totalCount, serviceAccounts: rows.map((row) => presentServiceAccountWithTokens(row, tokens.get(row.id) ?? 0)), page: page.page, perPage: page.perPage };
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/serviceaccounts/:id',
+    access: 'authenticated',
+    level: 'org',
+    params: serviceAccountIdParams,
+    async handler({ ctx, params, orgId, services, authorize }) {
+      await authorize('serviceaccounts:read', serviceAccountResource(params.id));
+      const account = await findServiceAccountOrFail(services.db, orgId, params.id);
+      const tokens = await countLiveTokensOf(services.db, [account.id], services.clock.now());
+      ctx.body = presentServiceAccountWithTokens(account, tokens.get(account.id) ?? 0);
+    },
+  });
+
+  routes.add({
+    method: 'patch',
+    path: '/api/serviceaccounts/:id',
+    access: 'authenticated',
+    level: 'org',
+    params: serviceAccountIdParams,
+    body: {
+      type: 'object',
+      properties: { name: nameSchema, role: roleSchema, isDisabled: { type: 'boolean' } },
+      minProperties: 1,
+      additionalProperties: false,
+    },
+    async handler({ ctx, body, params, orgId, principal, services, authorize }) {
+      const delegate = body.role ? await permissionsOfOrgRole(services.db, orgId, body.role) : undefined;
+      await authorize('serviceaccounts:write', serviceAccountResource(params.id), { delegate });
+      const now = services.clock.now();
+      const account = await services.transact(async (tx) => {
+        const current = await findServiceAccountOrFail(tx.db, orgId, params.id);
+        const name = body.name?.trim();
+        const changes = {
+          ...(name !== undefined && name !== current.name && { name }),
+          ...(body.role !== undefined && body.role !== current.role && { role: body.role }),
+          ...(body.isDisabled !== undefined && body.isDisabled !== !!current.is_disabled && { isDisabled: body.isDisabled }),
+        };
+        if (Object.keys(changes).length === 0) return current;
+        if (changes.name) {
+          const namesake = await findServiceAccountByName(tx.db, orgId, changes.name);
+          if (namesake && namesake.id !== current.id) throw new ConflictError(`a service account named "${changes.name}" already exists`);
+        }
+        await updateServiceAccount(tx.db, current, changes, now);
+        const updated = { ...current, ...(changes.name && { name: changes.name }), ...(changes.role && { role: changes.role }), ...(changes.isDisabled !== undefined && { is_disabled: changes.isDisabled }) };
+        // The role is the account's org membership: the org's policy data must follow it.
+        if (changes.role) tx.policyChanged(orgId, { kind: 'member', userId: current.id });
+        const actor = actorOf(ctx, principal);
+        const target = serviceAccountAuditTarget(updated);
+        const fields = Object.keys(changes).filter((field) => field !== 'isDisabled').sort();
+        if (fields.length > 0) {
+          await recordAudit(tx.db, actor, { action: 'service_account.updated', orgId, target, metadata: { fields, ...(changes.role && { role: changes.role, previousRole: current.role }) } }, now);
+        }
+        if (changes.isDisabled !== undefined) {
+          // Its tokens are kept: disabling freezes them, enabling thaws those neither revoked nor expired.
+          await recordAudit(tx.db, actor, { action: changes.isDisabled ? 'service_account.disabled' : 'service_account.enabled', orgId, target }, now);
+        }
+        return updated;
+      });
+      const tokens = await countLiveTokensOf(services.db, [account.id], now);
+      ctx.body = presentServiceAccountWithTokens(account, tokens.get(account.id) ?? 0);
+    },
+  });
+
+  routes.add({
+    method: 'delete',
+    path: '/api/serviceaccounts/:id',
+    access: 'authenticated',
+    level: 'org',
+    params: serviceAccountIdParams,
+    async handler({ ctx, params, orgId, principal, services, authorize }) {
+      await authorize('serviceaccounts:delete', serviceAccountResource(params.id));
+      const now = services.clock.now();
+      await services.transact(async (tx) => {
+        const account = await findServiceAccountOrFail(tx.db, orgId, params.id);
+        const liveTokens = (await countLiveTokensOf(tx.db, [account.id], now)).get(account.id) ?? 0;
+        tx.policyChanged(orgId, ...(await deleteServiceAccount(tx.db, account)));
+        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'service_account.deleted', orgId, target: serviceAccountAuditTarget(account), metadata: { login: account.login, liveTokens } }, now);
+      });
+      ctx.body = { message: 'service account deleted' };
+    },
+  });
+
+  serviceAccountTokenRoutes(routes);
+};

@@ -1,0 +1,220 @@
+/**
+ * SQL of service accounts: users rows with is_service_account, each a member of exactly one
+ * org (its role is that membership's). A hidden one stands behind a legacy API key.
+ */
+import type { Knex } from 'knex';
+import { builtinRoleUids } from '../authz/document.ts';
+import type { PolicyFragment } from '../authz/fragments.ts';
+import type { DelegatedPermission, OrgRole } from '../authz/types.ts';
+import { newId } from '../db/ids.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
+import { DEFAULT_ORG_ID } from '../orgs/store.ts';
+
+export const SERVICE_ACCOUNT_ROLES = ['Admin', 'Editor', 'Viewer'] as const;
+export type ServiceAccountRole = (typeof SERVICE_ACCOUNT_ROLES)[number];
+
+export interface ServiceAccountRow {
+  id: string;
+  login: string;
+  name: string;
+  is_disabled: boolean | number;
+  is_hidden: boolean | number;
+  org_id: string;
+  role: ServiceAccountRole;
+}
+
+/** Longest slug kept in a login, so `sa-<orgId>-<slug>` stays within the 190 of users.login. */
+const MAX_SLUG_LENGTH = 140;
+
+function slugOf(name: string): string {
+  return name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .slice(0, MAX_SLUG_LENGTH)
+    .replace(/^-+|-+$/g, '');
+}
+
+/**
+ * `sa-<slug of name>` in org_main and `sa-<orgId>-<slug>` elsewhere (Grafana's scheme): logins
+ * are unique across the server, names only within an org.
+ */
+export function serviceAccountLogin(orgId: string, name: string): string {
+  const slug = slugOf(name);
+  if (!slug) throw new BadRequestError('the service account name needs at least one letter or digit');
+  return (orgId === DEFAULT_ORG_ID ? `sa-${slug}` : `sa-${orgId}-${slug}`).toLowerCase();
+}
+
+function accounts(db: Knex, orgId: string): Knex.QueryBuilder {
+  return db('users as u')
+    .join('org_members as m', 'm.user_id', 'u.id')
+    .where({ 'u.is_service_account': true, 'm.org_id': orgId })
+    .select('u.id', 'u.login', 'u.name', 'u.is_disabled', 'u.is_hidden', 'm.org_id', 'm.role');
+}
+
+export async function findServiceAccount(db: Knex, orgId: string, id: string): Promise<ServiceAccountRow | undefined> {
+  return accounts(db, orgId).where('u.id', id).first();
+}
+
+/** The account of the org, else 404: an account of another org is not found either. */
+export async function findServiceAccountOrFail(db: Knex, orgId: string, id: string): Promise<ServiceAccountRow> {
+  const account = await findServiceAccount(db, orgId, id);
+  if (!account) throw new NotFoundError(`service account ${id} not found`);
+  return account;
+}
+
+/** The account of the org named `name`, ignoring case (names are unique per org). */
+export async function findServiceAccountByName(db: Knex, orgId: string, name: string): Promise<ServiceAccountRow | undefined> {
+  return accounts(db, orgId).whereRaw('LOWER(u.name) = ?', [name.toLowerCase()]).first();
+}
+
+/** `%` and `_` in a search are literal; `!` escapes them (one escape character on both dialects). */
+function containsPattern(search: string): string {
+  return `%${search.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
+}
+
+/** One page of the org's visible accounts by name; `search` matches name or login, ignoring case. */
+export async function findServiceAccountsPage(db: Knex, orgId: string, search: string | undefined, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: ServiceAccountRow[] }> {
+  const matching = () => {
+    const query = accounts(db, orgId).where('u.is_hidden', false);
+    if (search) {
+      const pattern = containsPattern(search);
+      query.where((q) => q.whereRaw("LOWER(u.name) LIKE ? ESCAPE '!'", [pattern]).orWhereRaw("LOWER(u.login) LIKE ? ESCAPE '!'", [pattern]));
+    }
+    return query;
+  };
+  const [countRow] = await matching().clearSelect().count<Array<{ total: number | string }>>({ total: '*' });
+  const rows: ServiceAccountRow[] = await matching().orderBy([{ column: 'u.name' }, { column: 'u.id' }]).limit(page.limit).offset(page.offset);
+  return { totalCount: Number(countRow?.total ?? 0), rows };
+}
+
+/** Live (neither revoked nor expired) token counts of several accounts, by account id. */
+export async function countLiveTokensOf(db: Knex, accountIds: string[], now: number): Promise<Map<string, number>> {
+  if (accountIds.length === 0) return new Map();
+  const rows: Array<{ user_id: string; total: number | string }> = await db('api_tokens')
+    .where('kind', 'sa')
+    .whereIn('user_id', accountIds)
+    .whereNull('revoked_at')
+    .where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
+    .groupBy('user_id')
+    .select('user_id')
+    .count({ total: '*' });
+  return new Map(rows.map((row) => [row.user_id, Number(row.total)]));
+}
+
+export interface NewServiceAccount {
+  orgId: string;
+  name: string;
+  role: ServiceAccountRole;
+  isDisabled: boolean;
+  isHidden: boolean;
+}
+
+/**
+ * Inserts the account and its membership, refusing (409) a name the org already has or a login
+ * taken on the server; the unique login is the backstop when two creates race.
+ */
+export async function insertServiceAccount(db: Knex, account: NewServiceAccount, now: number): Promise<ServiceAccountRow> {
+  const row: ServiceAccountRow = {
+    id: newId('usr'),
+    login: serviceAccountLogin(account.orgId, account.name),
+    name: account.name,
+    is_disabled: account.isDisabled,
+    is_hidden: account.isHidden,
+    org_id: account.orgId,
+    role: account.role,
+  };
+  if ((await findServiceAccountByName(db, account.orgId, account.name)) || (await isLoginTaken(db, row.login))) {
+    throw new ConflictError(`a service account named "${account.name}" (login ${row.login}) already exists`);
+  }
+  await db('users').insert({
+    id: row.id,
+    login: row.login,
+    email: null,
+    name: row.name,
+    password_hash: null,
+    is_svc_admin: false,
+    is_disabled: account.isDisabled,
+    is_service_account: true,
+    is_hidden: account.isHidden,
+    default_org_id: account.orgId,
+    created_at: now,
+    updated_at: now,
+  });
+  await db('org_members').insert({ org_id: account.orgId, user_id: row.id, role: account.role, created_at: now });
+  return row;
+}
+
+export async function updateServiceAccount(db: Knex, account: ServiceAccountRow, changes: { name?: string; role?: ServiceAccountRole; isDisabled?: boolean }, now: number): Promise<void> {
+  const userChanges: Record<string, unknown> = { updated_at: now };
+  if (changes.name !== undefined) userChanges.name = changes.name;
+  if (changes.isDisabled !== undefined) userChanges.is_disabled = changes.isDisabled;
+  await db('users').where('id', account.id).update(userChanges);
+  if (changes.role !== undefined) await db('org_members').where({ org_id: account.org_id, user_id: account.id }).update({ role: changes.role });
+}
+
+/** Whether a user or account holds `login` (logins are unique server-wide). */
+async function isLoginTaken(db: Knex, login: string): Promise<boolean> {
+  return !!(await db('users').where('login', login).first('id'));
+}
+
+/**
+ * Deletes the account. Foreign keys remove its membership, tokens, role assignments and team
+ * memberships; what names it without one goes here: its managed role of resource grants, its
+ * legacy ACL entries and its preferences. Returns what its org's policy data lost.
+ */
+export async function deleteServiceAccount(db: Knex, account: ServiceAccountRow): Promise<PolicyFragment[]> {
+  const managedRoleUid = `managed:users:${account.id}:permissions`;
+  const managedRoles = await db('roles').where({ org_id: account.org_id, uid: managedRoleUid }).delete();
+  const legacyAclEntries = await db('legacy_acl').where('user_id', account.id).delete();
+  await db('preferences').where({ owner_kind: 'user', owner_id: account.id }).delete();
+  await db('users').where({ id: account.id, is_service_account: true }).delete();
+  const lost: PolicyFragment[] = [{ kind: 'member', userId: account.id }];
+  if (managedRoles > 0) lost.push({ kind: 'role', uid: managedRoleUid });
+  if (legacyAclEntries > 0) lost.push({ kind: 'legacy_acl' });
+  return lost;
+}
+
+/**
+ * Every permission an org role carries in the org (its basic role and the org's managed
+ * overrides of it): what a caller must hold to hand that role to a service account.
+ */
+export async function permissionsOfOrgRole(db: Knex, orgId: string, role: OrgRole): Promise<DelegatedPermission[]> {
+  const rows: DelegatedPermission[] = await db('roles as r')
+    .join('role_permissions as p', 'p.role_id', 'r.id')
+    .whereIn('r.uid', builtinRoleUids()[role])
+    .where((q) => q.where('r.org_id', orgId).orWhereNull('r.org_id'))
+    .distinct('p.action', 'p.scope')
+    .orderBy([{ column: 'p.action' }, { column: 'p.scope' }]);
+  return rows.map((row) => ({ action: row.action, scope: row.scope }));
+}
+
+export interface LegacyKeyRow {
+  id: string;
+  name: string;
+  expires_at: number | string | null;
+  revoked_at: number | string | null;
+  service_account_id: string;
+  role: ServiceAccountRole;
+}
+
+/** The tokens of the org's hidden accounts: what the legacy `/api/auth/keys` shim calls API keys. */
+function legacyKeys(db: Knex, orgId: string): Knex.QueryBuilder {
+  return db('api_tokens as t')
+    .join('users as u', 'u.id', 't.user_id')
+    .join('org_members as m', 'm.user_id', 'u.id')
+    .where({ 't.kind': 'sa', 'u.is_service_account': true, 'u.is_hidden': true, 'm.org_id': orgId })
+    .select('t.id', 't.name', 't.expires_at', 't.revoked_at', 'u.id as service_account_id', 'm.role');
+}
+
+/** The org's unrevoked legacy keys by name; expired ones only when asked. */
+export async function findLegacyKeys(db: Knex, orgId: string, now: number, includeExpired: boolean): Promise<LegacyKeyRow[]> {
+  const query = legacyKeys(db, orgId).whereNull('t.revoked_at').orderBy([{ column: 't.name' }, { column: 't.id' }]);
+  if (!includeExpired) query.where((q) => q.whereNull('t.expires_at').orWhere('t.expires_at', '>', now));
+  return query;
+}
+
+export async function findLegacyKey(db: Knex, orgId: string, tokenId: string): Promise<LegacyKeyRow | undefined> {
+  return legacyKeys(db, orgId).where('t.id', tokenId).first();
+}

@@ -1,0 +1,85 @@
+/**
+ * Tokens of a service account (`/api/serviceaccounts/<id>/tokens…`): list their metadata, issue
+ * one (its key shown once, in the response), revoke one. Reading them is reading the account;
+ * issuing and revoking are writing it.
+ */
+import { actorOf, recordAudit } from '../audit/writer.ts';
+import { NotFoundError } from '../http/errors.ts';
+import type { RouteModule } from '../http/route.ts';
+import { presentTokenMetadata } from '../identity/api-tokens.ts';
+import { findApiTokenOfUser, findApiTokensOfUser, revokeApiToken } from '../identity/api-tokens.store.ts';
+import { lockQuotaOwner } from '../quotas/store.ts';
+import { serviceAccountResource } from './presenter.ts';
+import { findServiceAccountOrFail } from './store.ts';
+import { issueServiceAccountToken, newTokenSchema } from './tokens.ts';
+
+const idSchema = { type: 'string', minLength: 1, maxLength: 40 } as const;
+const accountParams = { type: 'object', properties: { id: idSchema }, required: ['id'] } as const;
+const tokenParams = { type: 'object', properties: { id: idSchema, tokenId: idSchema }, required: ['id', 'tokenId'] } as const;
+
+const tokenAuditTarget = (token: { id: string; name: string }) => ({ type: 'service_account_token', id: token.id, name: token.name });
+
+export const serviceAccountTokenRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'get',
+    path: '/api/serviceaccounts/:id/tokens',
+    access: 'authenticated',
+    level: 'org',
+    params: accountParams,
+    async handler({ ctx, params, orgId, services, authorize }) {
+      await authorize('serviceaccounts:read', serviceAccountResource(params.id));
+      const account = await findServiceAccountOrFail(services.db, orgId, params.id);
+      const now = services.clock.now();
+      ctx.body = (await findApiTokensOfUser(services.db, 'sa', account.id)).map((row) => presentTokenMetadata(row, now));
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/serviceaccounts/:id/tokens',
+    access: 'authenticated',
+    level: 'org',
+    params: accountParams,
+    body: newTokenSchema,
+    async handler({ ctx, body, params, orgId, principal, services, authorize }) {
+      await authorize('serviceaccounts:write', serviceAccountResource(params.id));
+      const now = services.clock.now();
+      const issued = await services.transact(async (tx) => {
+        // Lock before the first read: on MySQL that read would fix the snapshot the quota counts in.
+        await lockQuotaOwner(tx.db, 'orgs', orgId);
+        const account = await findServiceAccountOrFail(tx.db, orgId, params.id);
+        const token = await issueServiceAccountToken(tx, services.config, account, body, now);
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'service_account.token_issued', orgId, target: tokenAuditTarget({ id: token.id, name: body.name }), metadata: { serviceAccountId: account.id, secondsToLive: body.secondsToLive ?? null } },
+          now,
+        );
+        return token;
+      });
+      ctx.status = 201;
+      ctx.body = { id: issued.id, name: body.name, key: issued.key };
+    },
+  });
+
+  routes.add({
+    method: 'delete',
+    path: '/api/serviceaccounts/:id/tokens/:tokenId',
+    access: 'authenticated',
+    level: 'org',
+    params: tokenParams,
+    async handler({ ctx, params, orgId, principal, services, authorize }) {
+      await authorize('serviceaccounts:write', serviceAccountResource(params.id));
+      const now = services.clock.now();
+      await services.transact(async (tx) => {
+        const account = await findServiceAccountOrFail(tx.db, orgId, params.id);
+        const token = await findApiTokenOfUser(tx.db, 'sa', account.id, params.tokenId);
+        if (!token) throw new NotFoundError(`token ${params.tokenId} not found`);
+        if (await revokeApiToken(tx.db, token.id, now)) {
+          await recordAudit(tx.db, actorOf(ctx, principal), { action: 'service_account.token_revoked', orgId, target: tokenAuditTarget(token), metadata: { serviceAccountId: account.id } }, now);
+        }
+      });
+      ctx.body = { message: 'service account token revoked' };
+    },
+  });
+};
