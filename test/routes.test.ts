@@ -2,43 +2,11 @@
  * Every route is accounted for: the router holds exactly the declared routes, and each one is
  * either declared public or calls authorize() — proven by calling it.
  */
-import { Ajv } from 'ajv';
 import { expect } from 'chai';
 import type { JSONSchema } from '../src/http/guard.ts';
+import { sample, STRING_CANDIDATES } from './helpers/schema-sample.ts';
 import { createUser, type TestUser } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-
-const ajv = new Ajv({ strict: false });
-const STRING_CANDIDATES = ['abcdefghijklmnop', 'someone@example.test', 'https://example.test', 'org_main', 'success'];
-
-/** A small value that satisfies the schema, so the request gets past its guard. */
-function sample(schema: JSONSchema | undefined): unknown {
-  if (!schema || typeof schema === 'boolean') return undefined;
-  const s = schema as Record<string, any>;
-  if (s.enum) return s.enum[0];
-  switch (s.type) {
-    case 'object': {
-      const value: Record<string, unknown> = {};
-      const keys: string[] = s.required?.length ? s.required : s.minProperties ? Object.keys(s.properties ?? {}).slice(0, s.minProperties) : [];
-      for (const key of keys) value[key] = sample(s.properties?.[key]);
-      return value;
-    }
-    case 'array':
-      return [];
-    case 'integer':
-    case 'number':
-      return s.minimum ?? 1;
-    case 'boolean':
-      return false;
-    case 'string': {
-      const valid = STRING_CANDIDATES.find((candidate) => ajv.validate(s, candidate));
-      if (!valid) throw new Error(`no sample string for ${JSON.stringify(s)}`);
-      return valid;
-    }
-    default:
-      return undefined;
-  }
-}
 
 describe('route accounting', () => {
   let app: TestApp;
