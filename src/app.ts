@@ -3,6 +3,8 @@
  */
 import Router from '@koa/router';
 import Koa from 'koa';
+import { roleAssignmentRoutes } from './accesscontrol/assignments.routes.ts';
+import { roleRoutes } from './accesscontrol/roles.routes.ts';
 import { accessControlRoutes } from './accesscontrol/routes.ts';
 import { auditRoutes } from './audit/routes.ts';
 import { authenticate, type TokenResolver } from './http/authenticate.ts';
@@ -18,7 +20,13 @@ import { setupRoutes } from './identity/setup.routes.ts';
 import { currentUserAccessTokenRoutes } from './identity/user.access-tokens.routes.ts';
 import { currentUserRoutes } from './identity/user.routes.ts';
 import { currentUserSessionRoutes } from './identity/user.sessions.routes.ts';
+import { currentOrgRoutes } from './orgs/current.routes.ts';
+import { orgRoutes } from './orgs/routes.ts';
 import { quotaRoutes } from './quotas/routes.ts';
+import { legacyKeyRoutes } from './serviceaccounts/legacy-keys.routes.ts';
+import { serviceAccountRoutes } from './serviceaccounts/routes.ts';
+import { resolveLegacyApiKey, resolveServiceAccountToken } from './serviceaccounts/tokens.ts';
+import { teamRoutes } from './teams/routes.ts';
 import type { Services } from './services.ts';
 import { webRoutes } from './web/routes.ts';
 
@@ -29,15 +37,27 @@ export const ROUTE_MODULES: RouteModule[] = [
   currentUserRoutes,
   currentUserSessionRoutes,
   currentUserAccessTokenRoutes,
-  accessControlRoutes,
   adminUserRoutes,
+  orgRoutes,
+  currentOrgRoutes,
+  teamRoutes,
+  accessControlRoutes,
+  roleRoutes,
+  roleAssignmentRoutes,
+  serviceAccountRoutes,
+  legacyKeyRoutes,
   quotaRoutes,
   auditRoutes,
   webRoutes,
 ];
 
 /** API token kinds by prefix; PATs (`svc_pat_`) and SA tokens (`svc_sa_`) register here. */
-export const TOKEN_RESOLVERS: Record<string, TokenResolver> = { [TOKEN_PREFIX.pat]: resolvePersonalAccessToken };
+export const TOKEN_RESOLVERS: Record<string, TokenResolver> = {
+  [TOKEN_PREFIX.pat]: resolvePersonalAccessToken,
+  [TOKEN_PREFIX.sa]: resolveServiceAccountToken,
+  // migrated API_KEYS keep their old form: anything else is looked up as a legacy key, last
+  '': resolveLegacyApiKey,
+};
 
 export interface BuiltApp {
   app: Koa;

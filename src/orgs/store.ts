@@ -1,5 +1,7 @@
-/** SQL of orgs. */
+/** SQL of orgs and their memberships. */
 import type { Knex } from 'knex';
+import type { OrgRole } from '../authz/types.ts';
+import { dialectOf } from '../db/knex.ts';
 
 export const DEFAULT_ORG_ID = 'org_main';
 export const DEFAULT_ORG_NAME = 'Main Org.';
@@ -9,10 +11,166 @@ export interface OrgRow {
   name: string;
 }
 
+export interface OrgDetailsRow extends OrgRow {
+  /** JSON of the postal address, or null when none was ever set. */
+  address: string | null;
+  billing_email: string | null;
+}
+
 export async function findOrgById(db: Knex, id: string): Promise<OrgRow | undefined> {
   return db('orgs').where('id', id).first('id', 'name');
 }
 
 export async function insertOrg(db: Knex, org: { id: string; name: string }, now: number): Promise<void> {
   await db('orgs').insert({ id: org.id, name: org.name, policy_revision: 0, created_at: now, updated_at: now });
+}
+
+export async function findOrgDetails(db: Knex, id: string): Promise<OrgDetailsRow | undefined> {
+  return db('orgs').where('id', id).first('id', 'name', 'address', 'billing_email');
+}
+
+export async function findOrgByName(db: Knex, name: string): Promise<OrgRow | undefined> {
+  return db('orgs').where('name', name).first('id', 'name');
+}
+
+/**
+ * Another org whose name equals `name` ignoring case. The unique index compares bytes on MySQL
+ * (utf8mb4_bin) and SQLite alike; this keeps "Ops" and "ops" apart from each other for people.
+ */
+export async function findOrgNameClash(db: Knex, name: string, exceptOrgId?: string): Promise<OrgRow | undefined> {
+  const query = db('orgs').whereRaw('LOWER(name) = ?', [name.toLowerCase()]);
+  if (exceptOrgId) query.whereNot('id', exceptOrgId);
+  return query.first('id', 'name');
+}
+
+/** `%` and `_` in a search are literal; `!` escapes them (one escape character on both dialects). */
+function containsPattern(search: string): string {
+  return `%${search.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
+}
+
+/** One page of orgs by name; `search` matches part of the name, ignoring case. */
+export async function findOrgsPage(db: Knex, search: string | undefined, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: OrgRow[] }> {
+  const matching = () => {
+    const query = db('orgs');
+    if (search) query.whereRaw("LOWER(name) LIKE ? ESCAPE '!'", [containsPattern(search)]);
+    return query;
+  };
+  const [countRow] = await matching().count<Array<{ total: number | string }>>({ total: '*' });
+  const rows: OrgRow[] = await matching().orderBy([{ column: 'name' }, { column: 'id' }]).limit(page.limit).offset(page.offset).select('id', 'name');
+  return { totalCount: Number(countRow?.total ?? 0), rows };
+}
+
+export async function updateOrg(db: Knex, id: string, changes: { name?: string; address?: string; billingEmail?: string }, now: number): Promise<void> {
+  const row: Record<string, unknown> = { updated_at: now };
+  if (changes.name !== undefined) row.name = changes.name;
+  if (changes.address !== undefined) row.address = changes.address;
+  if (changes.billingEmail !== undefined) row.billing_email = changes.billingEmail;
+  await db('orgs').where('id', id).update(row);
+}
+
+/**
+ * Reads the org inside a transaction and, on MySQL, keeps its row locked until the end: the
+ * member changes of one org run one at a time, so two admins demoting each other cannot both
+ * pass the "another Admin remains" check. SQLite's single connection is serial anyway.
+ */
+export async function lockOrg(trx: Knex.Transaction, id: string): Promise<OrgRow | undefined> {
+  const query = trx('orgs').where('id', id);
+  if (dialectOf(trx) === 'mysql') query.forUpdate();
+  return query.first('id', 'name');
+}
+
+export interface MemberRow {
+  user_id: string;
+  login: string;
+  email: string | null;
+  name: string;
+  role: OrgRole;
+  user_seen_at: number | string | null;
+  session_seen_at: number | string | null;
+}
+
+/** The people of an org (service accounts have their own API), by login, with when each was last seen. */
+export async function findHumanMembers(db: Knex, orgId: string, userId?: string): Promise<MemberRow[]> {
+  const query = db('org_members as m')
+    .join('users as u', 'u.id', 'm.user_id')
+    .where('m.org_id', orgId)
+    .where('u.is_service_account', false)
+    .orderBy('u.login')
+    .select('m.user_id', 'u.login', 'u.email', 'u.name', 'm.role', 'u.last_seen_at as user_seen_at')
+    .select(db('sessions as s').max('s.last_seen_at').whereRaw('?? = ??', ['s.user_id', 'u.id']).as('session_seen_at'));
+  if (userId) query.where('m.user_id', userId);
+  return query;
+}
+
+export async function findHumanMember(db: Knex, orgId: string, userId: string): Promise<MemberRow | undefined> {
+  const [member] = await findHumanMembers(db, orgId, userId);
+  return member;
+}
+
+export async function isOrgMember(db: Knex, orgId: string, userId: string): Promise<boolean> {
+  return !!(await db('org_members').where({ org_id: orgId, user_id: userId }).first('user_id'));
+}
+
+/** The people holding the Admin role in the org. */
+export async function findHumanAdminIds(db: Knex, orgId: string): Promise<string[]> {
+  return db('org_members as m').join('users as u', 'u.id', 'm.user_id').where({ 'm.org_id': orgId, 'm.role': 'Admin', 'u.is_service_account': false }).pluck('m.user_id');
+}
+
+export async function setMemberRole(db: Knex, orgId: string, userId: string, role: OrgRole): Promise<void> {
+  await db('org_members').where({ org_id: orgId, user_id: userId }).update({ role });
+}
+
+/**
+ * Users whose default org is `orgId` (only `userId`, when given) move to their oldest other
+ * membership, or to none. Runs before the membership or the org goes away.
+ */
+export async function moveDefaultOrgAway(db: Knex, orgId: string, userId?: string): Promise<void> {
+  const otherOrg = db('org_members as om')
+    .select('om.org_id')
+    .whereRaw('?? = ??', ['om.user_id', 'users.id'])
+    .whereNot('om.org_id', orgId)
+    .orderBy([{ column: 'om.created_at' }, { column: 'om.org_id' }])
+    .limit(1);
+  const query = db('users').where('default_org_id', orgId);
+  if (userId) query.where('id', userId);
+  await query.update({ default_org_id: otherOrg });
+}
+
+/**
+ * Takes a user out of an org with everything that gave them rights there (Grafana's
+ * RemoveOrgUser): team memberships, role assignments, their managed role of resource grants
+ * and legacy ACL entries, so that being added again starts from the org role alone. Returns what
+ * the policy data of the org lost beyond the membership.
+ */
+export async function removeOrgMembership(db: Knex, orgId: string, userId: string): Promise<{ managedRoleUid: string | null; legacyAclEntries: number }> {
+  const managedRoleUid = `managed:users:${userId}:permissions`;
+  await moveDefaultOrgAway(db, orgId, userId);
+  await db('team_members').where('user_id', userId).whereIn('team_id', db('teams').where('org_id', orgId).select('id')).delete();
+  await db('user_roles').where({ org_id: orgId, user_id: userId }).delete();
+  const managedRoles = await db('roles').where({ org_id: orgId, uid: managedRoleUid }).delete();
+  const legacyAclEntries = await db('legacy_acl').where({ org_id: orgId, user_id: userId }).delete();
+  await db('org_members').where({ org_id: orgId, user_id: userId }).delete();
+  return { managedRoleUid: managedRoles > 0 ? managedRoleUid : null, legacyAclEntries };
+}
+
+/**
+ * Deletes the org. Foreign keys remove its memberships, teams, roles and their permissions and
+ * assignments, folders, dashboards, alert rules, connectors, legacy ACL and pinned tokens; what
+ * names the org without one goes here: its service accounts (users that exist only for it), the
+ * preferences of the org and its teams, and its quota overrides.
+ */
+export async function deleteOrgAndDependents(db: Knex, orgId: string): Promise<{ serviceAccountIds: string[]; teams: number }> {
+  const serviceAccountIds: string[] = await db('org_members as m').join('users as u', 'u.id', 'm.user_id').where({ 'm.org_id': orgId, 'u.is_service_account': true }).pluck('u.id');
+  const [teamCount] = await db('teams').where('org_id', orgId).count<Array<{ total: number | string }>>({ total: '*' });
+  await moveDefaultOrgAway(db, orgId);
+  await db('preferences').where('owner_kind', 'team').whereIn('owner_id', db('teams').where('org_id', orgId).select('id')).delete();
+  await db('preferences').where({ owner_kind: 'org', owner_id: orgId }).delete();
+  await db('quotas').where({ scope_kind: 'org', scope_id: orgId }).delete();
+  for (let i = 0; i < serviceAccountIds.length; i += 500) {
+    const chunk = serviceAccountIds.slice(i, i + 500);
+    await db('preferences').where('owner_kind', 'user').whereIn('owner_id', chunk).delete();
+    await db('users').whereIn('id', chunk).where('is_service_account', true).delete();
+  }
+  await db('orgs').where('id', orgId).delete();
+  return { serviceAccountIds, teams: Number(teamCount?.total ?? 0) };
 }

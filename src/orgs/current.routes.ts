@@ -1,0 +1,129 @@
+/**
+ * The active org (`/api/org…`): the X-Svc-Org-Id header, then ?orgId, then the caller's default
+ * org. Every check is asked in that org of a member; no resource names the org itself, so a
+ * server admin reaches an org here only as its member (they administer any org through
+ * /api/orgs/<id>).
+ */
+import { actorOf, recordAudit } from '../audit/writer.ts';
+import { NotFoundError } from '../http/errors.ts';
+import type { RouteModule } from '../http/route.ts';
+import { preferencesSchema, readPreferences, writePreferences } from '../preferences/store.ts';
+import { addMemberBodySchema, addMemberByLoginOrEmail, changeMemberRole, listOrgMembers, memberRoleBodySchema, removeMember } from './members.ts';
+import { presentOrg } from './presenter.ts';
+import { orgTarget, orgUpdateBodySchema, updateOrgDetails } from './routes.ts';
+import { findOrgById, findOrgDetails } from './store.ts';
+
+const userIdParams = { type: 'object', properties: { userId: { type: 'string', minLength: 1, maxLength: 40 } }, required: ['userId'] } as const;
+
+/** Grafana scopes the org-user actions by user: `users:*` for the whole list, `users:id:<id>` for one. */
+const everyUser = { scope: 'users:*' };
+const oneUser = (id: string) => ({ kind: 'users', id });
+
+export const currentOrgRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'get',
+    path: '/api/org',
+    access: 'authenticated',
+    level: 'org',
+    async handler({ ctx, orgId, services, authorize }) {
+      await authorize('orgs:read');
+      const org = await findOrgDetails(services.db, orgId);
+      if (!org) throw new NotFoundError(`org ${orgId} not found`);
+      ctx.body = presentOrg(org);
+    },
+  });
+
+  routes.add({
+    method: 'put',
+    path: '/api/org',
+    access: 'authenticated',
+    level: 'org',
+    body: orgUpdateBodySchema,
+    async handler(route) {
+      const { ctx, orgId, body, authorize } = route;
+      await authorize('orgs:write');
+      ctx.body = await updateOrgDetails(route, orgId, body);
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/org/users',
+    access: 'authenticated',
+    level: 'org',
+    async handler({ ctx, orgId, services, authorize }) {
+      await authorize('org.users:read', everyUser);
+      ctx.body = await listOrgMembers(services.db, orgId);
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/org/users',
+    access: 'authenticated',
+    level: 'org',
+    body: addMemberBodySchema,
+    async handler(route) {
+      const { ctx, orgId, body, authorize } = route;
+      await authorize('org.users:add', everyUser);
+      ctx.body = await addMemberByLoginOrEmail(route, orgId, body);
+    },
+  });
+
+  routes.add({
+    method: 'patch',
+    path: '/api/org/users/:userId',
+    access: 'authenticated',
+    level: 'org',
+    params: userIdParams,
+    body: memberRoleBodySchema,
+    async handler(route) {
+      const { ctx, orgId, params, body, authorize } = route;
+      await authorize('org.users:write', oneUser(params.userId));
+      ctx.body = await changeMemberRole(route, orgId, params.userId, body.role);
+    },
+  });
+
+  routes.add({
+    method: 'delete',
+    path: '/api/org/users/:userId',
+    access: 'authenticated',
+    level: 'org',
+    params: userIdParams,
+    async handler(route) {
+      const { ctx, orgId, params, authorize } = route;
+      await authorize('org.users:remove', oneUser(params.userId));
+      ctx.body = await removeMember(route, orgId, params.userId);
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/org/preferences',
+    access: 'authenticated',
+    level: 'org',
+    async handler({ ctx, orgId, services, authorize }) {
+      await authorize('orgs.preferences:read');
+      ctx.body = await readPreferences(services.db, 'org', orgId);
+    },
+  });
+
+  routes.add({
+    method: 'put',
+    path: '/api/org/preferences',
+    access: 'authenticated',
+    level: 'org',
+    body: preferencesSchema,
+    async handler({ ctx, orgId, body, principal, services, authorize }) {
+      await authorize('orgs.preferences:write');
+      const now = services.clock.now();
+      ctx.body = await services.transact(async (tx) => {
+        const org = await findOrgById(tx.db, orgId);
+        if (!org) throw new NotFoundError(`org ${orgId} not found`);
+        const saved = await writePreferences(tx.db, 'org', org.id, body, now);
+        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'org.preferences_updated', orgId: org.id, target: orgTarget(org), metadata: { fields: Object.keys(body).sort() } }, now);
+        return saved;
+      });
+    },
+  });
+};
