@@ -19,3 +19,10 @@ export function pageOf(query: { perpage?: number; page?: number }): Page {
   const page = query.page ?? 1;
   return { limit: perPage, offset: (page - 1) * perPage, page, perPage };
 }
+
+/** The query of a searchable list: paging plus `query`, a case-insensitive substring. */
+export const searchQuerySchema = {
+  type: 'object',
+  properties: { ...paginationQuerySchema, query: { type: 'string', maxLength: 190 } },
+  additionalProperties: false,
+} as const;

@@ -9,7 +9,7 @@ import { actorOf, recordAudit } from '../audit/writer.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../crypto/password.ts';
 import type { Tx } from '../db/transaction.ts';
 import { BadRequestError, ConflictError } from '../http/errors.ts';
-import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
+import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { DEFAULT_ORG_ID } from '../orgs/store.ts';
 import { adminUserSessionRoutes, findTargetUser, globalUser, userIdParams } from './admin-users.sessions.ts';
@@ -66,11 +66,7 @@ export const adminUserRoutes: RouteModule = (routes) => {
     path: '/api/admin/users',
     access: 'authenticated',
     level: 'server',
-    query: {
-      type: 'object',
-      properties: { ...paginationQuerySchema, query: { type: 'string', maxLength: 190 } },
-      additionalProperties: false,
-    },
+    query: searchQuerySchema,
     async handler({ ctx, query, services, authorize }) {
       await authorize('users:read');
       const page = pageOf(query);

@@ -9,7 +9,7 @@ import { actorOf, recordAudit } from '../audit/writer.ts';
 import { newId } from '../db/ids.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
 import type { Infer } from '../http/guard.ts';
-import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
+import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { addOrgMember } from '../identity/users.store.ts';
 import { addMemberBodySchema, addMemberByLoginOrEmail, changeMemberRole, listOrgMembers, memberRoleBodySchema, removeMember, type Caller } from './members.ts';
@@ -100,11 +100,7 @@ export const orgRoutes: RouteModule = (routes) => {
     path: '/api/orgs',
     access: 'authenticated',
     level: 'server',
-    query: {
-      type: 'object',
-      properties: { ...paginationQuerySchema, query: { type: 'string', maxLength: 190 } },
-      additionalProperties: false,
-    },
+    query: searchQuerySchema,
     async handler({ ctx, query, services, authorize }) {
       await authorize('orgs:read');
       const page = pageOf(query);

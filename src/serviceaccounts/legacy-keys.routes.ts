@@ -22,7 +22,7 @@ export const legacyKeyRoutes: RouteModule = (routes) => {
     query: {
       type: 'object',
       // orgId: the active org may be chosen with ?orgId (the route layer reads it).
-      properties: { includeExpired: { type: 'boolean', default: false }, orgId: { type: 'string', maxLength: 40 } },
+      properties: { includeExpired: { type: 'boolean', default: false } },
       additionalProperties: false,
     },
     async handler({ ctx, query, orgId, services, authorize }) {

@@ -6,7 +6,7 @@
  */
 import { actorOf, recordAudit } from '../audit/writer.ts';
 import { ConflictError } from '../http/errors.ts';
-import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
+import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import { presentServiceAccount, presentServiceAccountWithTokens, serviceAccountAuditTarget, serviceAccountResource } from './presenter.ts';
@@ -25,7 +25,6 @@ import { serviceAccountTokenRoutes } from './tokens.routes.ts';
 
 const nameSchema = { type: 'string', minLength: 1, maxLength: 190, pattern: '\\S' } as const;
 /** `?orgId` selects the active org (the route layer reads it); the schema must let it through. */
-const orgIdQuerySchema = { type: 'string', maxLength: 40 } as const;
 const roleSchema = { type: 'string', enum: SERVICE_ACCOUNT_ROLES } as const;
 const serviceAccountIdParams = {
   type: 'object',
@@ -72,11 +71,7 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
     path: '/api/serviceaccounts/search',
     access: 'authenticated',
     level: 'org',
-    query: {
-      type: 'object',
-      properties: { ...paginationQuerySchema, query: { type: 'string', maxLength: 190 }, orgId: orgIdQuerySchema },
-      additionalProperties: false,
-    },
+    query: searchQuerySchema,
     async handler({ ctx, query, orgId, services, authorize }) {
       await authorize('serviceaccounts:read');
       const page = pageOf(query);

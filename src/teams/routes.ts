@@ -5,7 +5,7 @@
  */
 import { actorOf, recordAudit } from '../audit/writer.ts';
 import { BadRequestError, ConflictError } from '../http/errors.ts';
-import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
+import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { subjectOf } from '../http/subject.ts';
 import { presentTeam } from './presenter.ts';
@@ -71,11 +71,7 @@ export const teamRoutes: RouteModule = (routes) => {
     path: '/api/teams/search',
     access: 'authenticated',
     level: 'org',
-    query: {
-      type: 'object',
-      properties: { ...paginationQuerySchema, query: { type: 'string', maxLength: 190 }, orgId: { type: 'string', maxLength: 40 } },
-      additionalProperties: false,
-    },
+    query: searchQuerySchema,
     async handler({ ctx, query, principal, orgId, services, authorize }) {
       await authorize('teams:read');
       const page = pageOf(query);
