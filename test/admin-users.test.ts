@@ -35,7 +35,7 @@ describe('server administration of users', () => {
 
   /** The audit entries of `action` on the user, oldest first, with parsed metadata. */
   async function audits(action: string, userId: string) {
-    const rows = await app.db('audit_log').where({ action, target_id: userId }).orderBy('timestamp').select('*');
+    const rows = await app.db('audit_log').where({ action, target_id: userId }).orderBy(['timestamp', 'id']).select('*');
     return rows.map((row: Record<string, any>) => ({ ...row, metadata: row.metadata ? JSON.parse(row.metadata) : null }));
   }
 

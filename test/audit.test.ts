@@ -70,3 +70,17 @@ describe('audit log', () => {
     expect(await app.count('audit_log', { action: 'role.seeded' })).to.equal(1);
   });
 });
+
+describe('audit entry ids', () => {
+  it('sort in the order the entries were written, also within one millisecond', async () => {
+    const app = await startTestApp();
+    try {
+      await app.db('audit_log').delete();
+      for (let i = 0; i < 20; i++) await recordAudit(app.db, SYSTEM_ACTOR, { action: 'test.ordered', metadata: { i } }, 1_000);
+      const rows = await app.db('audit_log').orderBy('id').select('metadata');
+      expect(rows.map((row: { metadata: string }) => JSON.parse(row.metadata).i)).to.deep.equal([...Array(20).keys()]);
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -37,7 +37,7 @@ describe('teams', () => {
   });
 
   async function audits(action: string, teamId: string) {
-    const rows = await app.db('audit_log').where({ action, target_id: teamId }).orderBy('timestamp').select('*');
+    const rows = await app.db('audit_log').where({ action, target_id: teamId }).orderBy(['timestamp', 'id']).select('*');
     return rows.map((row: Record<string, any>) => ({ ...row, metadata: row.metadata ? JSON.parse(row.metadata) : null }));
   }
 
@@ -321,6 +321,7 @@ describe('teams', () => {
       expect(await app.db('teams').where('id', team.id).first('name', 'email')).to.deep.equal({ name: 'New Name', email: 'new@example.test' });
       await expectAudited('team.updated', { id: team.id, name: 'New Name' }, admin, { fields: ['email', 'name'], previousName: 'Old Name' });
 
+      app.clock.advance(1000); // entries of the same millisecond have no order
       const emailOnly = await as(admin).put(`/api/teams/${team.id}`, { email: '' });
       expect(emailOnly.body).to.include({ name: 'New Name', email: '' });
       await expectAudited('team.updated', { id: team.id, name: 'New Name' }, admin, { fields: ['email'] });

@@ -3,9 +3,9 @@
  * exists exactly when the action committed. Failures are recorded in a transaction of their
  * own (the failed one rolled back). Never pass a password, token or hash in metadata.
  */
+import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Context } from 'koa';
-import { newId } from '../db/ids.ts';
 import { clientIp } from '../http/client-ip.ts';
 import type { Principal } from '../identity/principal.ts';
 
@@ -41,9 +41,20 @@ export function actorOf(ctx: Context, principal?: Principal | null): Actor {
   };
 }
 
+let sequence = 0;
+
+/**
+ * Audit ids sort in the order the entries were written (within an instance, also inside one
+ * millisecond): the time, a per-process counter, then randomness against other instances.
+ */
+function auditId(timestamp: number): string {
+  sequence = (sequence + 1) % 36 ** 4;
+  return `aud_${timestamp.toString(36).padStart(9, '0')}${sequence.toString(36).padStart(4, '0')}${randomBytes(4).toString('hex')}`;
+}
+
 export async function recordAudit(db: Knex, actor: Actor, event: AuditEvent, timestamp: number): Promise<void> {
   await db('audit_log').insert({
-    id: newId('aud'),
+    id: auditId(timestamp),
     timestamp,
     action: event.action,
     actor_type: actor.type,

@@ -34,7 +34,7 @@ export interface AuditRow {
 
 /** The audit entries matching `where`, oldest first, metadata parsed. */
 export async function auditEntries(app: TestApp, where: Partial<Record<keyof AuditRow, unknown>>): Promise<AuditRow[]> {
-  const rows = await app.db('audit_log').where(where).orderBy('timestamp').select('*');
+  const rows = await app.db('audit_log').where(where).orderBy(['timestamp', 'id']).select('*');
   return rows.map((row: Record<string, any>) => ({ ...row, metadata: row.metadata ? JSON.parse(row.metadata) : null }) as AuditRow);
 }
 

@@ -72,6 +72,6 @@ export const liveSessions = (app: TestApp, userId: string) => app.count('session
 
 /** The audit entries of `action` on `targetId`, oldest first, metadata parsed. */
 export async function auditsOf(app: TestApp, action: string, targetId: string): Promise<Array<Record<string, any>>> {
-  const rows = await app.db('audit_log').where({ action, target_id: targetId }).orderBy('timestamp').select('*');
+  const rows = await app.db('audit_log').where({ action, target_id: targetId }).orderBy(['timestamp', 'id']).select('*');
   return rows.map((row: Record<string, any>) => ({ ...row, metadata: row.metadata ? JSON.parse(row.metadata) : null }));
 }

@@ -45,5 +45,5 @@ export async function assignOrgRole(app: TestApp, orgId: string, userId: string,
 }
 
 export async function auditEntries(app: TestApp, action: string): Promise<Array<Record<string, any>>> {
-  return app.db('audit_log').where('action', action).orderBy('timestamp').select('*');
+  return app.db('audit_log').where('action', action).orderBy(['timestamp', 'id']).select('*');
 }
