@@ -120,6 +120,7 @@ async function main(): Promise<void> {
   console.log(`process RSS:            ${(memory.rss / 1024 / 1024).toFixed(0)} MiB (heap ${(memory.heapUsed / 1024 / 1024).toFixed(0)} MiB, wasm ${(services.engine.stats().wasmBytes / 1024 / 1024).toFixed(0)} MiB)`);
 
   await nativeOpa(dir, json, pool.slice(0, 6), services.engine);
+  services.engine.stopRevisionPoll();
   await services.db.destroy();
   fs.rmSync(dir, { recursive: true, force: true });
 }
