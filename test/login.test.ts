@@ -162,10 +162,12 @@ describe('local login', () => {
   });
 
   describe('providers and DISABLE_LOGIN_FORM', () => {
-    it('lists the local provider as enabled', async () => {
+    it('lists local and every provider with its enabled flag', async () => {
       const res = await app.request('GET', '/api/login/providers');
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.include({ id: 'local', name: 'Username and password', enabled: true, url: '/api/login' });
+      expect(res.body.map((p: { id: string }) => p.id)).to.deep.equal(['local', 'codehost', 'workspace', 'generic', 'saml', 'ldap']);
+      for (const provider of res.body.slice(1)) expect(provider).to.include({ enabled: false, url: `/api/login/${provider.id}` });
     });
 
     it('hides and refuses the local form when DISABLE_LOGIN_FORM=true', async () => {

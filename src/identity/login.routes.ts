@@ -24,9 +24,23 @@ export function safeRedirect(target: unknown): string {
   return typeof target === 'string' && /^\/(?![/\\])[^\s]*$/.test(target) ? target : '/';
 }
 
-/** The login providers and whether each is enabled; external ones arrive with their issues. */
+/**
+ * Every login provider of the spec with its enabled flag. The external ones (OAuth, SAML, LDAP)
+ * are listed disabled until their flows are part of the service.
+ */
+const EXTERNAL_PROVIDERS = [
+  { id: 'codehost', name: 'Code host (OAuth 2.0)' },
+  { id: 'workspace', name: 'Workspace identity provider (OAuth 2.0)' },
+  { id: 'generic', name: 'OpenID Connect' },
+  { id: 'saml', name: 'SAML' },
+  { id: 'ldap', name: 'LDAP' },
+];
+
 function loginProviders(services: Services) {
-  return [{ id: 'local', name: 'Username and password', enabled: !services.config.disableLoginForm, url: '/api/login' }];
+  return [
+    { id: 'local', name: 'Username and password', enabled: !services.config.disableLoginForm, url: '/api/login' },
+    ...EXTERNAL_PROVIDERS.map((provider) => ({ ...provider, enabled: false, url: `/api/login/${provider.id}` })),
+  ];
 }
 
 async function recordFailure(services: Services, actor: Actor, login: string, reason: string, userId: string | null): Promise<void> {
