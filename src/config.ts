@@ -33,6 +33,8 @@ export interface Config {
   auditRetentionDays: number;
   /** How often an instance re-reads the policy-data revisions written by other instances. */
   authzRevisionPollMs: number;
+  /** How many org policy documents an instance keeps loaded (least recently used dropped first). */
+  authzMaxLoadedOrgs: number;
   policyWasmPath: string;
   /** Default quota limits per target (-1 = unlimited), from the QUOTA_* variables. */
   quotaDefaults: Record<QuotaTarget, number>;
@@ -186,6 +188,7 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: readList(env, 'CORS_ORIGINS').filter((origin) => origin !== '*'),
     auditRetentionDays: readInt(env, 'AUDIT_RETENTION_DAYS', 90, 1),
     authzRevisionPollMs: readInt(env, 'AUTHZ_REVISION_POLL_MS', 1000, 50),
+    authzMaxLoadedOrgs: readInt(env, 'AUTHZ_MAX_LOADED_ORGS', 256, 1),
     policyWasmPath: env.POLICY_WASM_PATH || path.resolve('policies/build/authz.wasm'),
     quotaDefaults: Object.fromEntries(QUOTA_TARGETS.map((target) => [target, readInt(env, QUOTA_VARIABLES[target], -1, -1)])) as Record<QuotaTarget, number>,
     secretKey: readSecret(env, 'SECRET_KEY', nodeEnv, dataDir),

@@ -4,7 +4,7 @@ import { AuthzEngine } from '../src/authz/engine.ts';
 import type { AuthzInput, Subject } from '../src/authz/types.ts';
 import type { PolicyModule } from '../src/authz/wasm.ts';
 import { insertRole } from '../src/accesscontrol/store.ts';
-import { createUser, type TestUser } from './helpers/factories.ts';
+import { createOrg, createUser, type TestUser } from './helpers/factories.ts';
 import { createTestDatabase, startTestApp, type TestApp } from './helpers/app.ts';
 
 const silent = pino({ level: 'silent' });
@@ -61,6 +61,22 @@ describe('the authz engine', () => {
     }
   });
 
+  it('keeps at most maxLoadedOrgs documents, dropping the least recently used and reloading it when asked', async () => {
+    const engine = new AuthzEngine(app.db, (app.services.engine as unknown as { policy: PolicyModule }).policy, { legacyAclEnabled: true, maxLoadedOrgs: 2 }, silent);
+    const ask = (orgId: string) => engine.authorize({ subject, org_id: orgId, action: 'dashboards:read' });
+    const other = await createOrg(app);
+    await ask('org_main');
+    await ask(other);
+    await ask('org_main');
+    await engine.authorize({ subject, org_id: null, action: 'audit:read' });
+    expect(engine.stats().orgs).to.equal(2);
+    expect(engine.stats().rebuilds).to.equal(3);
+    expect((await ask('org_main')).allow, 'the recently used org stayed loaded').to.equal(true);
+    expect(engine.stats().rebuilds).to.equal(3);
+    expect((await ask(other)).allow, 'a non-member, after a reload').to.equal(false);
+    expect(engine.stats().rebuilds).to.equal(4);
+  });
+
   it('does not see a rolled-back change, and bumps no revision for it', async () => {
     const [{ policy_revision: before }] = await app.db('orgs').where('id', 'org_main').select('policy_revision');
     await app.services
@@ -76,7 +92,7 @@ describe('the authz engine', () => {
   });
 
   it('lets another instance see a change after its revision poll', async () => {
-    const other = new AuthzEngine(app.db, (app.services.engine as unknown as { policy: PolicyModule }).policy, { legacyAclEnabled: true }, silent);
+    const other = new AuthzEngine(app.db, (app.services.engine as unknown as { policy: PolicyModule }).policy, { legacyAclEnabled: true, maxLoadedOrgs: 10 }, silent);
     const input: AuthzInput = { subject, org_id: 'org_main', action: 'teams:create' };
     expect((await other.authorize(input)).allow).to.equal(false);
     await app.services.transact(async (tx) => {
@@ -113,7 +129,7 @@ describe('the authz engine', () => {
           };
         },
       } as unknown as PolicyModule;
-      const engine = new AuthzEngine(app.db, broken, { legacyAclEnabled: true }, silent);
+      const engine = new AuthzEngine(app.db, broken, { legacyAclEnabled: true, maxLoadedOrgs: 10 }, silent);
       expect(await engine.authorize({ subject, org_id: 'org_main', action: 'dashboards:read' })).to.deep.equal({ allow: false, reasons: ['policy evaluation failed'] });
       expect(await engine.permissions(subject, 'org_main')).to.deep.equal({});
       expect(await engine.filter({ subject, org_id: 'org_main', action: 'dashboards:read', resources: [{ kind: 'dashboards', uid: 'x' }] })).to.deep.equal([]);
@@ -122,7 +138,7 @@ describe('the authz engine', () => {
     it('when the policy data cannot be loaded', async () => {
       const database = await createTestDatabase();
       const lonely = await startTestApp({ database });
-      const engine = new AuthzEngine(lonely.db, (lonely.services.engine as unknown as { policy: PolicyModule }).policy, { legacyAclEnabled: true }, silent);
+      const engine = new AuthzEngine(lonely.db, (lonely.services.engine as unknown as { policy: PolicyModule }).policy, { legacyAclEnabled: true, maxLoadedOrgs: 10 }, silent);
       await lonely.close();
       await database.drop();
       const decision = await engine.authorize({ subject, org_id: 'org_main', action: 'dashboards:read' });
@@ -135,7 +151,7 @@ describe('the authz engine', () => {
           return { setData() {}, evaluate: () => ({ allow: 'yes' }), memoryBytes: 0 };
         },
       } as unknown as PolicyModule;
-      const engine = new AuthzEngine(app.db, odd, { legacyAclEnabled: true }, silent);
+      const engine = new AuthzEngine(app.db, odd, { legacyAclEnabled: true, maxLoadedOrgs: 10 }, silent);
       expect((await engine.authorize({ subject, org_id: 'org_main', action: 'dashboards:read' })).allow).to.equal(false);
     });
   });

@@ -23,6 +23,8 @@ const encoder = new TextEncoder();
 
 interface OrgPolicy {
   instance: PolicyInstance;
+  /** When it was last asked, in engine ticks: the least recent goes first when too many are loaded. */
+  lastUsed: number;
   needsRebuild: boolean;
   pending: PolicyFragment[];
   revision: number;
@@ -39,15 +41,21 @@ export interface EngineStats {
   wasmBytes: number;
 }
 
+export interface EngineOptions extends DocumentSettings {
+  /** How many org documents stay loaded; past it the least recently used one is dropped. */
+  maxLoadedOrgs: number;
+}
+
 export class AuthzEngine implements PolicyChangeListener {
   private readonly orgs = new Map<string, OrgPolicy>();
   private readonly counters = { rebuilds: 0, patches: 0 };
   private poller: NodeJS.Timeout | null = null;
+  private ticks = 0;
 
   constructor(
     private readonly db: Knex,
     private readonly policy: PolicyModule,
-    private readonly settings: DocumentSettings,
+    private readonly options: EngineOptions,
     private readonly logger: Logger,
   ) {}
 
@@ -142,7 +150,8 @@ export class AuthzEngine implements PolicyChangeListener {
       const instance = await this.policy.instantiate();
       org = this.orgs.get(key);
       if (!org) {
-        org = { instance, needsRebuild: true, pending: [], revision: -1, documentBytes: 0, refreshing: null, replay: null };
+        this.evictLeastRecentlyUsed();
+        org = { instance, lastUsed: 0, needsRebuild: true, pending: [], revision: -1, documentBytes: 0, refreshing: null, replay: null };
         this.orgs.set(key, org);
       }
     }
@@ -154,7 +163,18 @@ export class AuthzEngine implements PolicyChangeListener {
       });
       await current.refreshing;
     }
+    org.lastUsed = ++this.ticks;
     return org;
+  }
+
+  /** Makes room for one more org document: an idle org is rebuilt from SQL when asked again. */
+  private evictLeastRecentlyUsed(): void {
+    if (this.orgs.size < this.options.maxLoadedOrgs) return;
+    let oldest: [string, OrgPolicy] | null = null;
+    for (const entry of this.orgs) {
+      if (!entry[1].refreshing && (!oldest || entry[1].lastUsed < oldest[1].lastUsed)) oldest = entry;
+    }
+    if (oldest) this.orgs.delete(oldest[0]);
   }
 
   private async refresh(orgId: string | null, org: OrgPolicy): Promise<void> {
@@ -187,7 +207,7 @@ export class AuthzEngine implements PolicyChangeListener {
 
   private async rebuild(orgId: string | null, org: OrgPolicy): Promise<void> {
     const revision = await this.readRevision(orgId);
-    const json = encoder.encode(JSON.stringify(await buildOrgDocument(this.db, orgId, this.settings)));
+    const json = encoder.encode(JSON.stringify(await buildOrgDocument(this.db, orgId, this.options)));
     org.instance.setData(json.buffer as ArrayBuffer);
     org.documentBytes = json.byteLength;
     org.revision = revision;
