@@ -17,11 +17,6 @@ const REFERENCE_CODES = new Set([
   'ER_ROW_IS_REFERENCED_2',
 ]);
 
-export function isUniqueViolation(err: unknown): boolean {
-  const code = (err as DriverError | null)?.code;
-  return !!code && UNIQUE_CODES.has(code);
-}
-
 /** Returns the HTTP error for a constraint violation, or null when `err` is something else. */
 export function translateDbError(err: unknown): ConflictError | null {
   const code = (err as DriverError | null)?.code;

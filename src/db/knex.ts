@@ -6,7 +6,6 @@ import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import type { Config } from '../config.ts';
 
-export type Db = Knex;
 export type Dialect = 'sqlite' | 'mysql';
 
 export function dialectOf(db: Knex): Dialect {

@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 import { koaBody } from 'koa-body';
-import { BadRequestError } from './errors.ts';
+import { BadRequestError, JSON_BODY_REQUIRED } from './errors.ts';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -23,7 +23,7 @@ export function jsonBody(limitBytes: number) {
   return async function parseJsonBody(ctx: Context, next: Next): Promise<void> {
     const hasBody = METHODS_WITH_BODY.has(ctx.method) && (Number(ctx.get('content-length') || 0) > 0 || !!ctx.get('transfer-encoding'));
     if (hasBody && !ctx.is('application/json', 'application/*+json')) {
-      throw new BadRequestError('request body must be JSON (Content-Type: application/json)');
+      throw new BadRequestError(JSON_BODY_REQUIRED);
     }
     await parse(ctx, next);
   };

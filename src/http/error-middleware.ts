@@ -1,13 +1,13 @@
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { translateDbError } from '../db/errors.ts';
-import { HttpError, PayloadTooLargeError } from './errors.ts';
+import { HttpError, JSON_BODY_REQUIRED, PayloadTooLargeError } from './errors.ts';
 
 /** koa-body / raw-body report their failures with these statuses and types. */
 function fromBodyParser(err: { status?: number; type?: string }): HttpError | null {
   if (err.status === 413 || err.type === 'entity.too.large') return new PayloadTooLargeError();
   if (err.status === 400 || err.type === 'entity.parse.failed') return new HttpError(400, 'request body is not valid JSON');
-  if (err.status === 415) return new HttpError(400, 'request body must be JSON (Content-Type: application/json)');
+  if (err.status === 415) return new HttpError(400, JSON_BODY_REQUIRED);
   return null;
 }
 

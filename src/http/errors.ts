@@ -2,6 +2,8 @@
  * The error vocabulary of the API. Every failure a client sees is one of these, rendered as
  * `{message}` with its status by the error middleware; anything else becomes a redacted 500.
  */
+export const JSON_BODY_REQUIRED = 'request body must be JSON (Content-Type: application/json)';
+
 export class HttpError extends Error {
   constructor(
     readonly status: number,
@@ -42,17 +44,8 @@ export class PayloadTooLargeError extends HttpError {
     super(413, message);
   }
 }
-export class UnsupportedMediaTypeError extends HttpError {
-  constructor(message = 'request body must be JSON (Content-Type: application/json)') {
-    super(400, message);
-  }
-}
 export class TooManyRequestsError extends HttpError {
   constructor(message: string, retryAfterSeconds: number) {
     super(429, message, { 'Retry-After': String(retryAfterSeconds) });
   }
-}
-
-export function assertThat(condition: unknown, error: HttpError): asserts condition {
-  if (!condition) throw error;
 }

@@ -92,7 +92,6 @@ export class RouteRegistrar {
       const query = guards.query ? guards.query(ownQuery) : undefined;
       const body = guards.body ? guards.body(ctx.request.body) : undefined;
       const orgId = spec.level === 'org' && principal ? await resolveActiveOrg(ctx, services, principal) : '';
-      ctx.state.authorizeCalls = 0;
       const route: RouteContext<unknown, unknown, unknown> = {
         ctx,
         body,
@@ -102,7 +101,6 @@ export class RouteRegistrar {
         principal: principal as Principal,
         orgId,
         async authorize(action, resource, options = {}) {
-          ctx.state.authorizeCalls++;
           const routeOrg = spec.level === 'org' ? orgId : null;
           const input: AuthzInput = { subject: subjectOf(principal), org_id: options.orgId === undefined ? routeOrg : options.orgId, action };
           if (resource) input.resource = resource;

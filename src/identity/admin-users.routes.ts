@@ -12,6 +12,7 @@ import { BadRequestError, ConflictError } from '../http/errors.ts';
 import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { DEFAULT_ORG_ID } from '../orgs/store.ts';
+import { readThemes } from '../preferences/store.ts';
 import { adminUserSessionRoutes, findTargetUser, globalUser, userIdParams } from './admin-users.sessions.ts';
 import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
 import { presentUser } from './user.presenter.ts';
@@ -22,7 +23,6 @@ import {
   findHumanUsersPage,
   findMembershipsOfUser,
   findMembershipsOfUsers,
-  findThemesOfUsers,
   findUserClashing,
   insertUser,
   lockEnabledServerAdminIds,
@@ -40,7 +40,7 @@ const passwordSchema = { type: 'string', minLength: MIN_PASSWORD_LENGTH, maxLeng
 /** Users as the API shows them, with orgs, theme and login labels in three queries for any number. */
 async function presentUsers(db: Knex, rows: UserRow[]) {
   const ids = rows.map((row) => row.id);
-  const [orgs, themes, labels] = await Promise.all([findMembershipsOfUsers(db, ids), findThemesOfUsers(db, ids), findAuthLabelsOfUsers(db, ids)]);
+  const [orgs, themes, labels] = await Promise.all([findMembershipsOfUsers(db, ids), readThemes(db, 'user', ids), findAuthLabelsOfUsers(db, ids)]);
   return rows.map((row) => presentUser(row, orgs.get(row.id) ?? [], { theme: themes.get(row.id), authLabels: labels.get(row.id) ?? [] }));
 }
 

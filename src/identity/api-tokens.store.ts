@@ -57,3 +57,21 @@ export async function revokeApiToken(db: Knex, tokenId: string, now: number): Pr
 export async function markApiTokenUsed(db: Knex, tokenId: string, now: number): Promise<void> {
   await db('api_tokens').where('id', tokenId).update({ last_used_at: now });
 }
+
+/** The live (neither revoked nor expired) tokens of `kind` of each owner, by owner id. */
+export async function countLiveTokens(db: Knex, kind: TokenKind, userIds: string[], now: number): Promise<Map<string, number>> {
+  if (userIds.length === 0) return new Map();
+  const rows: Array<{ user_id: string; total: number | string }> = await db('api_tokens')
+    .where('kind', kind)
+    .whereIn('user_id', userIds)
+    .whereNull('revoked_at')
+    .where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
+    .groupBy('user_id')
+    .select('user_id')
+    .count({ total: '*' });
+  return new Map(rows.map((row) => [row.user_id, Number(row.total)]));
+}
+
+export async function countLiveTokensOfOne(db: Knex, kind: TokenKind, userId: string, now: number): Promise<number> {
+  return (await countLiveTokens(db, kind, [userId], now)).get(userId) ?? 0;
+}

@@ -3,9 +3,9 @@ import { actorOf, recordAudit } from '../audit/writer.ts';
 import { NotFoundError } from '../http/errors.ts';
 import type { RouteModule } from '../http/route.ts';
 import { assertWithinQuota, lockQuotaOwner } from '../quotas/store.ts';
-import { countLivePersonalTokens, userQuotaLimit } from '../quotas/user-quotas.ts';
+import { userQuotaLimit } from '../quotas/user-quotas.ts';
 import { newTokenKey, presentTokenMetadata } from './api-tokens.ts';
-import { findApiTokenOfUser, findApiTokensOfUser, insertApiToken, revokeApiToken } from './api-tokens.store.ts';
+import { countLiveTokensOfOne, findApiTokenOfUser, findApiTokensOfUser, insertApiToken, revokeApiToken } from './api-tokens.store.ts';
 
 const self = (id: string) => ({ kind: 'users', id });
 
@@ -43,7 +43,7 @@ export const currentUserAccessTokenRoutes: RouteModule = (routes) => {
       const id = await services.transact(async (tx) => {
         await lockQuotaOwner(tx.db, 'users', principal.user.id);
         const limit = await userQuotaLimit(tx.db, principal.user.id, 'api_keys');
-        assertWithinQuota('api_keys', limit, await countLivePersonalTokens(tx.db, principal.user.id, now));
+        assertWithinQuota('api_keys', limit, await countLiveTokensOfOne(tx.db, 'pat', principal.user.id, now));
         const tokenId = await insertApiToken(
           tx.db,
           { kind: 'pat', userId: principal.user.id, orgId: null, name: body.name, tokenHash: hash, expiresAt: body.secondsToLive ? now + body.secondsToLive * 1000 : null },

@@ -4,6 +4,7 @@ import type { OrgRole } from '../authz/types.ts';
 import { newId } from '../db/ids.ts';
 import { dialectOf } from '../db/knex.ts';
 import type { PrincipalUser } from './principal.ts';
+import { deletePreferences } from '../preferences/store.ts';
 
 export interface UserRow {
   id: string;
@@ -151,13 +152,6 @@ export async function findMembershipsOfUsers(db: Knex, userIds: string[]): Promi
   return byUser;
 }
 
-/** The theme each of several users chose in their preferences (absent: none chosen). */
-export async function findThemesOfUsers(db: Knex, userIds: string[]): Promise<Map<string, string>> {
-  if (userIds.length === 0) return new Map();
-  const rows: Array<{ owner_id: string; theme: string }> = await db('preferences').where('owner_kind', 'user').whereIn('owner_id', userIds).select('owner_id', 'theme');
-  return new Map(rows.map((row) => [row.owner_id, row.theme]));
-}
-
 /** The labels of the external logins linked to each of several users, sorted, each once. */
 export async function findAuthLabelsOfUsers(db: Knex, userIds: string[]): Promise<Map<string, string[]>> {
   const byUser = new Map<string, string[]>();
@@ -216,7 +210,7 @@ export async function lockEnabledServerAdminIds(db: Knex): Promise<string[]> {
 export async function deleteUser(db: Knex, userId: string): Promise<{ deleted: boolean; legacyAclOrgIds: string[] }> {
   const aclRows: Array<{ org_id: string }> = await db('legacy_acl').where('user_id', userId).distinct('org_id');
   await db('legacy_acl').where('user_id', userId).delete();
-  await db('preferences').where({ owner_kind: 'user', owner_id: userId }).delete();
+  await deletePreferences(db, 'user', userId);
   const deleted = (await db('users').where('id', userId).delete()) === 1;
   return { deleted, legacyAclOrgIds: aclRows.map((row) => row.org_id) };
 }

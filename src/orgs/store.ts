@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import type { OrgRole } from '../authz/types.ts';
 import { dialectOf } from '../db/knex.ts';
+import { deletePreferences } from '../preferences/store.ts';
 
 export const DEFAULT_ORG_ID = 'org_main';
 export const DEFAULT_ORG_NAME = 'Main Org.';
@@ -163,12 +164,12 @@ export async function deleteOrgAndDependents(db: Knex, orgId: string): Promise<{
   const serviceAccountIds: string[] = await db('org_members as m').join('users as u', 'u.id', 'm.user_id').where({ 'm.org_id': orgId, 'u.is_service_account': true }).pluck('u.id');
   const [teamCount] = await db('teams').where('org_id', orgId).count<Array<{ total: number | string }>>({ total: '*' });
   await moveDefaultOrgAway(db, orgId);
-  await db('preferences').where('owner_kind', 'team').whereIn('owner_id', db('teams').where('org_id', orgId).select('id')).delete();
-  await db('preferences').where({ owner_kind: 'org', owner_id: orgId }).delete();
+  await deletePreferences(db, 'team', db('teams').where('org_id', orgId).select('id'));
+  await deletePreferences(db, 'org', orgId);
   await db('quotas').where({ scope_kind: 'org', scope_id: orgId }).delete();
   for (let i = 0; i < serviceAccountIds.length; i += 500) {
     const chunk = serviceAccountIds.slice(i, i + 500);
-    await db('preferences').where('owner_kind', 'user').whereIn('owner_id', chunk).delete();
+    await deletePreferences(db, 'user', chunk);
     await db('users').whereIn('id', chunk).where('is_service_account', true).delete();
   }
   await db('orgs').where('id', orgId).delete();

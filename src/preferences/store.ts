@@ -24,6 +24,13 @@ export async function readPreferences(db: Knex, kind: PreferenceOwnerKind, owner
   return { homeDashboardUid: row?.home_dashboard_uid ?? '', timezone: row?.timezone ?? '', theme: row?.theme ?? '' };
 }
 
+/** The theme each of several owners chose (absent: none chosen), for listings. */
+export async function readThemes(db: Knex, kind: PreferenceOwnerKind, ownerIds: string[]): Promise<Map<string, string>> {
+  if (ownerIds.length === 0) return new Map();
+  const rows: Array<{ owner_id: string; theme: string }> = await db('preferences').where('owner_kind', kind).whereIn('owner_id', ownerIds).select('owner_id', 'theme');
+  return new Map(rows.map((row) => [row.owner_id, row.theme]));
+}
+
 /** Replaces all three (Grafana's PUT: an omitted field goes back to its default). */
 export async function writePreferences(db: Knex, kind: PreferenceOwnerKind, ownerId: string, prefs: Partial<Preferences>, now: number): Promise<Preferences> {
   const next: Preferences = { homeDashboardUid: prefs.homeDashboardUid ?? '', timezone: prefs.timezone ?? '', theme: prefs.theme ?? '' };
@@ -34,6 +41,10 @@ export async function writePreferences(db: Knex, kind: PreferenceOwnerKind, owne
   return next;
 }
 
-export async function deletePreferences(db: Knex, kind: PreferenceOwnerKind, ownerId: string): Promise<void> {
-  await db('preferences').where({ owner_kind: kind, owner_id: ownerId }).delete();
+/** Deletes the preferences of owners going away (an id, ids, or a subquery selecting ids): no foreign key does it. */
+export async function deletePreferences(db: Knex, kind: PreferenceOwnerKind, owners: string | string[] | Knex.QueryBuilder): Promise<void> {
+  await db('preferences')
+    .where('owner_kind', kind)
+    .whereIn('owner_id', typeof owners === 'string' ? [owners] : owners)
+    .delete();
 }

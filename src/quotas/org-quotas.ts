@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import { QUOTA_TARGETS, type Config, type QuotaTarget } from '../config.ts';
 import type { Tx } from '../db/transaction.ts';
+import { countLiveTokensOfOne } from '../identity/api-tokens.store.ts';
 import { assertWithinQuota, findQuotaOverrides, lockQuotaOwner } from './store.ts';
 
 export { QUOTA_TARGETS, type QuotaTarget };
@@ -26,8 +27,7 @@ export async function orgQuotaUsage(db: Knex, orgId: string, target: QuotaTarget
     case 'service_accounts':
       return count(db('org_members as m').join('users as u', 'u.id', 'm.user_id').where('m.org_id', orgId).where('u.is_service_account', true));
     case 'api_keys':
-      if (!serviceAccountId) return 0;
-      return count(db('api_tokens').where({ kind: 'sa', user_id: serviceAccountId }).whereNull('revoked_at').where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now)));
+      return serviceAccountId ? countLiveTokensOfOne(db, 'sa', serviceAccountId, now) : 0;
     case 'dashboards':
       return count(db('dashboards').where('org_id', orgId));
     case 'folders':

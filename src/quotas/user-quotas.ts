@@ -3,19 +3,11 @@
  * tokens the user holds. Unlimited unless a server admin sets a limit.
  */
 import type { Knex } from 'knex';
+import { countLiveTokensOfOne } from '../identity/api-tokens.store.ts';
 import { findQuotaOverrides, UNLIMITED } from './store.ts';
 
 export const USER_QUOTA_TARGETS = ['api_keys'] as const;
 export type UserQuotaTarget = (typeof USER_QUOTA_TARGETS)[number];
-
-export async function countLivePersonalTokens(db: Knex, userId: string, now: number): Promise<number> {
-  const [row] = await db('api_tokens')
-    .where({ kind: 'pat', user_id: userId })
-    .whereNull('revoked_at')
-    .where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
-    .count<Array<{ total: number | string }>>({ total: '*' });
-  return Number(row?.total ?? 0);
-}
 
 export async function userQuotaLimit(db: Knex, userId: string, target: UserQuotaTarget): Promise<number> {
   return (await findQuotaOverrides(db, 'user', userId)).get(target) ?? UNLIMITED;
@@ -23,5 +15,5 @@ export async function userQuotaLimit(db: Knex, userId: string, target: UserQuota
 
 export async function userQuotas(db: Knex, userId: string, now: number) {
   const overrides = await findQuotaOverrides(db, 'user', userId);
-  return [{ userId, target: 'api_keys', limit: overrides.get('api_keys') ?? UNLIMITED, used: await countLivePersonalTokens(db, userId, now) }];
+  return [{ userId, target: 'api_keys', limit: overrides.get('api_keys') ?? UNLIMITED, used: await countLiveTokensOfOne(db, 'pat', userId, now) }];
 }

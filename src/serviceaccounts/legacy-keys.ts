@@ -10,12 +10,11 @@ import type { Config, LegacyApiKey } from '../config.ts';
 import { sha256Hex } from '../crypto/tokens.ts';
 import type { Tx } from '../db/transaction.ts';
 import { ConflictError, NotFoundError } from '../http/errors.ts';
-import { findApiTokenByHash, findApiTokensOfUser, insertApiToken, revokeApiToken } from '../identity/api-tokens.store.ts';
+import { countLiveTokensOfOne, findApiTokenByHash, findApiTokensOfUser, insertApiToken, revokeApiToken } from '../identity/api-tokens.store.ts';
 import { DEFAULT_ORG_ID } from '../orgs/store.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import { lockQuotaOwner } from '../quotas/store.ts';
 import {
-  countLiveTokensOf,
   deleteServiceAccount,
   findLegacyKey,
   findServiceAccount,
@@ -104,7 +103,7 @@ export async function createLegacyKey(
   await lockQuotaOwner(tx.db, 'orgs', orgId);
   const leftover = await findLegacyAccount(tx, orgId, request.name);
   if (leftover) {
-    if (((await countLiveTokensOf(tx.db, [leftover.id], now)).get(leftover.id) ?? 0) > 0) throw new ConflictError(`an API key named "${request.name}" already exists`);
+    if ((await countLiveTokensOfOne(tx.db, 'sa', leftover.id, now)) > 0) throw new ConflictError(`an API key named "${request.name}" already exists`);
     await removeLegacyAccount(tx, leftover);
   }
   await enforceOrgQuota(tx, config, orgId, 'service_accounts', now);
@@ -125,7 +124,7 @@ export async function deleteLegacyKey(tx: Tx, actor: Actor, orgId: string, token
   if (!key) throw new NotFoundError(`API key ${tokenId} not found`);
   await revokeApiToken(tx.db, key.id, now);
   const account = await findServiceAccount(tx.db, orgId, key.service_account_id);
-  const accountRemoved = !!account && ((await countLiveTokensOf(tx.db, [account.id], now)).get(account.id) ?? 0) === 0;
+  const accountRemoved = !!account && (await countLiveTokensOfOne(tx.db, 'sa', account.id, now)) === 0;
   if (account && accountRemoved) await removeLegacyAccount(tx, account);
   await recordAudit(tx.db, actor, { action: 'api_key.deleted', orgId, target: apiKeyAuditTarget(key), metadata: { serviceAccountId: key.service_account_id, serviceAccountDeleted: accountRemoved } }, now);
 }

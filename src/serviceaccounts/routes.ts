@@ -8,10 +8,10 @@ import { actorOf, recordAudit } from '../audit/writer.ts';
 import { ConflictError } from '../http/errors.ts';
 import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
+import { countLiveTokens, countLiveTokensOfOne } from '../identity/api-tokens.store.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import { presentServiceAccount, presentServiceAccountWithTokens, serviceAccountAuditTarget, serviceAccountResource } from './presenter.ts';
 import {
-  countLiveTokensOf,
   deleteServiceAccount,
   findServiceAccountByName,
   findServiceAccountOrFail,
@@ -76,7 +76,7 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
       await authorize('serviceaccounts:read');
       const page = pageOf(query);
       const { totalCount, rows } = await findServiceAccountsPage(services.db, orgId, query.query?.trim(), page);
-      const tokens = await countLiveTokensOf(services.db, rows.map((row) => row.id), services.clock.now());
+      const tokens = await countLiveTokens(services.db, 'sa', rows.map((row) => row.id), services.clock.now());
       ctx.body = { totalCount, serviceAccounts: rows.map((row) => presentServiceAccountWithTokens(row, tokens.get(row.id) ?? 0)), page: page.page, perPage: page.perPage };
     },
   });
@@ -90,8 +90,7 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
     async handler({ ctx, params, orgId, services, authorize }) {
       await authorize('serviceaccounts:read', serviceAccountResource(params.id));
       const account = await findServiceAccountOrFail(services.db, orgId, params.id);
-      const tokens = await countLiveTokensOf(services.db, [account.id], services.clock.now());
-      ctx.body = presentServiceAccountWithTokens(account, tokens.get(account.id) ?? 0);
+      ctx.body = presentServiceAccountWithTokens(account, await countLiveTokensOfOne(services.db, 'sa', account.id, services.clock.now()));
     },
   });
 
@@ -140,8 +139,7 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
         }
         return updated;
       });
-      const tokens = await countLiveTokensOf(services.db, [account.id], now);
-      ctx.body = presentServiceAccountWithTokens(account, tokens.get(account.id) ?? 0);
+      ctx.body = presentServiceAccountWithTokens(account, await countLiveTokensOfOne(services.db, 'sa', account.id, now));
     },
   });
 
@@ -156,7 +154,7 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
       const now = services.clock.now();
       await services.transact(async (tx) => {
         const account = await findServiceAccountOrFail(tx.db, orgId, params.id);
-        const liveTokens = (await countLiveTokensOf(tx.db, [account.id], now)).get(account.id) ?? 0;
+        const liveTokens = await countLiveTokensOfOne(tx.db, 'sa', account.id, now);
         tx.policyChanged(orgId, ...(await deleteServiceAccount(tx.db, account)));
         await recordAudit(tx.db, actorOf(ctx, principal), { action: 'service_account.deleted', orgId, target: serviceAccountAuditTarget(account), metadata: { login: account.login, liveTokens } }, now);
       });

@@ -9,6 +9,7 @@ import type { DelegatedPermission, OrgRole } from '../authz/types.ts';
 import { newId } from '../db/ids.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
 import { DEFAULT_ORG_ID } from '../orgs/store.ts';
+import { deletePreferences } from '../preferences/store.ts';
 
 export const SERVICE_ACCOUNT_ROLES = ['Admin', 'Editor', 'Viewer'] as const;
 export type ServiceAccountRole = (typeof SERVICE_ACCOUNT_ROLES)[number];
@@ -89,20 +90,6 @@ export async function findServiceAccountsPage(db: Knex, orgId: string, search: s
   return { totalCount: Number(countRow?.total ?? 0), rows };
 }
 
-/** Live (neither revoked nor expired) token counts of several accounts, by account id. */
-export async function countLiveTokensOf(db: Knex, accountIds: string[], now: number): Promise<Map<string, number>> {
-  if (accountIds.length === 0) return new Map();
-  const rows: Array<{ user_id: string; total: number | string }> = await db('api_tokens')
-    .where('kind', 'sa')
-    .whereIn('user_id', accountIds)
-    .whereNull('revoked_at')
-    .where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
-    .groupBy('user_id')
-    .select('user_id')
-    .count({ total: '*' });
-  return new Map(rows.map((row) => [row.user_id, Number(row.total)]));
-}
-
 export interface NewServiceAccount {
   orgId: string;
   name: string;
@@ -168,7 +155,7 @@ export async function deleteServiceAccount(db: Knex, account: ServiceAccountRow)
   const managedRoleUid = `managed:users:${account.id}:permissions`;
   const managedRoles = await db('roles').where({ org_id: account.org_id, uid: managedRoleUid }).delete();
   const legacyAclEntries = await db('legacy_acl').where('user_id', account.id).delete();
-  await db('preferences').where({ owner_kind: 'user', owner_id: account.id }).delete();
+  await deletePreferences(db, 'user', account.id);
   await db('users').where({ id: account.id, is_service_account: true }).delete();
   const lost: PolicyFragment[] = [{ kind: 'member', userId: account.id }];
   if (managedRoles > 0) lost.push({ kind: 'role', uid: managedRoleUid });

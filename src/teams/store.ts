@@ -1,6 +1,7 @@
 /** SQL of teams and their members. A team belongs to one org; every lookup names the org. */
 import type { Knex } from 'knex';
 import { newId } from '../db/ids.ts';
+import { deletePreferences } from '../preferences/store.ts';
 
 /** Team member permission: 0 = Member, 4 = Admin (manages the team). */
 export const TEAM_MEMBER = 0;
@@ -130,7 +131,7 @@ export async function deleteTeam(db: Knex, team: TeamRow): Promise<{ memberIds: 
   // Foreign keys remove the managed role's permissions and assignments with it.
   const managedDeleted = await db('roles').where({ org_id: team.org_id, uid: managedUid }).delete();
   const legacyAclDeleted = await db('legacy_acl').where({ org_id: team.org_id, team_id: team.id }).delete();
-  await db('preferences').where({ owner_kind: 'team', owner_id: team.id }).delete();
+  await deletePreferences(db, 'team', team.id);
   await db('team_members').where('team_id', team.id).delete();
   await db('team_roles').where('team_id', team.id).delete();
   await db('teams').where('id', team.id).delete();
