@@ -32,6 +32,23 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
       expect((await app.request('PUT', '/api/user', { cookie: user.cookie, body: { email: other.email } })).status).to.equal(409);
     });
 
+    it("cannot make its login another user's email, which would lock that user out of the login form", async () => {
+      const other = await createUser(app, { login: 'ops@team.test', email: 'ada@example.test' });
+      const user = await createUser(app);
+      expect((await app.request('PUT', '/api/user', { cookie: user.cookie, body: { login: 'ada@example.test' } })).status).to.equal(409);
+      expect((await app.request('PUT', '/api/user', { cookie: user.cookie, body: { email: 'ops@team.test' } })).status).to.equal(409);
+      expect((await app.request('POST', '/api/login', { body: { user: other.email, password: other.password } })).status).to.equal(200);
+    });
+
+    it('audits only the fields that changed, and nothing when nothing did', async () => {
+      const user = await createUser(app, { name: 'Same' });
+      await app.request('PUT', '/api/user', { cookie: user.cookie, body: { name: 'Same' } });
+      expect(await app.count('audit_log', { action: 'user.updated', target_id: user.id })).to.equal(0);
+      await app.request('PUT', '/api/user', { cookie: user.cookie, body: { name: 'Same', email: 'changed@example.test' } });
+      const entry = await app.db('audit_log').where({ action: 'user.updated', target_id: user.id }).first();
+      expect(JSON.parse(entry.metadata)).to.deep.equal({ fields: ['email'], by: 'self' });
+    });
+
     it('cannot give itself privileges: unknown fields are 400 and nothing changes', async () => {
       const user = await createUser(app);
       for (const body of [{ isSvcAdmin: true }, { name: 'x', isDisabled: false }, { orgs: [] }, {}]) {

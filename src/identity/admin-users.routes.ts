@@ -8,12 +8,13 @@ import type { Knex } from 'knex';
 import { actorOf, recordAudit } from '../audit/writer.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../crypto/password.ts';
 import type { Tx } from '../db/transaction.ts';
-import { BadRequestError, ConflictError } from '../http/errors.ts';
+import { BadRequestError } from '../http/errors.ts';
 import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { DEFAULT_ORG_ID } from '../orgs/store.ts';
 import { readThemes } from '../preferences/store.ts';
 import { adminUserSessionRoutes, findTargetUser, globalUser, userIdParams } from './admin-users.sessions.ts';
+import { assertNoClash, changeProfile } from './profile.ts';
 import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
 import { presentUser } from './user.presenter.ts';
 import {
@@ -23,14 +24,12 @@ import {
   findHumanUsersPage,
   findMembershipsOfUser,
   findMembershipsOfUsers,
-  findUserClashing,
   insertUser,
   lockEnabledServerAdminIds,
   profileSchema,
   setUserDisabled,
   setUserPassword,
   setUserServerAdmin,
-  updateUserProfile,
   type UserRow,
 } from './users.store.ts';
 
@@ -47,10 +46,6 @@ async function presentUsers(db: Knex, rows: UserRow[]) {
 async function presentOne(db: Knex, userId: string) {
   const [user] = await presentUsers(db, [await findTargetUser(db, userId)]);
   return user!;
-}
-
-async function assertNoClash(db: Knex, values: string[], exceptUserId?: string): Promise<void> {
-  if (await findUserClashing(db, values, exceptUserId)) throw new ConflictError('a user with that login or email already exists');
 }
 
 /** Refuses a change that would leave no enabled server admin; call it inside the change's transaction. */
@@ -96,7 +91,7 @@ export const adminUserRoutes: RouteModule = (routes) => {
       const passwordHash = await hashPassword(body.password);
       const now = services.clock.now();
       const userId = await services.transact(async (tx) => {
-        await assertNoClash(tx.db, [body.login, body.email]);
+        await assertNoClash(tx, [body.login, body.email]);
         const id = await insertUser(tx.db, { login: body.login, email: body.email, name: body.name, passwordHash, defaultOrgId: DEFAULT_ORG_ID }, now);
         await addOrgMember(tx.db, DEFAULT_ORG_ID, id, NEW_USER_ROLE, now);
         tx.policyChanged(DEFAULT_ORG_ID, { kind: 'member', userId: id });
@@ -125,17 +120,7 @@ export const adminUserRoutes: RouteModule = (routes) => {
       const now = services.clock.now();
       await services.transact(async (tx) => {
         const user = await findTargetUser(tx.db, params.userId);
-        const changes = {
-          ...(body.name !== undefined && body.name !== user.name && { name: body.name }),
-          ...(body.email !== undefined && body.email.toLowerCase() !== user.email && { email: body.email }),
-          ...(body.login !== undefined && body.login.toLowerCase() !== user.login && { login: body.login }),
-        };
-        const fields = Object.keys(changes).sort();
-        if (fields.length === 0) return;
-        await assertNoClash(tx.db, [changes.login, changes.email].filter((value): value is string => value !== undefined), user.id);
-        await updateUserProfile(tx.db, user.id, changes, now);
-        const login = changes.login?.toLowerCase() ?? user.login;
-        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.updated', target: userTarget({ id: user.id, login }), metadata: { fields, by: 'admin' } }, now);
+        await changeProfile(tx, actorOf(ctx, principal), user, body, 'admin', now);
       });
       ctx.body = await presentOne(services.db, params.userId);
     },

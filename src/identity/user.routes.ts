@@ -7,9 +7,10 @@ import { subjectOf } from '../http/subject.ts';
 import { findOrgById } from '../orgs/store.ts';
 import { preferencesSchema, readPreferences, writePreferences } from '../preferences/store.ts';
 import type { Services } from '../services.ts';
+import { changeProfile } from './profile.ts';
 import { revokeSessionsOfUser } from './sessions.store.ts';
 import { presentUser } from './user.presenter.ts';
-import { findMembershipsOfUser, findUserById, profileSchema, updateUserProfile } from './users.store.ts';
+import { findMembershipsOfUser, findUserById, profileSchema } from './users.store.ts';
 
 const self = (id: string) => ({ kind: 'users', id });
 
@@ -42,8 +43,9 @@ export const currentUserRoutes: RouteModule = (routes) => {
       await authorize('users:write', self(principal.user.id));
       const now = services.clock.now();
       await services.transact(async (tx) => {
-        await updateUserProfile(tx.db, principal.user.id, body, now);
-        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.updated', target: { type: 'user', id: principal.user.id, name: principal.user.login }, metadata: { fields: Object.keys(body).sort(), by: 'self' } }, now);
+        const user = await findUserById(tx.db, principal.user.id);
+        if (!user) throw new NotFoundError('user not found');
+        await changeProfile(tx, actorOf(ctx, principal), user, body, 'self', now);
       });
       ctx.body = await currentProfile(services, principal.user.id);
     },
