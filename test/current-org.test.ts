@@ -85,14 +85,14 @@ describe('the active org (/api/org)', () => {
       expect(await membership(orgId, outsider.id)).to.equal(undefined);
     });
 
-    it('a member holding fixed:org.users:reader lists the users; a header naming an unknown org is 404', async () => {
+    it('a member holding fixed:org.users:reader lists the users; a header naming an unknown org is refused like a foreign one', async () => {
       const { orgId, viewer } = await orgWithPeople();
       await assignRole(app, orgId, viewer.id, 'fixed:org.users:reader');
       expect((await caller(app, viewer).get('/api/org/users')).status).to.equal(200);
       expect((await caller(app, viewer).patch(`/api/org/users/${viewer.id}`, { role: 'Admin' })).status).to.equal(403);
       const res = await caller(app, viewer, 'org_nowhere').get('/api/org/users');
-      expect(res.status).to.equal(404);
-      expect(res.body.message).to.equal('org org_nowhere not found');
+      expect(res.status).to.equal(403);
+      expect(res.body.message).to.equal('user is not a member of org org_nowhere');
     });
   });
 
@@ -254,8 +254,10 @@ describe('the active org (/api/org)', () => {
         expect(denied.status, path).to.equal(403);
         expect(denied.body.message).to.equal('user is not a member of any org');
       }
-      // naming the org they left is an ordinary denial
-      expect((await caller(app, fresh, orgId).get('/api/org/preferences')).body.message).to.match(DENIED);
+      // naming the org they left is refused as for any org they are not in
+      const left = await caller(app, fresh, orgId).get('/api/org/preferences');
+      expect(left.status).to.equal(403);
+      expect(left.body.message).to.equal(`user is not a member of org ${orgId}`);
     });
   });
 

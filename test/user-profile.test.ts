@@ -131,11 +131,13 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
       expect((await app.request('GET', '/api/user/permissions', { cookie: user.cookie })).body).to.have.property('org.users:add');
     });
 
-    it('is 403 for an org the user does not belong to and 404 for one that does not exist', async () => {
+    it('is 403, with the same message, for an org the user does not belong to and for one that does not exist', async () => {
       const user = await createUser(app);
       const other = await createOrg(app);
-      expect((await app.request('POST', `/api/user/using/${other}`, { cookie: user.cookie })).status).to.equal(403);
-      expect((await app.request('POST', '/api/user/using/org_missing', { cookie: user.cookie })).status).to.equal(404);
+      const foreign = await app.request('POST', `/api/user/using/${other}`, { cookie: user.cookie });
+      const missing = await app.request('POST', '/api/user/using/org_missing', { cookie: user.cookie });
+      expect(foreign.status).to.equal(403);
+      expect(missing).to.deep.include({ status: 403, body: foreign.body });
       expect((await app.db('users').where('id', user.id).first()).default_org_id).to.equal('org_main');
     });
   });

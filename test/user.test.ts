@@ -88,10 +88,14 @@ describe('current user', () => {
       expect(res.status).to.equal(403);
     });
 
-    it('is 404 for an org that does not exist', async () => {
+    it('answers an org that does not exist exactly as one the caller does not belong to', async () => {
       const user = await createUser(app);
-      const res = await app.request('GET', '/api/user/permissions', { cookie: user.cookie, headers: { 'X-Svc-Org-Id': 'org_nope' } });
-      expect(res.status).to.equal(404);
+      const other = await createOrg(app);
+      const missing = await app.request('GET', '/api/user/permissions', { cookie: user.cookie, headers: { 'X-Svc-Org-Id': 'org_nope' } });
+      const foreign = await app.request('GET', '/api/user/permissions', { cookie: user.cookie, headers: { 'X-Svc-Org-Id': other } });
+      expect(missing.status).to.equal(403);
+      expect(foreign.status).to.equal(403);
+      expect(missing.body.message.replace('org_nope', 'X')).to.equal(foreign.body.message.replace(other, 'X'));
     });
 
     it("fails with 'user is not a member of any org' for a user without membership", async () => {

@@ -1,14 +1,15 @@
 /**
  * Active-org resolution, in the spec's order: the `X-Svc-Org-Id` header, then `?orgId`, then
- * the user's default org. Whether the caller may act in the org is the policy's call (a
- * non-member, a server admin too, is denied there); here a named org must exist, and a caller
- * that belongs to no org at all gets the spec's failure. A service-account token is pinned to its
- * account's org.
+ * the user's default org. A named org the caller is not a member of (a server admin too) is
+ * refused here, with the same answer whether or not the org exists: that hides which org ids
+ * exist, and keeps made-up ids from loading policy documents. The policy still decides every
+ * action inside the org. A caller that belongs to no org at all gets the spec's failure. A
+ * service-account token is pinned to its account's org.
  */
 import type { Context } from 'koa';
 import type { Principal } from '../identity/principal.ts';
 import type { Services } from '../services.ts';
-import { ForbiddenError, NotFoundError } from './errors.ts';
+import { ForbiddenError } from './errors.ts';
 
 export const ORG_HEADER = 'x-svc-org-id';
 
@@ -20,8 +21,8 @@ export async function resolveActiveOrg(ctx: Context, services: Services, princip
     return principal.pinnedOrgId;
   }
   if (named) {
-    const exists = await services.db('orgs').where('id', named).first('id');
-    if (!exists) throw new NotFoundError(`org ${named} not found`);
+    const member = await services.db('org_members').where({ org_id: named, user_id: principal.user.id }).first('org_id');
+    if (!member) throw new ForbiddenError(`user is not a member of org ${named}`);
     return named;
   }
   const memberships: Array<{ org_id: string }> = await services.db('org_members')

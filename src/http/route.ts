@@ -33,6 +33,11 @@ export interface RouteContext<B, Q, P> {
   authorize(action: string, resource?: ResourceRef, options?: AuthorizeOptions): Promise<void>;
 }
 
+/** The refusal of an action: what the caller learns of a deny, whatever the policy's reasons. */
+export function permissionDenied(action: string): ForbiddenError {
+  return new ForbiddenError(`permission denied: you need ${action} to do this`);
+}
+
 export interface AuthorizeOptions {
   orgId?: string | null;
   chat?: AuthzInput['chat'];
@@ -111,7 +116,7 @@ export class RouteRegistrar {
             // The reasons can name scopes the caller may not see (a dashboard's folder), so
             // they go to the log, and the caller learns only which action was refused.
             services.logger.debug({ action, resource, reasons: decision.reasons }, 'authorization denied');
-            throw new ForbiddenError(`permission denied: you need ${action} to do this`);
+            throw permissionDenied(action);
           }
         },
       };

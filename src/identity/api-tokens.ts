@@ -4,6 +4,7 @@
  * when it is revoked or expired, or when its owner is disabled or deleted.
  */
 import { randomToken, sha256Hex } from '../crypto/tokens.ts';
+import type { TokenResolver } from '../http/authenticate.ts';
 import type { Services } from '../services.ts';
 import { findApiTokenByHash, markApiTokenUsed, type ApiTokenRow, type TokenKind } from './api-tokens.store.ts';
 import type { Principal } from './principal.ts';
@@ -38,19 +39,20 @@ export function presentTokenMetadata(row: ApiTokenRow, now: number) {
   };
 }
 
-/** The principal of a live token of `kind` whose owner may still act, else null. */
-export async function principalFromToken(services: Services, kind: TokenKind, key: string): Promise<{ principal: Principal; token: ApiTokenRow } | null> {
+/**
+ * The principal of a live token of `kind` whose owner may still act, else null. A PAT belongs to
+ * a person and an SA token to a service account; a token whose owner is of the other kind is
+ * refused. An SA token is pinned to its account's org.
+ */
+export async function principalFromToken(services: Services, kind: TokenKind, key: string): Promise<Principal | null> {
   const now = services.clock.now();
   const token = await findApiTokenByHash(services.db, kind, sha256Hex(key));
   if (!token || !isTokenLive(token, now)) return null;
   const owner = await findUserById(services.db, token.user_id);
-  if (!owner || owner.is_disabled) return null;
+  if (!owner || owner.is_disabled || !!owner.is_service_account !== (kind === 'sa')) return null;
   if (token.last_used_at === null || now - Number(token.last_used_at) >= MARK_USED_EVERY_MS) await markApiTokenUsed(services.db, token.id, now);
-  return { principal: { user: toPrincipalUser(owner), via: 'token', sessionId: null, pinnedOrgId: token.kind === 'sa' ? token.org_id : null }, token };
+  return { user: toPrincipalUser(owner), via: 'token', sessionId: null, pinnedOrgId: kind === 'sa' ? token.org_id : null };
 }
 
 /** Resolver for `Authorization: Bearer svc_pat_…` and `X-Api-Key: svc_pat_…`. */
-export async function resolvePersonalAccessToken(services: Services, key: string): Promise<Principal | null> {
-  const resolved = await principalFromToken(services, 'pat', key);
-  return resolved && !resolved.principal.user.isServiceAccount ? resolved.principal : null;
-}
+export const resolvePersonalAccessToken: TokenResolver = (services, key) => principalFromToken(services, 'pat', key);

@@ -2,7 +2,7 @@
 import { actorOf, recordAudit } from '../audit/writer.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from '../crypto/password.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
-import type { RouteModule } from '../http/route.ts';
+import { permissionDenied, type RouteModule } from '../http/route.ts';
 import { subjectOf } from '../http/subject.ts';
 import { findOrgById } from '../orgs/store.ts';
 import { preferencesSchema, readPreferences, writePreferences } from '../preferences/store.ts';
@@ -118,10 +118,11 @@ export const currentUserRoutes: RouteModule = (routes) => {
     level: 'server',
     params: { type: 'object', properties: { orgId: { type: 'string', maxLength: 40 } }, required: ['orgId'] },
     async handler({ ctx, params, principal, services, authorize }) {
-      // The org must exist before the policy is asked about it; the policy then requires membership.
+      // The policy requires membership of the org; an org that does not exist gets the same
+      // refusal, so the answer does not tell which org ids exist.
       const org = await findOrgById(services.db, params.orgId);
       await authorize('users:write', self(principal.user.id), { orgId: org ? org.id : null });
-      if (!org) throw new NotFoundError(`org ${params.orgId} not found`);
+      if (!org) throw permissionDenied('users:write');
       const now = services.clock.now();
       await services.transact(async (tx) => {
         await tx.db('users').where('id', principal.user.id).update({ default_org_id: org.id, updated_at: now });

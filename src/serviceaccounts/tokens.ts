@@ -10,7 +10,6 @@ import type { Tx } from '../db/transaction.ts';
 import type { TokenResolver } from '../http/authenticate.ts';
 import { newTokenKey, principalFromToken } from '../identity/api-tokens.ts';
 import { insertApiToken } from '../identity/api-tokens.store.ts';
-import type { Services } from '../services.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import type { ServiceAccountRow } from './store.ts';
 
@@ -47,14 +46,8 @@ export async function issueServiceAccountToken(
   return { id, key };
 }
 
-async function serviceAccountPrincipal(services: Services, key: string) {
-  // principalFromToken refuses revoked and expired tokens and disabled owners, and pins the org.
-  const resolved = await principalFromToken(services, 'sa', key);
-  return resolved && resolved.principal.user.isServiceAccount ? resolved.principal : null;
-}
-
 /** Resolver for `Authorization: Bearer svc_sa_…` and `X-Api-Key: svc_sa_…`. */
-export const resolveServiceAccountToken: TokenResolver = serviceAccountPrincipal;
+export const resolveServiceAccountToken: TokenResolver = (services, key) => principalFromToken(services, 'sa', key);
 
 /**
  * Resolver for migrated legacy keys, which carry no prefix: registered under the empty prefix,
@@ -63,5 +56,5 @@ export const resolveServiceAccountToken: TokenResolver = serviceAccountPrincipal
 export const resolveLegacyApiKey: TokenResolver = async (services, key) => {
   // API_KEYS refuses shorter keys and the svc_ prefix, so those need no lookup.
   if (key.length < LEGACY_KEY_MIN_LENGTH || key.startsWith('svc_')) return null;
-  return serviceAccountPrincipal(services, key);
+  return principalFromToken(services, 'sa', key);
 };
