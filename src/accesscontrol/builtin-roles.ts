@@ -16,6 +16,10 @@ export interface RoleDefinition {
   permissions: Permission[];
 }
 
+/** The hidden roles that carry a user's or a team's resource grants and team-admin rights. */
+export const managedUserRoleUid = (userId: string) => `managed:users:${userId}:permissions`;
+export const managedTeamRoleUid = (teamId: string) => `managed:teams:${teamId}:permissions`;
+
 function grant(scope: string, ...actions: string[]): Permission[] {
   return actions.map((action) => ({ action, scope }));
 }

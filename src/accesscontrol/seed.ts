@@ -4,7 +4,8 @@
  * definition, and nothing changes when all is in place.
  */
 import type { Tx } from '../db/transaction.ts';
-import { BASIC_ROLES, FIXED_ROLES, type Permission, type RoleDefinition } from './builtin-roles.ts';
+import { BASIC_ROLES, FIXED_ROLES, type RoleDefinition } from './builtin-roles.ts';
+import { permissionKey } from './roles.ts';
 import { findPermissionsByRoleIds, insertRole, replaceRolePermissions, rolesInScope, type RoleRow } from './store.ts';
 
 export interface SeedResult {
@@ -13,12 +14,6 @@ export interface SeedResult {
   unchanged: number;
 }
 
-const permissionKey = (permissions: Permission[]) =>
-  permissions
-    .map((p) => `${p.action} ${p.scope}`)
-    .sort()
-    .filter((key, i, all) => all[i - 1] !== key)
-    .join('\n');
 
 async function seedRoles(tx: Tx, orgId: string | null, definitions: RoleDefinition[], now: number): Promise<SeedResult> {
   const result: SeedResult = { created: 0, updated: 0, unchanged: 0 };

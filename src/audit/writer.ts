@@ -8,6 +8,7 @@ import type { Knex } from 'knex';
 import type { Context } from 'koa';
 import { clientIp } from '../http/client-ip.ts';
 import type { Principal } from '../identity/principal.ts';
+import type { Services } from '../services.ts';
 
 export type ActorType = 'user' | 'service_account' | 'system';
 
@@ -69,4 +70,12 @@ export async function recordAudit(db: Knex, actor: Actor, event: AuditEvent, tim
     ip: actor.ip,
     user_agent: actor.userAgent,
   });
+}
+
+/**
+ * Records a refused action. The action's own transaction rolled back, so the entry gets a
+ * transaction of its own; `outcome` is always `failure`.
+ */
+export async function recordFailure(services: Pick<Services, 'db' | 'clock'>, actor: Actor, event: Omit<AuditEvent, 'outcome'>): Promise<void> {
+  await services.db.transaction((trx) => recordAudit(trx, actor, { ...event, outcome: 'failure' }, services.clock.now()));
 }

@@ -10,7 +10,7 @@ import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import type { RouteModule } from '../http/route.ts';
 import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
 import { presentSession, sessionLimits } from './sessions.ts';
-import { findLiveSessionsOfUser, revokeSession } from './sessions.store.ts';
+import { findLiveSessionsOfUser, revokeLiveSessionOfUser } from './sessions.store.ts';
 import { findHumanUserById, type UserRow } from './users.store.ts';
 
 export const userIdParams = {
@@ -57,10 +57,8 @@ export const adminUserSessionRoutes: RouteModule = (routes) => {
       // Grafana's rule: the session you are using ends by logging out, not from the admin pages.
       if (body.authTokenId === principal.sessionId) throw new BadRequestError('you cannot revoke the session you are using: log out instead');
       const now = services.clock.now();
-      const live = await findLiveSessionsOfUser(services.db, user.id, now, sessionLimits(services.config));
-      if (!live.some((session) => session.id === body.authTokenId)) throw new NotFoundError('session not found');
       const revoked = await services.transact(async (tx) => {
-        if (!(await revokeSession(tx.db, body.authTokenId, now))) return false;
+        if (!(await revokeLiveSessionOfUser(tx.db, user.id, body.authTokenId, now, sessionLimits(services.config)))) return false;
         await recordAudit(tx.db, actorOf(ctx, principal), { action: 'session.revoked', target: userTarget(user), metadata: { count: 1, sessionId: body.authTokenId, reason: 'admin revoke' } }, now);
         return true;
       });
@@ -81,7 +79,7 @@ export const adminUserSessionRoutes: RouteModule = (routes) => {
       if (params.userId === principal.user.id) throw new BadRequestError('you cannot log yourself out from here: use /api/logout');
       const user = await findTargetUser(services.db, params.userId);
       const now = services.clock.now();
-      const count = await services.transact((tx) => revokeAllSessionsOf(tx, actorOf(ctx, principal), user, 'admin logout', now, true));
+      const count = await services.transact((tx) => revokeAllSessionsOf(tx, actorOf(ctx, principal), user, 'admin logout', now, { alwaysRecord: true }));
       ctx.body = { message: 'user logged out', revokedSessions: count };
     },
   });

@@ -4,7 +4,7 @@
  * message after the same work (one scrypt), so the answer reveals nothing.
  */
 import type { Context } from 'koa';
-import { actorOf, recordAudit, type Actor } from '../audit/writer.ts';
+import { actorOf, recordAudit, recordFailure, type Actor } from '../audit/writer.ts';
 import { verifyPassword } from '../crypto/password.ts';
 import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../http/errors.ts';
 import { clientIp } from '../http/client-ip.ts';
@@ -14,7 +14,7 @@ import { clearAttempts, lockoutKey, takeAttemptSlot } from './lockout.ts';
 import type { Principal } from './principal.ts';
 import { clearSessionCookie, issueSession, setSessionCookie } from './sessions.ts';
 import { revokeSession } from './sessions.store.ts';
-import { findMembershipsOfUser, findUserByLoginOrEmail, type UserRow } from './users.store.ts';
+import { findMembershipsOfUser, findUserByLoginOrEmail, markUserSeen, type UserRow } from './users.store.ts';
 
 export const INVALID_CREDENTIALS = 'invalid username or password';
 const LOCKED_OUT = 'too many login attempts: try again later';
@@ -43,10 +43,8 @@ function loginProviders(services: Services) {
   ];
 }
 
-async function recordFailure(services: Services, actor: Actor, login: string, reason: string, userId: string | null): Promise<void> {
-  await services.transact((tx) =>
-    recordAudit(tx.db, actor, { action: 'user.login_failed', outcome: 'failure', target: { type: 'user', id: userId, name: login.slice(0, 190) }, metadata: { method: 'password', reason } }, services.clock.now()),
-  );
+function recordLoginFailure(services: Services, actor: Actor, login: string, reason: string, userId: string | null): Promise<void> {
+  return recordFailure(services, actor, { action: 'user.login_failed', target: { type: 'user', id: userId, name: login.slice(0, 190) }, metadata: { method: 'password', reason } });
 }
 
 function refusal(user: UserRow | undefined, passwordMatches: boolean): string | null {
@@ -87,7 +85,7 @@ export const loginRoutes: RouteModule = (routes) => {
       const key = lockoutKey(clientIp(ctx), body.user);
       const slot = await takeAttemptSlot(services.db, key, services.clock.now());
       if (!slot.granted) {
-        await recordFailure(services, actor, body.user, 'locked out', null);
+        await recordLoginFailure(services, actor, body.user, 'locked out', null);
         throw new TooManyRequestsError(`${LOCKED_OUT} (retry after ${slot.retryAfterSeconds} seconds)`, slot.retryAfterSeconds);
       }
 
@@ -95,7 +93,7 @@ export const loginRoutes: RouteModule = (routes) => {
       const passwordMatches = await verifyPassword(body.password, user?.password_hash ?? null);
       const refused = refusal(user, passwordMatches);
       if (refused || !user) {
-        await recordFailure(services, actor, body.user, refused ?? 'unknown user', user?.id ?? null);
+        await recordLoginFailure(services, actor, body.user, refused ?? 'unknown user', user?.id ?? null);
         throw new UnauthorizedError(INVALID_CREDENTIALS);
       }
 
@@ -104,7 +102,7 @@ export const loginRoutes: RouteModule = (routes) => {
       const orgs = await findMembershipsOfUser(services.db, user.id);
       const session = await services.transact(async (tx) => {
         const issued = await issueSession(tx, ctx, user.id, now);
-        await tx.db('users').where('id', user.id).update({ last_seen_at: now });
+        await markUserSeen(tx.db, user.id, now);
         await recordAudit(
           tx.db,
           { ...actor, type: 'user', id: user.id, name: user.login },

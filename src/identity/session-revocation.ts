@@ -9,9 +9,20 @@ import type { UserRow } from './users.store.ts';
 
 export const userTarget = (user: Pick<UserRow, 'id' | 'login'>) => ({ type: 'user', id: user.id, name: user.login });
 
-/** Revokes every session of `user`, recording how many (and why) when there were any, or always when `alwaysRecord`. */
-export async function revokeAllSessionsOf(tx: Tx, actor: Actor, user: Pick<UserRow, 'id' | 'login'>, reason: string, now: number, alwaysRecord = false): Promise<number> {
-  const count = await revokeSessionsOfUser(tx.db, user.id, now);
+/**
+ * Revokes every session of `user` but `options.keep`, recording how many (and why) when there
+ * were any, or always with `options.alwaysRecord`.
+ */
+export async function revokeAllSessionsOf(
+  tx: Tx,
+  actor: Actor,
+  user: Pick<UserRow, 'id' | 'login'>,
+  reason: string,
+  now: number,
+  options: { keep?: string | null; alwaysRecord?: boolean } = {},
+): Promise<number> {
+  const count = await revokeSessionsOfUser(tx.db, user.id, now, options.keep);
+  const alwaysRecord = options.alwaysRecord ?? false;
   if (count > 0 || alwaysRecord) await recordAudit(tx.db, actor, { action: 'session.revoked', target: userTarget(user), metadata: { count, reason } }, now);
   return count;
 }

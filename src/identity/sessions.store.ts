@@ -73,6 +73,11 @@ export async function touchSession(db: Knex, sessionId: string, now: number): Pr
   await db('sessions').where('id', sessionId).update({ last_seen_at: now });
 }
 
+/** Revokes one live session of the user; false when the user has no such live session. */
+export async function revokeLiveSessionOfUser(db: Knex, userId: string, sessionId: string, now: number, limits: SessionLimits): Promise<boolean> {
+  return (await live(db, now, limits).where({ id: sessionId, user_id: userId }).update({ revoked_at: now })) === 1;
+}
+
 export async function revokeSession(db: Knex, sessionId: string, now: number): Promise<boolean> {
   return (await db('sessions').where('id', sessionId).whereNull('revoked_at').update({ revoked_at: now })) === 1;
 }

@@ -3,7 +3,7 @@
  * once the first admin exists, changing platform settings or completing setup needs a server
  * admin's session, decided by the policy like everything else.
  */
-import { actorOf, recordAudit } from '../audit/writer.ts';
+import { actorOf, recordAudit, recordFailure } from '../audit/writer.ts';
 import { MIN_PASSWORD_LENGTH } from '../crypto/password.ts';
 import { ConflictError, UnauthorizedError } from '../http/errors.ts';
 import type { RouteContext, RouteModule } from '../http/route.ts';
@@ -11,20 +11,20 @@ import type { Services } from '../services.ts';
 import { readSetting, writeSetting } from '../settings/store.ts';
 import { issueSession, setSessionCookie } from './sessions.ts';
 import { createFirstAdmin } from './setup.ts';
-import { countHumanUsers } from './users.store.ts';
+import { anyHumanUserExists } from './users.store.ts';
 import { platformSettingsSchema, presentPlatformSettings, sealPlatformSettings, type PlatformSettings, type StoredPlatformSettings } from './platform-settings.ts';
 
 const SETTINGS_KEY = 'platform';
 const COMPLETE_KEY = 'setup.complete';
 
 async function setupState(services: Services) {
-  const [users, complete, settings] = await Promise.all([
-    countHumanUsers(services.db),
+  const [adminExists, complete, settings] = await Promise.all([
+    anyHumanUserExists(services.db),
     readSetting<{ at: number }>(services.db, COMPLETE_KEY),
     readSetting<StoredPlatformSettings>(services.db, SETTINGS_KEY),
   ]);
   return {
-    adminExists: users > 0,
+    adminExists,
     complete: !!complete,
     completedAt: complete ? new Date(complete.at).toISOString() : null,
     settings: presentPlatformSettings(settings),
@@ -33,7 +33,7 @@ async function setupState(services: Services) {
 
 /** Before the first admin exists the wizard is open; afterwards only a server admin may change setup. */
 async function authorizeSetupChange(route: RouteContext<unknown, unknown, unknown>): Promise<void> {
-  if ((await countHumanUsers(route.services.db)) === 0) return;
+  if (!(await anyHumanUserExists(route.services.db))) return;
   if (!route.ctx.state.principal) throw new UnauthorizedError('setup is done: sign in as a server admin to change it');
   await route.authorize('settings:write');
 }
@@ -77,9 +77,7 @@ export const setupRoutes: RouteModule = (routes) => {
         return session;
       });
       if (!created) {
-        await services.transact((tx) =>
-          recordAudit(tx.db, actor, { action: 'setup.admin_created', outcome: 'failure', metadata: { reason: 'a user already exists' } }, services.clock.now()),
-        );
+        await recordFailure(services, actor, { action: 'setup.admin_created', metadata: { reason: 'a user already exists' } });
         throw new ConflictError('setup is already done: a user exists');
       }
       setSessionCookie(ctx, services.config, created.extra!.token);

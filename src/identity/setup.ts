@@ -10,7 +10,7 @@ import type { Tx } from '../db/transaction.ts';
 import { DEFAULT_ORG_ID } from '../orgs/store.ts';
 import type { Services } from '../services.ts';
 import { lockSetting } from '../settings/store.ts';
-import { addOrgMember, countHumanUsers, insertUser } from './users.store.ts';
+import { addOrgMember, anyHumanUserExists, insertUser } from './users.store.ts';
 
 export const SETUP_LOCK_KEY = 'setup.lock';
 
@@ -35,7 +35,7 @@ export async function createFirstAdmin<T>(
   const now = services.clock.now();
   return services.transact(async (tx) => {
     await lockSetting(tx.db, SETUP_LOCK_KEY);
-    if ((await countHumanUsers(tx.db)) > 0) return null;
+    if (await anyHumanUserExists(tx.db)) return null;
     const userId = await insertUser(
       tx.db,
       { login: admin.login, email: admin.email, name: admin.name, passwordHash, isSvcAdmin: true, defaultOrgId: DEFAULT_ORG_ID },

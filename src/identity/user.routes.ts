@@ -8,9 +8,9 @@ import { findOrgById } from '../orgs/store.ts';
 import { preferencesSchema, readPreferences, writePreferences } from '../preferences/store.ts';
 import type { Services } from '../services.ts';
 import { changeProfile } from './profile.ts';
-import { revokeSessionsOfUser } from './sessions.store.ts';
+import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
 import { presentUser } from './user.presenter.ts';
-import { findMembershipsOfUser, findUserById, profileSchema } from './users.store.ts';
+import { findMembershipsOfUser, findUserById, profileSchema, setDefaultOrg, setUserPassword } from './users.store.ts';
 
 const self = (id: string) => ({ kind: 'users', id });
 
@@ -73,11 +73,10 @@ export const currentUserRoutes: RouteModule = (routes) => {
       const passwordHash = await hashPassword(body.newPassword);
       const now = services.clock.now();
       await services.transact(async (tx) => {
-        await tx.db('users').where('id', user.id).update({ password_hash: passwordHash, updated_at: now });
-        const revoked = await revokeSessionsOfUser(tx.db, user.id, now, principal.sessionId);
+        await setUserPassword(tx.db, user.id, passwordHash, now);
         const actor = actorOf(ctx, principal);
-        await recordAudit(tx.db, actor, { action: 'user.password_changed', target: { type: 'user', id: user.id, name: user.login }, metadata: { by: 'self' } }, now);
-        if (revoked > 0) await recordAudit(tx.db, actor, { action: 'session.revoked', target: { type: 'user', id: user.id, name: user.login }, metadata: { count: revoked, reason: 'password changed' } }, now);
+        await recordAudit(tx.db, actor, { action: 'user.password_changed', target: userTarget(user), metadata: { by: 'self' } }, now);
+        await revokeAllSessionsOf(tx, actor, user, 'password changed', now, { keep: principal.sessionId });
       });
       ctx.body = { message: 'password changed' };
     },
@@ -125,7 +124,7 @@ export const currentUserRoutes: RouteModule = (routes) => {
       if (!org) throw permissionDenied('users:write');
       const now = services.clock.now();
       await services.transact(async (tx) => {
-        await tx.db('users').where('id', principal.user.id).update({ default_org_id: org.id, updated_at: now });
+        await setDefaultOrg(tx.db, principal.user.id, org.id, now);
         await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.org_switched', orgId: org.id, target: { type: 'user', id: principal.user.id, name: principal.user.login } }, now);
       });
       ctx.body = { message: 'active organization changed' };

@@ -4,7 +4,7 @@ import { NotFoundError } from '../http/errors.ts';
 import type { RouteModule } from '../http/route.ts';
 import { deleteAuthLinkOfUser, findAuthLinksOfUser, presentAuthLink } from './auth-links.store.ts';
 import { presentSession, sessionLimits } from './sessions.ts';
-import { findLiveSessionsOfUser, revokeSession } from './sessions.store.ts';
+import { findLiveSessionsOfUser, revokeLiveSessionOfUser } from './sessions.store.ts';
 
 const self = (id: string) => ({ kind: 'users', id });
 
@@ -31,12 +31,12 @@ export const currentUserSessionRoutes: RouteModule = (routes) => {
     async handler({ ctx, body, principal, services, authorize }) {
       await authorize('users.sessions:write', self(principal.user.id));
       const now = services.clock.now();
-      const live = await findLiveSessionsOfUser(services.db, principal.user.id, now, sessionLimits(services.config));
-      if (!live.some((session) => session.id === body.authTokenId)) throw new NotFoundError('session not found');
-      await services.transact(async (tx) => {
-        await revokeSession(tx.db, body.authTokenId, now);
+      const revoked = await services.transact(async (tx) => {
+        if (!(await revokeLiveSessionOfUser(tx.db, principal.user.id, body.authTokenId, now, sessionLimits(services.config)))) return false;
         await recordAudit(tx.db, actorOf(ctx, principal), { action: 'session.revoked', target: { type: 'session', id: body.authTokenId }, metadata: { by: 'self' } }, now);
+        return true;
       });
+      if (!revoked) throw new NotFoundError('session not found');
       ctx.body = { message: 'session revoked' };
     },
   });

@@ -3,8 +3,8 @@ import type { Knex } from 'knex';
 import type { OrgRole } from '../authz/types.ts';
 import { newId } from '../db/ids.ts';
 import { dialectOf } from '../db/knex.ts';
-import type { PrincipalUser } from './principal.ts';
 import { deletePreferences } from '../preferences/store.ts';
+import type { PrincipalUser } from './principal.ts';
 
 export interface UserRow {
   id: string;
@@ -33,9 +33,9 @@ export function toPrincipalUser(row: UserRow): PrincipalUser {
   };
 }
 
-export async function countHumanUsers(db: Knex): Promise<number> {
-  const [row] = await db('users').where('is_service_account', false).count<Array<{ total: number | string }>>({ total: '*' });
-  return Number(row?.total ?? 0);
+/** Whether any person (not a service account) has an account: setup is open until one does. */
+export async function anyHumanUserExists(db: Knex): Promise<boolean> {
+  return !!(await db('users').where('is_service_account', false).first('id'));
 }
 
 export async function findUserById(db: Knex, id: string): Promise<UserRow | undefined> {
@@ -176,6 +176,14 @@ export async function findUserClashing(db: Knex, values: string[], exceptUserId?
   const query = db('users').where((q) => q.whereIn('login', wanted).orWhereIn('email', wanted));
   if (exceptUserId) query.whereNot('id', exceptUserId);
   return query.first();
+}
+
+export async function setDefaultOrg(db: Knex, userId: string, orgId: string, now: number): Promise<void> {
+  await db('users').where('id', userId).update({ default_org_id: orgId, updated_at: now });
+}
+
+export async function markUserSeen(db: Knex, userId: string, now: number): Promise<void> {
+  await db('users').where('id', userId).update({ last_seen_at: now });
 }
 
 export async function setUserPassword(db: Knex, userId: string, passwordHash: string, now: number): Promise<void> {

@@ -6,14 +6,14 @@
  */
 import type { Knex } from 'knex';
 import type { Context } from 'koa';
-import { actorOf, recordAudit, type Actor } from '../audit/writer.ts';
+import { actorOf, recordAudit, recordFailure, type Actor } from '../audit/writer.ts';
 import { ORG_ROLES, type OrgRole } from '../authz/types.ts';
 import type { PolicyFragment } from '../authz/fragments.ts';
 import type { Tx } from '../db/transaction.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
 import type { Principal } from '../identity/principal.ts';
 import { revokeAllSessionsOf, userTarget } from '../identity/session-revocation.ts';
-import { addOrgMember, findUserByLoginOrEmail } from '../identity/users.store.ts';
+import { addOrgMember, findUserByLoginOrEmail, setDefaultOrg } from '../identity/users.store.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import type { Services } from '../services.ts';
 import { presentMember } from './presenter.ts';
@@ -72,9 +72,7 @@ async function auditingRefusal<T>(caller: Caller, action: string, orgId: string,
     return await work(actor);
   } catch (err) {
     if (err instanceof LastAdminError) {
-      await caller.services.transact((tx) =>
-        recordAudit(tx.db, actor, { action, orgId, target: { type: 'user', id: userId }, outcome: 'failure', metadata: { reason: 'last admin' } }, caller.services.clock.now()),
-      );
+      await recordFailure(caller.services, actor, { action, orgId, target: { type: 'user', id: userId }, metadata: { reason: 'last admin' } });
     }
     throw err;
   }
@@ -97,7 +95,7 @@ export async function addMemberByLoginOrEmail(caller: Caller, orgId: string, bod
     await enforceOrgQuota(tx, services.config, org.id, 'users', now);
     await addOrgMember(tx.db, org.id, user.id, body.role, now);
     // Someone who belonged nowhere now has a home to land in.
-    if (!user.default_org_id) await tx.db('users').where('id', user.id).update({ default_org_id: org.id, updated_at: now });
+    if (!user.default_org_id) await setDefaultOrg(tx.db, user.id, org.id, now);
     tx.policyChanged(org.id, { kind: 'member', userId: user.id });
     await recordAudit(tx.db, actorOf(caller.ctx, caller.principal), { action: 'org.member_added', orgId: org.id, target: userTarget(user), metadata: { org: org.name, role: body.role } }, now);
     return { message: 'user added to the org', userId: user.id };

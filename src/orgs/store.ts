@@ -1,5 +1,6 @@
 /** SQL of orgs and their memberships. */
 import type { Knex } from 'knex';
+import { managedUserRoleUid } from '../accesscontrol/builtin-roles.ts';
 import type { OrgRole } from '../authz/types.ts';
 import { dialectOf } from '../db/knex.ts';
 import { deletePreferences } from '../preferences/store.ts';
@@ -144,7 +145,7 @@ export async function moveDefaultOrgAway(db: Knex, orgId: string, userId?: strin
  * the policy data of the org lost beyond the membership.
  */
 export async function removeOrgMembership(db: Knex, orgId: string, userId: string): Promise<{ managedRoleUid: string | null; legacyAclEntries: number }> {
-  const managedRoleUid = `managed:users:${userId}:permissions`;
+  const managedRoleUid = managedUserRoleUid(userId);
   await moveDefaultOrgAway(db, orgId, userId);
   await db('team_members').where('user_id', userId).whereIn('team_id', db('teams').where('org_id', orgId).select('id')).delete();
   await db('user_roles').where({ org_id: orgId, user_id: userId }).delete();

@@ -2,7 +2,8 @@
 import { actorOf, recordAudit } from '../audit/writer.ts';
 import { NotFoundError } from '../http/errors.ts';
 import type { RouteModule } from '../http/route.ts';
-import { findUserById } from '../identity/users.store.ts';
+import { findTargetUser, globalUser, userIdParams } from '../identity/admin-users.sessions.ts';
+import { userTarget } from '../identity/session-revocation.ts';
 import { findOrgById } from '../orgs/store.ts';
 import { presentOrgQuotas, QUOTA_TARGETS } from './org-quotas.ts';
 import { UNLIMITED, writeQuota } from './store.ts';
@@ -66,7 +67,7 @@ export const quotaRoutes: RouteModule = (routes) => {
     path: '/api/admin/users/:userId/quotas',
     access: 'authenticated',
     level: 'server',
-    params: { type: 'object', properties: { userId: { type: 'string', maxLength: 40 } }, required: ['userId'] },
+    params: userIdParams,
     body: {
       type: 'object',
       properties: {
@@ -77,13 +78,12 @@ export const quotaRoutes: RouteModule = (routes) => {
       additionalProperties: false,
     },
     async handler({ ctx, params, body, principal, services, authorize }) {
-      await authorize('users.quotas:write', { kind: 'global.users', id: params.userId });
-      const user = await findUserById(services.db, params.userId);
-      if (!user) throw new NotFoundError('user not found');
+      await authorize('users.quotas:write', globalUser(params.userId));
+      const user = await findTargetUser(services.db, params.userId);
       const now = services.clock.now();
       await services.transact(async (tx) => {
         await writeQuota(tx.db, 'user', user.id, body.target, body.limit, now);
-        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'quota.updated', target: { type: 'user', id: user.id, name: user.login }, metadata: { target: body.target, limit: body.limit } }, now);
+        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'quota.updated', target: userTarget(user), metadata: { target: body.target, limit: body.limit } }, now);
       });
       ctx.body = await userQuotas(services.db, user.id, now);
     },

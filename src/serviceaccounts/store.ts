@@ -3,6 +3,7 @@
  * org (its role is that membership's). A hidden one stands behind a legacy API key.
  */
 import type { Knex } from 'knex';
+import { managedUserRoleUid } from '../accesscontrol/builtin-roles.ts';
 import { builtinRoleUids } from '../authz/document.ts';
 import type { PolicyFragment } from '../authz/fragments.ts';
 import type { DelegatedPermission, OrgRole } from '../authz/types.ts';
@@ -152,7 +153,7 @@ async function isLoginTaken(db: Knex, login: string): Promise<boolean> {
  * legacy ACL entries and its preferences. Returns what its org's policy data lost.
  */
 export async function deleteServiceAccount(db: Knex, account: ServiceAccountRow): Promise<PolicyFragment[]> {
-  const managedRoleUid = `managed:users:${account.id}:permissions`;
+  const managedRoleUid = managedUserRoleUid(account.id);
   const managedRoles = await db('roles').where({ org_id: account.org_id, uid: managedRoleUid }).delete();
   const legacyAclEntries = await db('legacy_acl').where('user_id', account.id).delete();
   await deletePreferences(db, 'user', account.id);

@@ -1,5 +1,6 @@
 /** SQL of teams and their members. A team belongs to one org; every lookup names the org. */
 import type { Knex } from 'knex';
+import { managedTeamRoleUid } from '../accesscontrol/builtin-roles.ts';
 import { newId } from '../db/ids.ts';
 import { deletePreferences } from '../preferences/store.ts';
 
@@ -127,7 +128,7 @@ export async function deleteTeam(db: Knex, team: TeamRow): Promise<{ memberIds: 
       .where('scope', `teams:id:${team.id}`)
       .delete();
   }
-  const managedUid = `managed:teams:${team.id}:permissions`;
+  const managedUid = managedTeamRoleUid(team.id);
   // Foreign keys remove the managed role's permissions and assignments with it.
   const managedDeleted = await db('roles').where({ org_id: team.org_id, uid: managedUid }).delete();
   const legacyAclDeleted = await db('legacy_acl').where({ org_id: team.org_id, team_id: team.id }).delete();

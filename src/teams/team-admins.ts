@@ -5,13 +5,12 @@
  * to the user in that org). So a team admin manages its own team and no other, and losing the
  * Admin permission, the membership or the team takes the rights away.
  */
-import type { Permission } from '../accesscontrol/builtin-roles.ts';
+import { managedUserRoleUid, type Permission } from '../accesscontrol/builtin-roles.ts';
 import type { Tx } from '../db/transaction.ts';
 
 /** What a team admin may do on its team: read and rename it, and manage its members. */
 export const TEAM_ADMIN_ACTIONS = ['teams:read', 'teams:write', 'team.permissions:read', 'team.permissions:write'] as const;
 
-export const managedUserRoleUid = (userId: string) => `managed:users:${userId}:permissions`;
 const teamScope = (teamId: string) => `teams:id:${teamId}`;
 
 export function teamAdminPermissions(teamId: string): Permission[] {

@@ -5,7 +5,7 @@
  */
 import { NotFoundError } from '../http/errors.ts';
 import type { RouteModule } from '../http/route.ts';
-import { countHumanUsers } from '../identity/users.store.ts';
+import { anyHumanUserExists } from '../identity/users.store.ts';
 import { sendAsset, sendPage, setPageSecurityHeaders } from './static.ts';
 
 export const webRoutes: RouteModule = (routes) => {
@@ -15,7 +15,7 @@ export const webRoutes: RouteModule = (routes) => {
     access: 'public',
     async handler({ ctx, services }) {
       // A fresh installation has nobody to sign in as: the wizard creates the first admin.
-      if ((await countHumanUsers(services.db)) === 0) {
+      if (!(await anyHumanUserExists(services.db))) {
         setPageSecurityHeaders(ctx);
         ctx.redirect('/setup');
         return;
