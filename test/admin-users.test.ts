@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { verifyPassword } from '../src/crypto/password.ts';
-import { addMember, createOrg, createUser, DEFAULT_PASSWORD, sessionCookie, type TestUser } from './helpers/factories.ts';
+import { addMember, auditEntries, createOrg, createUser, DEFAULT_PASSWORD, liveSessions, sessionCookie, type TestUser } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 const USER_FIELDS = ['id', 'email', 'login', 'name', 'theme', 'orgId', 'isSvcAdmin', 'orgs', 'authLabels', 'isDisabled', 'avatarUrl'];
@@ -30,14 +30,9 @@ describe('server administration of users', () => {
     delete: (path: string) => app.request('DELETE', path, { cookie: user.cookie }),
   });
   const login = (user: string, password: string) => app.request('POST', '/api/login', { body: { user, password } });
-  const liveSessions = (userId: string) => app.count('sessions', { user_id: userId, revoked_at: null });
   const userRow = (id: string) => app.db('users').where('id', id).first();
 
-  /** The audit entries of `action` on the user, oldest first, with parsed metadata. */
-  async function audits(action: string, userId: string) {
-    const rows = await app.db('audit_log').where({ action, target_id: userId }).orderBy(['timestamp', 'id']).select('*');
-    return rows.map((row: Record<string, any>) => ({ ...row, metadata: row.metadata ? JSON.parse(row.metadata) : null }));
-  }
+  const audits = (action: string, userId: string) => auditEntries(app, { action, target_id: userId });
 
   async function expectAudited(action: string, user: { id: string; login: string }, metadata?: Record<string, unknown>) {
     const entries = await audits(action, user.id);
@@ -85,7 +80,7 @@ describe('server administration of users', () => {
         expect(res.status).to.equal(403);
         expect(res.body.message).to.match(/^permission denied: you need [\w.:]+ to do this$/);
         expect(await userRow(target.id)).to.deep.equal(before);
-        expect(await liveSessions(target.id)).to.equal(1);
+        expect(await liveSessions(app, target.id)).to.equal(1);
         expect(await app.count('audit_log')).to.equal(auditsBefore);
         expect(await app.count('users', { login: 'intruder' })).to.equal(0);
       });
@@ -380,7 +375,7 @@ describe('server administration of users', () => {
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ message: 'user password updated', revokedSessions: 2 });
       expect(await verifyPassword(NEW_PASSWORD, (await userRow(user.id)).password_hash)).to.equal(true);
-      expect(await liveSessions(user.id)).to.equal(0);
+      expect(await liveSessions(app, user.id)).to.equal(0);
       for (const cookie of [user.cookie, second]) expect((await app.request('GET', '/api/user', { cookie })).status).to.equal(401);
       expect((await login(user.login, DEFAULT_PASSWORD)).body).to.deep.equal({ message: INVALID });
       expect((await login(user.login, NEW_PASSWORD)).status).to.equal(200);
@@ -395,7 +390,7 @@ describe('server administration of users', () => {
         const res = await as(admin).post(`/api/admin/users/${user.id}/password`, bad);
         expect(res.status, JSON.stringify(bad)).to.equal(400);
       }
-      expect(await liveSessions(user.id)).to.equal(1);
+      expect(await liveSessions(app, user.id)).to.equal(1);
       expect(await audits('user.password_changed', user.id)).to.have.length(0);
     });
   });
@@ -407,7 +402,7 @@ describe('server administration of users', () => {
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ message: 'user permissions updated' });
       expect(!!(await userRow(user.id)).is_svc_admin).to.equal(true);
-      expect(await liveSessions(user.id)).to.equal(0);
+      expect(await liveSessions(app, user.id)).to.equal(0);
       await expectAudited('user.role_changed', user, { isSvcAdmin: true });
       await expectAudited('session.revoked', user, { count: 1, reason: 'server admin flag changed' });
       const fresh = await sessionCookie(app, user.id);
@@ -425,7 +420,7 @@ describe('server administration of users', () => {
     it('changes nothing, revokes nothing and records nothing when the flag is already so', async () => {
       const user = await createUser(app);
       expect((await as(admin).post(`/api/admin/users/${user.id}/permissions`, { isSvcAdmin: false })).status).to.equal(200);
-      expect(await liveSessions(user.id)).to.equal(1);
+      expect(await liveSessions(app, user.id)).to.equal(1);
       expect(await audits('user.role_changed', user.id)).to.have.length(0);
     });
 
@@ -454,7 +449,7 @@ describe('server administration of users', () => {
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ message: 'user disabled' });
       expect(!!(await userRow(user.id)).is_disabled).to.equal(true);
-      expect(await liveSessions(user.id)).to.equal(0);
+      expect(await liveSessions(app, user.id)).to.equal(0);
       expect((await app.request('GET', '/api/user', { cookie: user.cookie })).status).to.equal(401);
       const refused = await login(user.login, DEFAULT_PASSWORD);
       expect(refused.status).to.equal(401);
@@ -485,9 +480,9 @@ describe('server administration of users', () => {
 
     it('revokes sessions left over on a user disabled before', async () => {
       const user = await createUser(app, { disabled: true });
-      expect(await liveSessions(user.id)).to.equal(1);
+      expect(await liveSessions(app, user.id)).to.equal(1);
       expect((await as(admin).post(`/api/admin/users/${user.id}/disable`)).status).to.equal(200);
-      expect(await liveSessions(user.id)).to.equal(0);
+      expect(await liveSessions(app, user.id)).to.equal(0);
       expect(await audits('user.disabled', user.id)).to.have.length(0);
       await expectAudited('session.revoked', user, { count: 1, reason: 'user disabled' });
     });
@@ -514,7 +509,7 @@ describe('server administration of users', () => {
       const res = await as(admin).post(`/api/admin/users/${user.id}/logout`);
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ message: 'user logged out', revokedSessions: 2 });
-      expect(await liveSessions(user.id)).to.equal(0);
+      expect(await liveSessions(app, user.id)).to.equal(0);
       for (const cookie of [user.cookie, second]) expect((await app.request('GET', '/api/user', { cookie })).status).to.equal(401);
       await expectAudited('session.revoked', user, { count: 2, reason: 'admin logout' });
       expect((await login(user.login, DEFAULT_PASSWORD)).status, 'the user may sign in again').to.equal(200);
@@ -534,7 +529,7 @@ describe('server administration of users', () => {
     it('refuses to log yourself out with 400', async () => {
       const res = await as(admin).post(`/api/admin/users/${admin.id}/logout`);
       expect(res.status).to.equal(400);
-      expect(await liveSessions(admin.id)).to.be.greaterThan(0);
+      expect(await liveSessions(app, admin.id)).to.be.greaterThan(0);
     });
   });
 
@@ -598,7 +593,7 @@ describe('server administration of users', () => {
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ message: 'session revoked' });
       expect((await app.db('sessions').where('id', target.id).first()).revoked_at).not.to.equal(null);
-      expect(await liveSessions(user.id)).to.equal(1);
+      expect(await liveSessions(app, user.id)).to.equal(1);
       const statuses = [(await app.request('GET', '/api/user', { cookie: user.cookie })).status, (await app.request('GET', '/api/user', { cookie: keep })).status];
       expect(statuses.sort()).to.deep.equal([200, 401]);
       await expectAudited('session.revoked', user, { count: 1, sessionId: target.id, reason: 'admin revoke' });
@@ -614,7 +609,7 @@ describe('server administration of users', () => {
         const res = await as(admin).post(`/api/admin/users/${user.id}/revoke-auth-token`, { authTokenId });
         expect(res.status, authTokenId).to.equal(404);
       }
-      expect(await liveSessions(stranger.id)).to.equal(1);
+      expect(await liveSessions(app, stranger.id)).to.equal(1);
     });
 
     it('refuses to revoke the session the admin is using with 400', async () => {
@@ -629,7 +624,7 @@ describe('server administration of users', () => {
       for (const bad of [{}, { authTokenId: 42 }, { authTokenId: '' }, { sessionId: 'ses_x' }]) {
         expect((await as(admin).post(`/api/admin/users/${user.id}/revoke-auth-token`, bad)).status, JSON.stringify(bad)).to.equal(400);
       }
-      expect(await liveSessions(user.id)).to.equal(1);
+      expect(await liveSessions(app, user.id)).to.equal(1);
     });
   });
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { addMember, createOrg, createUser, sessionCookie, type TestUser } from './helpers/factories.ts';
+import { addMember, auditEntries, createOrg, createUser, DENIED, liveSessions, sessionCookie, type TestUser } from './helpers/factories.ts';
 import { startTestApp, TEST_DB, type TestApp } from './helpers/app.ts';
-import { assignRole, auditEntries, caller, createServiceAccount, DENIED, EMPTY_ADDRESS, liveSessions, MEMBER_FIELDS, ORG_FIELDS, setUsersQuota } from './helpers/orgs.ts';
+import { assignRole, caller, createServiceAccount, EMPTY_ADDRESS, MEMBER_FIELDS, ORG_FIELDS, setUsersQuota } from './helpers/orgs.ts';
 
 describe('the active org (/api/org)', () => {
   let app: TestApp;

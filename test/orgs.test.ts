@@ -1,15 +1,12 @@
 import { expect } from 'chai';
-import { addMember, createOrg, createUser, sessionCookie, type TestUser } from './helpers/factories.ts';
+import { addMember, auditEntries, createOrg, createUser, DENIED, liveSessions, sessionCookie, type TestUser } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import {
   assignRole,
-  auditEntries,
   caller,
   createServiceAccount,
   createTeam,
-  DENIED,
   EMPTY_ADDRESS,
-  liveSessions,
   MEMBER_FIELDS,
   ORG_FIELDS,
   orgFootprint,

@@ -1,11 +1,13 @@
 import { expect } from 'chai';
 import { insertRole } from '../src/accesscontrol/store.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { addMember, createOrg, createUser, type TestUser } from './helpers/factories.ts';
-import { addTeamMember, api, auditsOf, createTeam, customRole, grantRole, liveSessions, signInAgain } from './helpers/roles.ts';
+import { addMember, createOrg, createUser, liveSessions, type TestUser } from './helpers/factories.ts';
+import { addTeamMember, api, auditsOf, createTeam, customRole, grantRole, signInAgain } from './helpers/roles.ts';
+
+/** Any refusal: a policy deny, or the delegation rule's own message. */
+const DENIED = /^permission denied: /;
 
 const ASSIGNED_ROLE_FIELDS = ['uid', 'name', 'displayName', 'description', 'groupName', 'global', 'hidden', 'version', 'permissions', 'globalAssignment'];
-const DENIED = /^permission denied: /;
 
 describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
   let app: TestApp;

@@ -10,6 +10,8 @@ import { seedOrgRoles } from '../../src/accesscontrol/seed.ts';
 import type { TestApp } from './app.ts';
 
 export const DEFAULT_PASSWORD = 'correct horse battery staple';
+/** What a caller learns of a policy deny. */
+export const DENIED = /^permission denied: you need [\w.:]+ to do this$/;
 let defaultHash: Promise<string> | null = null;
 let sequence = 0;
 
@@ -76,4 +78,25 @@ export async function addMember(app: TestApp, orgId: string, userId: string, rol
     await addOrgMember(tx.db, orgId, userId, role, app.clock.now());
     tx.policyChanged(orgId);
   });
+}
+
+export const liveSessions = (app: TestApp, userId: string) => app.count('sessions', { user_id: userId, revoked_at: null });
+
+export interface AuditRow {
+  action: string;
+  actor_type: string;
+  actor_id: string | null;
+  actor_name: string | null;
+  org_id: string | null;
+  target_type: string | null;
+  target_id: string | null;
+  target_name: string | null;
+  outcome: string;
+  metadata: Record<string, any> | null;
+}
+
+/** The audit entries matching `where`, oldest first, metadata parsed. */
+export async function auditEntries(app: TestApp, where: Partial<Record<keyof AuditRow, unknown>>): Promise<AuditRow[]> {
+  const rows = await app.db('audit_log').where(where).orderBy(['timestamp', 'id']).select('*');
+  return rows.map((row: Record<string, any>) => ({ ...row, metadata: row.metadata ? JSON.parse(row.metadata) : null }) as AuditRow);
 }

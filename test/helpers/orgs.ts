@@ -1,16 +1,14 @@
-/** What the org tests share: a caller per principal, audit lookups, and org-scoped state built through the stores. */
+/** What the org tests share: a caller per principal, and org-scoped state built through the stores. */
 import { insertRole } from '../../src/accesscontrol/store.ts';
 import type { OrgRole } from '../../src/authz/types.ts';
-import { randomToken } from '../../src/crypto/tokens.ts';
-import { newTokenKey } from '../../src/identity/api-tokens.ts';
-import { insertApiToken } from '../../src/identity/api-tokens.store.ts';
-import { addOrgMember } from '../../src/identity/users.store.ts';
+import { writePreferences } from '../../src/preferences/store.ts';
 import type { TestApp } from './app.ts';
+import { createServiceAccount as createStoredServiceAccount, issueToken } from './serviceaccounts.ts';
+import { addTeamMember, createTeam as createStoredTeam } from './teams.ts';
 
 export const ORG_FIELDS = ['id', 'name', 'address', 'billingEmail'];
 export const MEMBER_FIELDS = ['userId', 'login', 'email', 'name', 'role', 'avatarUrl', 'lastSeenAt'];
 export const EMPTY_ADDRESS = { address1: '', address2: '', city: '', zipCode: '', state: '', country: '' };
-export const DENIED = /^permission denied: you need [\w.:]+ to do this$/;
 
 /** Requests as one principal (a session cookie), optionally in a named org (X-Svc-Org-Id). */
 export function caller(app: TestApp, who: { cookie: string }, orgId?: string) {
@@ -19,52 +17,20 @@ export function caller(app: TestApp, who: { cookie: string }, orgId?: string) {
   return { get: send('GET'), post: send('POST'), put: send('PUT'), patch: send('PATCH'), delete: send('DELETE') };
 }
 
-export interface AuditRow {
-  action: string;
-  actor_type: string;
-  actor_id: string | null;
-  actor_name: string | null;
-  org_id: string | null;
-  target_type: string | null;
-  target_id: string | null;
-  target_name: string | null;
-  outcome: string;
-  metadata: Record<string, any> | null;
-}
 
-/** The audit entries matching `where`, oldest first, metadata parsed. */
-export async function auditEntries(app: TestApp, where: Partial<Record<keyof AuditRow, unknown>>): Promise<AuditRow[]> {
-  const rows = await app.db('audit_log').where(where).orderBy(['timestamp', 'id']).select('*');
-  return rows.map((row: Record<string, any>) => ({ ...row, metadata: row.metadata ? JSON.parse(row.metadata) : null }) as AuditRow);
-}
-
-export const liveSessions = (app: TestApp, userId: string) => app.count('sessions', { user_id: userId, revoked_at: null });
-
-/** A service account of the org (a user flagged as one, member with `role`) with one token. */
+/** A service account of the org with `role` and one token, through the service-account stores. */
 export async function createServiceAccount(app: TestApp, orgId: string, role: OrgRole = 'Viewer'): Promise<{ id: string; login: string }> {
-  const login = `sa-bot-${randomToken(6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
-  const now = app.clock.now();
-  const id = `usr_sa${randomToken(6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
-  await app.services.transact(async (tx) => {
-    await tx.db('users').insert({ id, login, email: null, name: login, password_hash: null, is_svc_admin: false, is_disabled: false, is_service_account: true, default_org_id: orgId, created_at: now, updated_at: now });
-    await addOrgMember(tx.db, orgId, id, role, now);
-    await insertApiToken(tx.db, { kind: 'sa', userId: id, orgId, name: 'ci', tokenHash: newTokenKey('sa').hash, expiresAt: null }, now);
-    tx.policyChanged(orgId, { kind: 'member', userId: id });
-  });
-  return { id, login };
+  const account = await createStoredServiceAccount(app, { orgId, role: role === 'None' ? 'Viewer' : role });
+  await issueToken(app, account, { name: 'ci' });
+  return { id: account.id, login: account.login };
 }
 
-/** A team of the org with the given members and its own preferences row. */
+/** A team of the org with the given members and a preferences row, through the team stores. */
 export async function createTeam(app: TestApp, orgId: string, memberIds: string[] = []): Promise<string> {
-  const id = `team_${randomToken(6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
-  const now = app.clock.now();
-  await app.services.transact(async (tx) => {
-    await tx.db('teams').insert({ id, org_id: orgId, name: `Team ${id}`, email: '', created_at: now, updated_at: now });
-    for (const userId of memberIds) await tx.db('team_members').insert({ team_id: id, user_id: userId, permission: 0, created_at: now });
-    await tx.db('preferences').insert({ owner_kind: 'team', owner_id: id, home_dashboard_uid: '', timezone: 'utc', theme: 'dark', updated_at: now });
-    tx.policyChanged(orgId);
-  });
-  return id;
+  const team = await createStoredTeam(app, { orgId });
+  for (const userId of memberIds) await addTeamMember(app, team, userId);
+  await writePreferences(app.db, 'team', team.id, { timezone: 'utc', theme: 'dark' }, app.clock.now());
+  return team.id;
 }
 
 /** Assigns the org's role `uid` to the user in the org (a fixed role, or a managed one created here). */

@@ -1,8 +1,8 @@
 /** Factories and request helpers of the role and role-assignment tests. */
 import { randomBytes } from 'node:crypto';
-import { newId } from '../../src/db/ids.ts';
 import type { TestApp } from './app.ts';
-import { sessionCookie, type TestUser } from './factories.ts';
+import { auditEntries, sessionCookie, type TestUser } from './factories.ts';
+import { addTeamMember as addStoredTeamMember, createTeam as createStoredTeam } from './teams.ts';
 
 export interface RoleBody {
   uid: string;
@@ -35,23 +35,14 @@ export function api(app: TestApp, user: Pick<TestUser, 'cookie'>, orgId?: string
   return { get: send('GET'), post: send('POST'), put: send('PUT'), delete: send('DELETE') };
 }
 
-/** A team of `orgId`, straight in the table (the teams API is another module's). */
-export async function createTeam(app: TestApp, orgId = 'org_main', name = `team-${randomBytes(4).toString('hex')}`): Promise<string> {
-  const id = newId('team');
-  const now = app.clock.now();
-  await app.services.transact(async (tx) => {
-    await tx.db('teams').insert({ id, org_id: orgId, name, email: '', created_at: now, updated_at: now });
-    tx.policyChanged(orgId, { kind: 'team', teamId: id });
-  });
-  return id;
+/** A team of `orgId`, through the team stores; its id. */
+export async function createTeam(app: TestApp, orgId = 'org_main', name?: string): Promise<string> {
+  return (await createStoredTeam(app, name ? { orgId, name } : { orgId })).id;
 }
 
 export async function addTeamMember(app: TestApp, teamId: string, userId: string): Promise<void> {
-  await app.services.transact(async (tx) => {
-    const team = await tx.db('teams').where('id', teamId).first('org_id');
-    await tx.db('team_members').insert({ team_id: teamId, user_id: userId, permission: 0, created_at: app.clock.now() });
-    tx.policyChanged(team.org_id, { kind: 'member', userId });
-  });
+  const team = await app.db('teams').where('id', teamId).first('id', 'org_id', 'name');
+  await addStoredTeamMember(app, { id: team.id, orgId: team.org_id, name: team.name }, userId);
 }
 
 /** Assigns the org's role `uid` to the user directly in the tables, as a fixture. */
@@ -68,10 +59,8 @@ export async function signInAgain(app: TestApp, user: TestUser): Promise<TestUse
   return { ...user, cookie: await sessionCookie(app, user.id) };
 }
 
-export const liveSessions = (app: TestApp, userId: string) => app.count('sessions', { user_id: userId, revoked_at: null });
 
 /** The audit entries of `action` on `targetId`, oldest first, metadata parsed. */
 export async function auditsOf(app: TestApp, action: string, targetId: string): Promise<Array<Record<string, any>>> {
-  const rows = await app.db('audit_log').where({ action, target_id: targetId }).orderBy(['timestamp', 'id']).select('*');
-  return rows.map((row: Record<string, any>) => ({ ...row, metadata: row.metadata ? JSON.parse(row.metadata) : null }));
+  return auditEntries(app, { action, target_id: targetId });
 }
