@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { OrgRole } from '../authz/types.ts';
 import { newId } from '../db/ids.ts';
 import { dialectOf } from '../db/knex.ts';
+import { findPage, whereContains } from '../db/search.ts';
 import { deletePreferences } from '../preferences/store.ts';
 import type { PrincipalUser } from './principal.ts';
 
@@ -113,26 +114,10 @@ export async function findHumanUserById(db: Knex, id: string): Promise<UserRow |
   return db('users').where({ id, is_service_account: false }).first();
 }
 
-/** `%` and `_` in a search are literal; `!` escapes them (one escape character on both dialects). */
-function containsPattern(search: string): string {
-  return `%${search.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
-}
-
 /** One page of people (no service accounts) by login; `search` matches login, email or name, ignoring case. */
 export async function findHumanUsersPage(db: Knex, search: string | undefined, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: UserRow[] }> {
-  const matching = () => {
-    const query = db('users').where('is_service_account', false);
-    if (search) {
-      const pattern = containsPattern(search);
-      query.where((q) =>
-        q.whereRaw("LOWER(login) LIKE ? ESCAPE '!'", [pattern]).orWhereRaw("LOWER(email) LIKE ? ESCAPE '!'", [pattern]).orWhereRaw("LOWER(name) LIKE ? ESCAPE '!'", [pattern]),
-      );
-    }
-    return query;
-  };
-  const [countRow] = await matching().count<Array<{ total: number | string }>>({ total: '*' });
-  const rows: UserRow[] = await matching().orderBy([{ column: 'login' }, { column: 'id' }]).limit(page.limit).offset(page.offset).select('*');
-  return { totalCount: Number(countRow?.total ?? 0), rows };
+  const matching = () => whereContains(db('users').where('is_service_account', false).select('*'), ['login', 'email', 'name'], search);
+  return findPage<UserRow>(matching, ['login', 'id'], page);
 }
 
 /** The memberships of several users in one query, by user id. */

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { managedUserRoleUid } from '../accesscontrol/builtin-roles.ts';
 import type { OrgRole } from '../authz/types.ts';
 import { dialectOf } from '../db/knex.ts';
+import { findPage, whereContains } from '../db/search.ts';
 import { deletePreferences } from '../preferences/store.ts';
 
 export const DEFAULT_ORG_ID = 'org_main';
@@ -45,21 +46,9 @@ export async function findOrgNameClash(db: Knex, name: string, exceptOrgId?: str
   return query.first('id', 'name');
 }
 
-/** `%` and `_` in a search are literal; `!` escapes them (one escape character on both dialects). */
-function containsPattern(search: string): string {
-  return `%${search.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
-}
-
 /** One page of orgs by name; `search` matches part of the name, ignoring case. */
 export async function findOrgsPage(db: Knex, search: string | undefined, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: OrgRow[] }> {
-  const matching = () => {
-    const query = db('orgs');
-    if (search) query.whereRaw("LOWER(name) LIKE ? ESCAPE '!'", [containsPattern(search)]);
-    return query;
-  };
-  const [countRow] = await matching().count<Array<{ total: number | string }>>({ total: '*' });
-  const rows: OrgRow[] = await matching().orderBy([{ column: 'name' }, { column: 'id' }]).limit(page.limit).offset(page.offset).select('id', 'name');
-  return { totalCount: Number(countRow?.total ?? 0), rows };
+  return findPage<OrgRow>(() => whereContains(db('orgs').select('id', 'name'), ['name'], search), ['name', 'id'], page);
 }
 
 export async function updateOrg(db: Knex, id: string, changes: { name?: string; address?: string; billingEmail?: string }, now: number): Promise<void> {

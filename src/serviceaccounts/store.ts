@@ -8,6 +8,7 @@ import { builtinRoleUids } from '../authz/document.ts';
 import type { PolicyFragment } from '../authz/fragments.ts';
 import type { DelegatedPermission, OrgRole } from '../authz/types.ts';
 import { newId } from '../db/ids.ts';
+import { findPage, whereContains } from '../db/search.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
 import { DEFAULT_ORG_ID } from '../orgs/store.ts';
 import { deletePreferences } from '../preferences/store.ts';
@@ -71,24 +72,10 @@ export async function findServiceAccountByName(db: Knex, orgId: string, name: st
   return accounts(db, orgId).whereRaw('LOWER(u.name) = ?', [name.toLowerCase()]).first();
 }
 
-/** `%` and `_` in a search are literal; `!` escapes them (one escape character on both dialects). */
-function containsPattern(search: string): string {
-  return `%${search.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
-}
-
 /** One page of the org's visible accounts by name; `search` matches name or login, ignoring case. */
 export async function findServiceAccountsPage(db: Knex, orgId: string, search: string | undefined, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: ServiceAccountRow[] }> {
-  const matching = () => {
-    const query = accounts(db, orgId).where('u.is_hidden', false);
-    if (search) {
-      const pattern = containsPattern(search);
-      query.where((q) => q.whereRaw("LOWER(u.name) LIKE ? ESCAPE '!'", [pattern]).orWhereRaw("LOWER(u.login) LIKE ? ESCAPE '!'", [pattern]));
-    }
-    return query;
-  };
-  const [countRow] = await matching().clearSelect().count<Array<{ total: number | string }>>({ total: '*' });
-  const rows: ServiceAccountRow[] = await matching().orderBy([{ column: 'u.name' }, { column: 'u.id' }]).limit(page.limit).offset(page.offset);
-  return { totalCount: Number(countRow?.total ?? 0), rows };
+  const matching = () => whereContains(accounts(db, orgId).where('u.is_hidden', false), ['u.name', 'u.login'], search);
+  return findPage<ServiceAccountRow>(matching, ['u.name', 'u.id'], page);
 }
 
 export interface NewServiceAccount {

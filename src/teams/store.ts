@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import { managedTeamRoleUid } from '../accesscontrol/builtin-roles.ts';
 import { newId } from '../db/ids.ts';
+import { whereContains } from '../db/search.ts';
 import { deletePreferences } from '../preferences/store.ts';
 
 /** Team member permission: 0 = Member, 4 = Admin (manages the team). */
@@ -45,19 +46,14 @@ export async function updateTeam(db: Knex, teamId: string, changes: { name?: str
   await db('teams').where('id', teamId).update({ ...changes, updated_at: now });
 }
 
-/** `%` and `_` in a search are literal; `!` escapes them (one escape character on both dialects). */
-function containsPattern(search: string): string {
-  return `%${search.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
-}
-
 /**
  * The ids of the org's teams whose name contains `search` (ignoring case), by name. Only ids:
  * the caller filters them through the policy before it loads the page it shows.
  */
 export async function findTeamIdsByName(db: Knex, orgId: string, search: string | undefined): Promise<string[]> {
-  const query = db('teams').where('org_id', orgId);
-  if (search) query.whereRaw("LOWER(name) LIKE ? ESCAPE '!'", [containsPattern(search)]);
-  return query.orderBy([{ column: 'name' }, { column: 'id' }]).pluck('id');
+  return whereContains(db('teams').where('org_id', orgId), ['name'], search)
+    .orderBy([{ column: 'name' }, { column: 'id' }])
+    .pluck('id');
 }
 
 /** The teams of `ids`, in the order of `ids`. */

@@ -1,0 +1,29 @@
+/** What searchable lists share: a case-insensitive "contains" over some columns, and a page with its total. */
+import type { Knex } from 'knex';
+
+/**
+ * Narrows `query` to rows where one of `columns` contains `search`, ignoring case. `%` and `_`
+ * in a search are literal; `!` escapes them (one escape character on both dialects). Column
+ * names are the caller's constants, never user input.
+ */
+export function whereContains<T extends Knex.QueryBuilder>(query: T, columns: string[], search: string | undefined): T {
+  if (!search) return query;
+  const pattern = `%${search.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
+  return query.where((q) => {
+    for (const column of columns) q.orWhereRaw(`LOWER(${column}) LIKE ? ESCAPE '!'`, [pattern]);
+  }) as T;
+}
+
+/** One page of what `matching` selects, in `order`, with the count of all of it. */
+export async function findPage<Row>(
+  matching: () => Knex.QueryBuilder,
+  order: string[],
+  page: { limit: number; offset: number },
+): Promise<{ totalCount: number; rows: Row[] }> {
+  const [countRow] = await matching().clearSelect().count<Array<{ total: number | string }>>({ total: '*' });
+  const rows: Row[] = await matching()
+    .orderBy(order.map((column) => ({ column })))
+    .limit(page.limit)
+    .offset(page.offset);
+  return { totalCount: Number(countRow?.total ?? 0), rows };
+}
