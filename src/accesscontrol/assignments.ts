@@ -33,8 +33,8 @@ export interface Assignee {
   /** The org whose policy data holds the assignments; undefined = every org (global assignments). */
   policyOrg: string | undefined;
   fragment: PolicyFragment;
-  /** Whose sessions a change of these assignments revokes. */
-  holders: Array<{ id: string; login: string }>;
+  /** Whose sessions a change of these assignments revokes; read inside the change's transaction. */
+  holders(db: Knex): Promise<Array<{ id: string; login: string }>>;
   global: boolean;
 }
 
@@ -50,7 +50,7 @@ export async function loadUserAssignee(db: Knex, orgId: string, userId: string, 
     target: { type: 'user', id: user.id, name: user.login },
     policyOrg: global ? undefined : orgId,
     fragment: { kind: 'member', userId },
-    holders: [{ id: user.id, login: user.login }],
+    holders: async () => [{ id: user.id, login: user.login }],
     global,
   };
 }
@@ -64,7 +64,7 @@ export async function loadTeamAssignee(db: Knex, orgId: string, teamId: string):
     target: { type: 'team', id: team.id, name: team.name },
     policyOrg: orgId,
     fragment: { kind: 'team', teamId },
-    holders: await findTeamMemberUsers(db, teamId),
+    holders: (reader) => findTeamMemberUsers(reader, teamId),
     global: false,
   };
 }
@@ -100,7 +100,7 @@ async function applyChanges(route: Route, assignee: Assignee, added: RoleRow[], 
         await recordAudit(tx.db, actor, { action, orgId, target: assignee.target, metadata: { roleUid: role.uid, global: assignee.global } }, now);
       }
     }
-    await revokeSessionsOfHolders(tx, actor, assignee.holders, 'role assignments changed', now);
+    await revokeSessionsOfHolders(tx, actor, await assignee.holders(tx.db), 'role assignments changed', now);
   });
 }
 
