@@ -11,3 +11,6 @@ export function subjectOf(principal: Principal | undefined): Subject {
     disabled: principal.user.isDisabled,
   };
 }
+
+/** A user's own record as a policy resource: the target of the self actions under /api/user. */
+export const ownRecord = (principal: Principal) => ({ kind: 'users', id: principal.user.id });

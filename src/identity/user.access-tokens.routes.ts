@@ -2,12 +2,11 @@
 import { actorOf, recordAudit } from '../audit/writer.ts';
 import { NotFoundError } from '../http/errors.ts';
 import type { RouteModule } from '../http/route.ts';
+import { ownRecord } from '../http/subject.ts';
 import { assertWithinQuota, lockQuotaOwner } from '../quotas/store.ts';
 import { userQuotaLimit } from '../quotas/user-quotas.ts';
 import { newTokenKey, presentTokenMetadata } from './api-tokens.ts';
 import { countLiveTokensOfOne, findApiTokenOfUser, findApiTokensOfUser, insertApiToken, revokeApiToken } from './api-tokens.store.ts';
-
-const self = (id: string) => ({ kind: 'users', id });
 
 export const currentUserAccessTokenRoutes: RouteModule = (routes) => {
   routes.add({
@@ -16,7 +15,7 @@ export const currentUserAccessTokenRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     async handler({ ctx, principal, services, authorize }) {
-      await authorize('users.tokens:read', self(principal.user.id));
+      await authorize('users.tokens:read', ownRecord(principal));
       const now = services.clock.now();
       ctx.body = (await findApiTokensOfUser(services.db, 'pat', principal.user.id)).map((row) => presentTokenMetadata(row, now));
     },
@@ -37,7 +36,7 @@ export const currentUserAccessTokenRoutes: RouteModule = (routes) => {
       additionalProperties: false,
     },
     async handler({ ctx, body, principal, services, authorize }) {
-      await authorize('users.tokens:write', self(principal.user.id));
+      await authorize('users.tokens:write', ownRecord(principal));
       const now = services.clock.now();
       const { key, hash } = newTokenKey('pat');
       const id = await services.transact(async (tx) => {
@@ -64,7 +63,7 @@ export const currentUserAccessTokenRoutes: RouteModule = (routes) => {
     level: 'server',
     params: { type: 'object', properties: { id: { type: 'string', maxLength: 40 } }, required: ['id'] },
     async handler({ ctx, params, principal, services, authorize }) {
-      await authorize('users.tokens:write', self(principal.user.id));
+      await authorize('users.tokens:write', ownRecord(principal));
       const token = await findApiTokenOfUser(services.db, 'pat', principal.user.id, params.id);
       if (!token) throw new NotFoundError('access token not found');
       const now = services.clock.now();

@@ -3,7 +3,7 @@ import { actorOf, recordAudit } from '../audit/writer.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from '../crypto/password.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import { permissionDenied, type RouteModule } from '../http/route.ts';
-import { subjectOf } from '../http/subject.ts';
+import { ownRecord, subjectOf } from '../http/subject.ts';
 import { findOrgById } from '../orgs/store.ts';
 import { preferencesSchema, readPreferences, writePreferences } from '../preferences/store.ts';
 import type { Services } from '../services.ts';
@@ -11,8 +11,6 @@ import { changeProfile } from './profile.ts';
 import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
 import { presentUser } from './user.presenter.ts';
 import { findMembershipsOfUser, findUserById, profileSchema, setDefaultOrg, setUserPassword } from './users.store.ts';
-
-const self = (id: string) => ({ kind: 'users', id });
 
 async function currentProfile(services: Services, userId: string) {
   const user = await findUserById(services.db, userId);
@@ -28,7 +26,7 @@ export const currentUserRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     async handler({ ctx, principal, services, authorize }) {
-      await authorize('users:read', self(principal.user.id));
+      await authorize('users:read', ownRecord(principal));
       ctx.body = await currentProfile(services, principal.user.id);
     },
   });
@@ -40,7 +38,7 @@ export const currentUserRoutes: RouteModule = (routes) => {
     level: 'server',
     body: profileSchema,
     async handler({ ctx, body, principal, services, authorize }) {
-      await authorize('users:write', self(principal.user.id));
+      await authorize('users:write', ownRecord(principal));
       const now = services.clock.now();
       await services.transact(async (tx) => {
         const user = await findUserById(tx.db, principal.user.id);
@@ -66,7 +64,7 @@ export const currentUserRoutes: RouteModule = (routes) => {
       additionalProperties: false,
     },
     async handler({ ctx, body, principal, services, authorize }) {
-      await authorize('users.password:write', self(principal.user.id));
+      await authorize('users.password:write', ownRecord(principal));
       const user = await findUserById(services.db, principal.user.id);
       if (!user?.password_hash) throw new BadRequestError('this account has no local password');
       if (!(await verifyPassword(body.oldPassword, user.password_hash))) throw new BadRequestError('the old password is not correct');
@@ -88,7 +86,7 @@ export const currentUserRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     async handler({ ctx, principal, services, authorize }) {
-      await authorize('users.preferences:read', self(principal.user.id));
+      await authorize('users.preferences:read', ownRecord(principal));
       ctx.body = await readPreferences(services.db, 'user', principal.user.id);
     },
   });
@@ -100,7 +98,7 @@ export const currentUserRoutes: RouteModule = (routes) => {
     level: 'server',
     body: preferencesSchema,
     async handler({ ctx, body, principal, services, authorize }) {
-      await authorize('users.preferences:write', self(principal.user.id));
+      await authorize('users.preferences:write', ownRecord(principal));
       const now = services.clock.now();
       ctx.body = await services.transact(async (tx) => {
         const saved = await writePreferences(tx.db, 'user', principal.user.id, body, now);
@@ -120,7 +118,7 @@ export const currentUserRoutes: RouteModule = (routes) => {
       // The policy requires membership of the org; an org that does not exist gets the same
       // refusal, so the answer does not tell which org ids exist.
       const org = await findOrgById(services.db, params.orgId);
-      await authorize('users:write', self(principal.user.id), { orgId: org ? org.id : null });
+      await authorize('users:write', ownRecord(principal), { orgId: org ? org.id : null });
       if (!org) throw permissionDenied('users:write');
       const now = services.clock.now();
       await services.transact(async (tx) => {
@@ -137,7 +135,7 @@ export const currentUserRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     async handler({ ctx, principal, orgId, services, authorize }) {
-      await authorize('users.permissions:read', self(principal.user.id));
+      await authorize('users.permissions:read', ownRecord(principal));
       ctx.body = await services.engine.permissions(subjectOf(principal), orgId);
     },
   });

@@ -2,11 +2,10 @@
 import { actorOf, recordAudit } from '../audit/writer.ts';
 import { NotFoundError } from '../http/errors.ts';
 import type { RouteModule } from '../http/route.ts';
+import { ownRecord } from '../http/subject.ts';
 import { deleteAuthLinkOfUser, findAuthLinksOfUser, presentAuthLink } from './auth-links.store.ts';
 import { presentSession, sessionLimits } from './sessions.ts';
 import { findLiveSessionsOfUser, revokeLiveSessionOfUser } from './sessions.store.ts';
-
-const self = (id: string) => ({ kind: 'users', id });
 
 export const currentUserSessionRoutes: RouteModule = (routes) => {
   routes.add({
@@ -15,7 +14,7 @@ export const currentUserSessionRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     async handler({ ctx, principal, services, authorize }) {
-      await authorize('users.sessions:read', self(principal.user.id));
+      await authorize('users.sessions:read', ownRecord(principal));
       const limits = sessionLimits(services.config);
       const sessions = await findLiveSessionsOfUser(services.db, principal.user.id, services.clock.now(), limits);
       ctx.body = sessions.map((session) => presentSession(session, limits, principal.sessionId));
@@ -29,7 +28,7 @@ export const currentUserSessionRoutes: RouteModule = (routes) => {
     level: 'server',
     body: { type: 'object', properties: { authTokenId: { type: 'string', minLength: 1, maxLength: 40 } }, required: ['authTokenId'], additionalProperties: false },
     async handler({ ctx, body, principal, services, authorize }) {
-      await authorize('users.sessions:write', self(principal.user.id));
+      await authorize('users.sessions:write', ownRecord(principal));
       const now = services.clock.now();
       const revoked = await services.transact(async (tx) => {
         if (!(await revokeLiveSessionOfUser(tx.db, principal.user.id, body.authTokenId, now, sessionLimits(services.config)))) return false;
@@ -47,7 +46,7 @@ export const currentUserSessionRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     async handler({ ctx, principal, services, authorize }) {
-      await authorize('users.authlinks:read', self(principal.user.id));
+      await authorize('users.authlinks:read', ownRecord(principal));
       ctx.body = (await findAuthLinksOfUser(services.db, principal.user.id)).map(presentAuthLink);
     },
   });
@@ -59,7 +58,7 @@ export const currentUserSessionRoutes: RouteModule = (routes) => {
     level: 'server',
     params: { type: 'object', properties: { id: { type: 'string', maxLength: 40 } }, required: ['id'] },
     async handler({ ctx, params, principal, services, authorize }) {
-      await authorize('users.authlinks:write', self(principal.user.id));
+      await authorize('users.authlinks:write', ownRecord(principal));
       const now = services.clock.now();
       const removed = await services.transact(async (tx) => {
         const link = await deleteAuthLinkOfUser(tx.db, principal.user.id, params.id);

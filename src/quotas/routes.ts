@@ -2,6 +2,7 @@
 import { actorOf, recordAudit } from '../audit/writer.ts';
 import { NotFoundError } from '../http/errors.ts';
 import type { RouteModule } from '../http/route.ts';
+import { ownRecord } from '../http/subject.ts';
 import { findTargetUser, globalUser, userIdParams } from '../identity/admin-users.sessions.ts';
 import { userTarget } from '../identity/session-revocation.ts';
 import { findOrgById } from '../orgs/store.ts';
@@ -57,7 +58,7 @@ export const quotaRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     async handler({ ctx, principal, services, authorize }) {
-      await authorize('users.quotas:read', { kind: 'users', id: principal.user.id });
+      await authorize('users.quotas:read', ownRecord(principal));
       ctx.body = await userQuotas(services.db, principal.user.id, services.clock.now());
     },
   });
