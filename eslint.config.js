@@ -1,0 +1,55 @@
+// The layers of ../shared/DESIGN.md, held by lint: each block names what a layer may not reach.
+// `npm run lint` runs ESLint and Prettier's check; CI runs it.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/** Imports of a layer above: what a lower layer must never import. */
+const HTTP = { group: ['**/http/**'], message: 'the HTTP layer is above this one: take plain values, throw domain errors' };
+const KOA = { group: ['koa', '@koa/*'], message: 'only the HTTP layer and route files know Koa' };
+const DOMAINS = {
+  group: ['**/identity/**', '**/orgs/**', '**/teams/**', '**/serviceaccounts/**', '**/accesscontrol/**', '**/quotas/**', '**/preferences/**', '**/settings/**', '**/web/**', '**/audit/**'],
+  message: 'a shared layer does not depend on the domains',
+};
+
+/** A call of the query builder (`db('table')`, `tx.db('table')`, `trx.raw(…)`): SQL belongs in a store. */
+const SQL_OUTSIDE_STORE = [
+  { selector: "CallExpression[callee.type='MemberExpression'][callee.property.name='db']", message: 'SQL lives in the domain store (store.ts / *.store.ts)' },
+  { selector: "CallExpression[callee.type='MemberExpression'][callee.property.name='raw']", message: 'SQL lives in the domain store (store.ts / *.store.ts)' },
+];
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'data/**', '.tools/**', 'test-artifacts/**', 'policies/build/**', 'src/web/assets/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { ecmaVersion: 2022, sourceType: 'module' },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-explicit-any': 'off',
+      eqeqeq: ['error', 'always'],
+      'no-console': 'off',
+    },
+  },
+  {
+    // chai's property assertions (`expect(x).to.be.true`) are expressions by design
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-unused-expressions': 'off' },
+  },
+  {
+    files: ['src/db/**/*.ts', 'src/crypto/**/*.ts', 'src/authz/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [HTTP, KOA, DOMAINS] }] },
+  },
+  {
+    files: ['src/audit/store.ts', 'src/audit/writer.ts', 'src/audit/retention.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [HTTP, KOA] }] },
+  },
+  {
+    files: ['src/**/store.ts', 'src/**/*.store.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [HTTP, KOA] }] },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/store.ts', 'src/**/*.store.ts', 'src/db/**', 'src/audit/writer.ts', 'src/authz/document.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...SQL_OUTSIDE_STORE] },
+  },
+);
