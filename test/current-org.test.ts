@@ -27,8 +27,9 @@ describe('the active org (/api/org)', () => {
   const membership = (orgId: string, userId: string) => app.db('org_members').where({ org_id: orgId, user_id: userId }).first('role');
 
   describe('access', () => {
-    const endpoints: Array<{ method: string; path: (userId: string) => string; body?: unknown; deniedTo: 'viewer' | 'editor' }> = [
-      { method: 'GET', path: () => '/api/org', deniedTo: 'viewer' },
+    // deniedTo: the member refused for want of the permission; none: every member is allowed
+    const endpoints: Array<{ method: string; path: (userId: string) => string; body?: unknown; deniedTo: 'editor' | 'none' }> = [
+      { method: 'GET', path: () => '/api/org', deniedTo: 'none' },
       { method: 'PUT', path: () => '/api/org', body: { name: 'Hijacked' }, deniedTo: 'editor' },
       { method: 'GET', path: () => '/api/org/users', deniedTo: 'editor' },
       { method: 'POST', path: () => '/api/org/users', body: { loginOrEmail: 'root-admin', role: 'Admin' }, deniedTo: 'editor' },
@@ -53,7 +54,7 @@ describe('the active org (/api/org)', () => {
         const other = await orgWithPeople();
         const auditsBefore = await app.count('audit_log');
         // GET /api/org/preferences is every member's: the Editor is denied only the others
-        const denied = endpoint.path('') === '/api/org/preferences' && endpoint.method === 'GET' ? [] : [endpoint.deniedTo === 'viewer' ? viewer : editor];
+        const denied = (endpoint.path('') === '/api/org/preferences' && endpoint.method === 'GET') || endpoint.deniedTo === 'none' ? [] : [editor];
         for (const user of denied) {
           const res = await app.request(endpoint.method, endpoint.path(viewer.id), { cookie: user.cookie, body: endpoint.body });
           expect(res.status, user.login).to.equal(403);
@@ -106,6 +107,27 @@ describe('the active org (/api/org)', () => {
       expect(res.body).to.deep.equal({ id: orgId, name: 'Active Org', address: EMPTY_ADDRESS, billingEmail: '' });
       expect((await caller(app, admin, 'org_main').get('/api/org')).body.id).to.equal('org_main');
       expect((await caller(app, admin).get('/api/org?orgId=org_main')).body.id).to.equal('org_main');
+    });
+
+    it('every member reads its active org, whatever its role; that reads no other org, by id or by name, nor lists them', async () => {
+      const { orgId, viewer } = await orgWithPeople('Viewed Org');
+      const nobody = await createUser(app, { orgId, role: 'None' });
+      const other = await orgWithPeople('Not Theirs');
+      for (const member of [viewer, nobody]) {
+        const res = await caller(app, member).get('/api/org');
+        expect(res.status, member.login).to.equal(200);
+        expect(res.body).to.deep.equal({ id: orgId, name: 'Viewed Org', address: EMPTY_ADDRESS, billingEmail: '' });
+        // org administration stays with the org's Admins and holders of orgs:read
+        for (const path of [`/api/orgs/${orgId}`, '/api/orgs/name/Viewed%20Org', `/api/orgs/${other.orgId}`, '/api/orgs/name/Not%20Theirs', '/api/orgs', `/api/orgs/${orgId}/users`]) {
+          const denied = await caller(app, member).get(path);
+          expect(denied.status, `${member.login} ${path}`).to.equal(403);
+          expect(denied.body.message).to.match(DENIED);
+        }
+        const foreign = await caller(app, member, other.orgId).get('/api/org');
+        expect(foreign.status).to.equal(403);
+        expect(foreign.body.message).to.equal(`user is not a member of org ${other.orgId}`);
+      }
+      expect((await caller(app, viewer).put('/api/org', { name: 'Renamed By A Viewer' })).status).to.equal(403);
     });
 
     it('changes the active org and audits it', async () => {
