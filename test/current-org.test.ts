@@ -160,11 +160,12 @@ describe('the active org (/api/org)', () => {
       await createServiceAccount(app, orgId, 'Admin');
       const res = await caller(app, admin).get('/api/org/users');
       expect(res.status).to.equal(200);
-      expect(res.body.map((m: { userId: string }) => m.userId).sort()).to.deep.equal([admin.id, editor.id, viewer.id].sort());
-      for (const member of res.body) expect(member).to.have.all.keys(...MEMBER_FIELDS);
-      const logins = res.body.map((m: { login: string }) => m.login);
+      expect(res.body).to.include({ totalCount: 3, page: 1, perPage: 100 });
+      expect(res.body.orgUsers.map((m: { userId: string }) => m.userId).sort()).to.deep.equal([admin.id, editor.id, viewer.id].sort());
+      for (const member of res.body.orgUsers) expect(member).to.have.all.keys(...MEMBER_FIELDS);
+      const logins = res.body.orgUsers.map((m: { login: string }) => m.login);
       expect(logins).to.deep.equal([...logins].sort());
-      expect(res.body.find((m: { userId: string }) => m.userId === editor.id)).to.include({ login: editor.login, email: editor.email, name: editor.login, role: 'Editor' });
+      expect(res.body.orgUsers.find((m: { userId: string }) => m.userId === editor.id)).to.include({ login: editor.login, email: editor.email, name: editor.login, role: 'Editor' });
     });
 
     it('invites an existing user by login or email into the active org', async () => {

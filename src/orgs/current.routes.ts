@@ -6,6 +6,7 @@
  */
 import { actorOf, recordAudit } from '../audit/writer.ts';
 import { NotFoundError } from '../http/errors.ts';
+import { searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { preferencesSchema, readPreferences, writePreferences } from '../preferences/store.ts';
 import { addMemberBodySchema, addMemberByLoginOrEmail, changeMemberRole, listOrgMembers, memberRoleBodySchema, removeMember } from './members.ts';
@@ -51,9 +52,10 @@ export const currentOrgRoutes: RouteModule = (routes) => {
     path: '/api/org/users',
     access: 'authenticated',
     level: 'org',
-    async handler({ ctx, orgId, services, authorize }) {
+    query: searchQuerySchema,
+    async handler({ ctx, query, orgId, services, authorize }) {
       await authorize('org.users:read', everyUser);
-      ctx.body = await listOrgMembers(services.db, orgId);
+      ctx.body = await listOrgMembers(services.db, orgId, query);
     },
   });
 
