@@ -284,6 +284,38 @@ describe('the active org (/api/org)', () => {
     });
   });
 
+  describe('GET /api/org/users/lookup', () => {
+    it('finds members of the active org by login, email or name for whoever may read the org users, up to limit', async () => {
+      const { orgId, admin, editor, viewer } = await orgWithPeople();
+      const picked = await createUser(app, { orgId, login: 'lookup-ada', name: 'Ada Picked', email: 'ada.lookup@example.test' });
+      await createUser(app, { orgId, login: 'lookup-bob', name: 'Bob Picked' });
+      await createUser(app, { login: 'lookup-outsider', name: 'Not In The Org' });
+      await createServiceAccount(app, orgId, 'Admin');
+
+      const res = await caller(app, admin).get('/api/org/users/lookup?query=LOOKUP-');
+      expect(res.status).to.equal(200);
+      expect(res.body.map((u: { login: string }) => u.login)).to.deep.equal(['lookup-ada', 'lookup-bob']);
+      expect(res.body[0]).to.have.all.keys('userId', 'login', 'name', 'avatarUrl');
+      expect(res.body[0]).to.include({ userId: picked.id, login: 'lookup-ada', name: 'Ada Picked' });
+      expect(res.body[0].avatarUrl).to.match(/^https:\/\/secure\.gravatar\.com\/avatar\//);
+      expect((await caller(app, admin).get('/api/org/users/lookup?query=ada.lookup%40')).body.map((u: { userId: string }) => u.userId)).to.deep.equal([picked.id]);
+      expect((await caller(app, admin).get('/api/org/users/lookup?query=picked&limit=1')).body).to.have.length(1);
+      expect((await caller(app, admin).get('/api/org/users/lookup?query=outsider')).body).to.deep.equal([]);
+      // no query: the first members by login, at most the default limit
+      expect((await caller(app, admin).get('/api/org/users/lookup')).body).to.have.length(5);
+
+      await assignRole(app, orgId, viewer.id, 'fixed:org.users:reader');
+      expect((await caller(app, viewer).get('/api/org/users/lookup?query=ada')).status).to.equal(200);
+      const denied = await caller(app, editor).get('/api/org/users/lookup?query=ada');
+      expect(denied.status).to.equal(403);
+      expect(denied.body.message).to.match(DENIED);
+      expect((await app.request('GET', '/api/org/users/lookup')).status).to.equal(401);
+      for (const bad of ['limit=0', 'limit=101', 'limit=many', 'perpage=2']) {
+        expect((await caller(app, admin).get(`/api/org/users/lookup?${bad}`)).status, bad).to.equal(400);
+      }
+    });
+  });
+
   describe('/api/org/preferences', () => {
     it('every member reads the preferences of the active org; an admin changes them', async () => {
       const { orgId, admin, viewer } = await orgWithPeople('Prefs Org');

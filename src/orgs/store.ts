@@ -97,6 +97,11 @@ export async function findHumanMembersPage(db: Knex, orgId: string, search: stri
   return findPage<MemberRow>(() => whereContains(humanMembers(db, orgId), MEMBER_SEARCH_COLUMNS, search), ['u.login', 'm.user_id'], page);
 }
 
+/** At most `limit` of the org's people matching `search`, by login: the lookup of a user picker. */
+export async function findHumanMembersMatching(db: Knex, orgId: string, search: string | undefined, limit: number): Promise<MemberRow[]> {
+  return whereContains(humanMembers(db, orgId), MEMBER_SEARCH_COLUMNS, search).orderBy([{ column: 'u.login' }, { column: 'm.user_id' }]).limit(limit);
+}
+
 export async function findHumanMember(db: Knex, orgId: string, userId: string): Promise<MemberRow | undefined> {
   return humanMembers(db, orgId).where('m.user_id', userId).first();
 }
