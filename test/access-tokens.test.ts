@@ -29,9 +29,12 @@ describe('personal access tokens', () => {
     const row = await app.db('api_tokens').where('id', res.body.id).first();
     expect(row.token_hash).to.equal(sha256Hex(res.body.key));
     const listed = await app.request('GET', '/api/user/access-tokens', { cookie: user.cookie });
-    expect(listed.body).to.deep.equal([
-      { id: res.body.id, name: 'ci', created: new Date(app.clock.now()).toISOString(), expiration: null, lastUsedAt: null, isRevoked: false, hasExpired: false, secondsUntilExpiration: null },
-    ]);
+    expect(listed.body).to.deep.equal({
+      totalCount: 1,
+      tokens: [{ id: res.body.id, name: 'ci', created: new Date(app.clock.now()).toISOString(), expiration: null, lastUsedAt: null, isRevoked: false, hasExpired: false, secondsUntilExpiration: null }],
+      page: 1,
+      perPage: 100,
+    });
     expect(JSON.stringify(listed.body)).not.to.include(res.body.key.slice(8));
     const audit = JSON.stringify(await app.db('audit_log').select('*'));
     expect(audit).to.include('user.token_issued');
@@ -55,13 +58,13 @@ describe('personal access tokens', () => {
   it('expire after secondsToLive', async () => {
     const user = await createUser(app);
     const { id, key } = (await issue(user.cookie, { name: 'short', secondsToLive: 60 })).body;
-    const listed = (await app.request('GET', '/api/user/access-tokens', { cookie: user.cookie })).body[0];
+    const listed = (await app.request('GET', '/api/user/access-tokens', { cookie: user.cookie })).body.tokens[0];
     expect(listed).to.include({ id, secondsUntilExpiration: 60, hasExpired: false });
     app.clock.advance(59_000);
     expect((await app.request('GET', '/api/user', { token: key })).status).to.equal(200);
     app.clock.advance(1_000);
     expect((await app.request('GET', '/api/user', { token: key })).status).to.equal(401);
-    expect((await app.request('GET', '/api/user/access-tokens', { cookie: user.cookie })).body[0]).to.include({ hasExpired: true, secondsUntilExpiration: 0 });
+    expect((await app.request('GET', '/api/user/access-tokens', { cookie: user.cookie })).body.tokens[0]).to.include({ hasExpired: true, secondsUntilExpiration: 0 });
   });
 
   it('stop working once revoked; another user cannot revoke them', async () => {
@@ -72,7 +75,7 @@ describe('personal access tokens', () => {
     const res = await app.request('DELETE', `/api/user/access-tokens/${id}`, { cookie: user.cookie });
     expect(res.status).to.equal(200);
     expect((await app.request('GET', '/api/user', { token: key })).status).to.equal(401);
-    expect((await app.request('GET', '/api/user/access-tokens', { cookie: user.cookie })).body[0].isRevoked).to.equal(true);
+    expect((await app.request('GET', '/api/user/access-tokens', { cookie: user.cookie })).body.tokens[0].isRevoked).to.equal(true);
     expect(await app.count('audit_log', { action: 'user.token_revoked', target_id: id })).to.equal(1);
     expect((await app.request('DELETE', '/api/user/access-tokens/tok_missing', { cookie: user.cookie })).status).to.equal(404);
   });

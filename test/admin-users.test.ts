@@ -544,19 +544,20 @@ describe('server administration of users', () => {
 
       const res = await as(admin).get(`/api/admin/users/${user.id}/auth-tokens`);
       expect(res.status).to.equal(200);
-      expect(res.body).to.have.length(2);
+      expect(res.body).to.include({ totalCount: 2, page: 1, perPage: 100 });
+      expect(res.body.sessions).to.have.length(2);
       const iso = (ms: number) => new Date(ms).toISOString();
-      for (const session of res.body) {
+      for (const session of res.body.sessions) {
         expect(session).to.have.all.keys(...SESSION_FIELDS);
         expect(session).to.include({ createdAt: iso(createdAt), isCurrent: false, ip: null, userAgent: null });
         expect(session.expiresAt, 'idle timeout first').to.equal(iso(Date.parse(session.seenAt) + 7 * DAY));
       }
-      expect(res.body.map((s: { seenAt: string }) => s.seenAt).sort()).to.deep.equal([iso(createdAt), iso(usedAt)]);
+      expect(res.body.sessions.map((s: { seenAt: string }) => s.seenAt).sort()).to.deep.equal([iso(createdAt), iso(usedAt)]);
 
       await app.db('sessions').where('user_id', user.id).update({ created_at: usedAt - 29 * DAY });
       const capped = await as(admin).get(`/api/admin/users/${user.id}/auth-tokens`);
-      expect(capped.body).to.have.length(2);
-      for (const session of capped.body) expect(session.expiresAt, 'lifetime cap first').to.equal(iso(usedAt + DAY));
+      expect(capped.body.sessions).to.have.length(2);
+      for (const session of capped.body.sessions) expect(session.expiresAt, 'lifetime cap first').to.equal(iso(usedAt + DAY));
     });
 
     it('leaves out revoked and expired sessions and never shows a token', async () => {
@@ -565,12 +566,12 @@ describe('server administration of users', () => {
       const [first, second] = await app.db('sessions').where('user_id', user.id).select('id', 'token_hash');
       await app.db('sessions').where('id', first.id).update({ revoked_at: app.clock.now() });
       const res = await as(admin).get(`/api/admin/users/${user.id}/auth-tokens`);
-      expect(res.body.map((s: { id: string }) => s.id)).to.deep.equal([second.id]);
+      expect(res.body.sessions.map((s: { id: string }) => s.id)).to.deep.equal([second.id]);
       expect(JSON.stringify(res.body)).not.to.include(second.token_hash);
       app.clock.advance(8 * DAY);
       const later = await app.request('GET', `/api/admin/users/${user.id}/auth-tokens`, { cookie: await sessionCookie(app, admin.id) });
       expect(later.status).to.equal(200);
-      expect(later.body).to.deep.equal([]);
+      expect(later.body).to.deep.equal({ totalCount: 0, sessions: [], page: 1, perPage: 100 });
       admin.cookie = await sessionCookie(app, admin.id);
       orgAdmin.cookie = await sessionCookie(app, orgAdmin.id);
     });
@@ -578,7 +579,7 @@ describe('server administration of users', () => {
     it('marks the caller’s own session as current', async () => {
       const res = await as(admin).get(`/api/admin/users/${admin.id}/auth-tokens`);
       expect(res.status).to.equal(200);
-      expect(res.body.filter((s: { isCurrent: boolean }) => s.isCurrent)).to.have.length(1);
+      expect(res.body.sessions.filter((s: { isCurrent: boolean }) => s.isCurrent)).to.have.length(1);
     });
   });
 
@@ -613,7 +614,7 @@ describe('server administration of users', () => {
     });
 
     it('refuses to revoke the session the admin is using with 400', async () => {
-      const current = (await as(admin).get(`/api/admin/users/${admin.id}/auth-tokens`)).body.find((s: { isCurrent: boolean }) => s.isCurrent);
+      const current = (await as(admin).get(`/api/admin/users/${admin.id}/auth-tokens`)).body.sessions.find((s: { isCurrent: boolean }) => s.isCurrent);
       const res = await as(admin).post(`/api/admin/users/${admin.id}/revoke-auth-token`, { authTokenId: current.id });
       expect(res.status).to.equal(400);
       expect((await as(admin).get('/api/admin/users?perpage=1')).status).to.equal(200);

@@ -27,8 +27,9 @@ describe('the active org (/api/org)', () => {
   const membership = (orgId: string, userId: string) => app.db('org_members').where({ org_id: orgId, user_id: userId }).first('role');
 
   describe('access', () => {
-    const endpoints: Array<{ method: string; path: (userId: string) => string; body?: unknown; deniedTo: 'viewer' | 'editor' }> = [
-      { method: 'GET', path: () => '/api/org', deniedTo: 'viewer' },
+    // deniedTo: the member refused for want of the permission; none: every member is allowed
+    const endpoints: Array<{ method: string; path: (userId: string) => string; body?: unknown; deniedTo: 'editor' | 'none' }> = [
+      { method: 'GET', path: () => '/api/org', deniedTo: 'none' },
       { method: 'PUT', path: () => '/api/org', body: { name: 'Hijacked' }, deniedTo: 'editor' },
       { method: 'GET', path: () => '/api/org/users', deniedTo: 'editor' },
       { method: 'POST', path: () => '/api/org/users', body: { loginOrEmail: 'root-admin', role: 'Admin' }, deniedTo: 'editor' },
@@ -53,7 +54,7 @@ describe('the active org (/api/org)', () => {
         const other = await orgWithPeople();
         const auditsBefore = await app.count('audit_log');
         // GET /api/org/preferences is every member's: the Editor is denied only the others
-        const denied = endpoint.path('') === '/api/org/preferences' && endpoint.method === 'GET' ? [] : [endpoint.deniedTo === 'viewer' ? viewer : editor];
+        const denied = (endpoint.path('') === '/api/org/preferences' && endpoint.method === 'GET') || endpoint.deniedTo === 'none' ? [] : [editor];
         for (const user of denied) {
           const res = await app.request(endpoint.method, endpoint.path(viewer.id), { cookie: user.cookie, body: endpoint.body });
           expect(res.status, user.login).to.equal(403);
@@ -108,6 +109,27 @@ describe('the active org (/api/org)', () => {
       expect((await caller(app, admin).get('/api/org?orgId=org_main')).body.id).to.equal('org_main');
     });
 
+    it('every member reads its active org, whatever its role; that reads no other org, by id or by name, nor lists them', async () => {
+      const { orgId, viewer } = await orgWithPeople('Viewed Org');
+      const nobody = await createUser(app, { orgId, role: 'None' });
+      const other = await orgWithPeople('Not Theirs');
+      for (const member of [viewer, nobody]) {
+        const res = await caller(app, member).get('/api/org');
+        expect(res.status, member.login).to.equal(200);
+        expect(res.body).to.deep.equal({ id: orgId, name: 'Viewed Org', address: EMPTY_ADDRESS, billingEmail: '' });
+        // org administration stays with the org's Admins and holders of orgs:read
+        for (const path of [`/api/orgs/${orgId}`, '/api/orgs/name/Viewed%20Org', `/api/orgs/${other.orgId}`, '/api/orgs/name/Not%20Theirs', '/api/orgs', `/api/orgs/${orgId}/users`]) {
+          const denied = await caller(app, member).get(path);
+          expect(denied.status, `${member.login} ${path}`).to.equal(403);
+          expect(denied.body.message).to.match(DENIED);
+        }
+        const foreign = await caller(app, member, other.orgId).get('/api/org');
+        expect(foreign.status).to.equal(403);
+        expect(foreign.body.message).to.equal(`user is not a member of org ${other.orgId}`);
+      }
+      expect((await caller(app, viewer).put('/api/org', { name: 'Renamed By A Viewer' })).status).to.equal(403);
+    });
+
     it('changes the active org and audits it', async () => {
       const { orgId, admin } = await orgWithPeople('Put Org');
       const res = await caller(app, admin).put('/api/org', { name: 'Put Org Renamed', address: { country: 'NZ' }, billingEmail: 'pay@example.test' });
@@ -138,11 +160,12 @@ describe('the active org (/api/org)', () => {
       await createServiceAccount(app, orgId, 'Admin');
       const res = await caller(app, admin).get('/api/org/users');
       expect(res.status).to.equal(200);
-      expect(res.body.map((m: { userId: string }) => m.userId).sort()).to.deep.equal([admin.id, editor.id, viewer.id].sort());
-      for (const member of res.body) expect(member).to.have.all.keys(...MEMBER_FIELDS);
-      const logins = res.body.map((m: { login: string }) => m.login);
+      expect(res.body).to.include({ totalCount: 3, page: 1, perPage: 100 });
+      expect(res.body.orgUsers.map((m: { userId: string }) => m.userId).sort()).to.deep.equal([admin.id, editor.id, viewer.id].sort());
+      for (const member of res.body.orgUsers) expect(member).to.have.all.keys(...MEMBER_FIELDS);
+      const logins = res.body.orgUsers.map((m: { login: string }) => m.login);
       expect(logins).to.deep.equal([...logins].sort());
-      expect(res.body.find((m: { userId: string }) => m.userId === editor.id)).to.include({ login: editor.login, email: editor.email, name: editor.login, role: 'Editor' });
+      expect(res.body.orgUsers.find((m: { userId: string }) => m.userId === editor.id)).to.include({ login: editor.login, email: editor.email, name: editor.login, role: 'Editor' });
     });
 
     it('invites an existing user by login or email into the active org', async () => {
@@ -258,6 +281,38 @@ describe('the active org (/api/org)', () => {
       const left = await caller(app, fresh, orgId).get('/api/org/preferences');
       expect(left.status).to.equal(403);
       expect(left.body.message).to.equal(`user is not a member of org ${orgId}`);
+    });
+  });
+
+  describe('GET /api/org/users/lookup', () => {
+    it('finds members of the active org by login, email or name for whoever may read the org users, up to limit', async () => {
+      const { orgId, admin, editor, viewer } = await orgWithPeople();
+      const picked = await createUser(app, { orgId, login: 'lookup-ada', name: 'Ada Picked', email: 'ada.lookup@example.test' });
+      await createUser(app, { orgId, login: 'lookup-bob', name: 'Bob Picked' });
+      await createUser(app, { login: 'lookup-outsider', name: 'Not In The Org' });
+      await createServiceAccount(app, orgId, 'Admin');
+
+      const res = await caller(app, admin).get('/api/org/users/lookup?query=LOOKUP-');
+      expect(res.status).to.equal(200);
+      expect(res.body.map((u: { login: string }) => u.login)).to.deep.equal(['lookup-ada', 'lookup-bob']);
+      expect(res.body[0]).to.have.all.keys('userId', 'login', 'name', 'avatarUrl');
+      expect(res.body[0]).to.include({ userId: picked.id, login: 'lookup-ada', name: 'Ada Picked' });
+      expect(res.body[0].avatarUrl).to.match(/^https:\/\/secure\.gravatar\.com\/avatar\//);
+      expect((await caller(app, admin).get('/api/org/users/lookup?query=ada.lookup%40')).body.map((u: { userId: string }) => u.userId)).to.deep.equal([picked.id]);
+      expect((await caller(app, admin).get('/api/org/users/lookup?query=picked&limit=1')).body).to.have.length(1);
+      expect((await caller(app, admin).get('/api/org/users/lookup?query=outsider')).body).to.deep.equal([]);
+      // no query: the first members by login, at most the default limit
+      expect((await caller(app, admin).get('/api/org/users/lookup')).body).to.have.length(5);
+
+      await assignRole(app, orgId, viewer.id, 'fixed:org.users:reader');
+      expect((await caller(app, viewer).get('/api/org/users/lookup?query=ada')).status).to.equal(200);
+      const denied = await caller(app, editor).get('/api/org/users/lookup?query=ada');
+      expect(denied.status).to.equal(403);
+      expect(denied.body.message).to.match(DENIED);
+      expect((await app.request('GET', '/api/org/users/lookup')).status).to.equal(401);
+      for (const bad of ['limit=0', 'limit=101', 'limit=many', 'perpage=2']) {
+        expect((await caller(app, admin).get(`/api/org/users/lookup?${bad}`)).status, bad).to.equal(400);
+      }
     });
   });
 

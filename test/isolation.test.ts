@@ -189,7 +189,7 @@ describe('org isolation', function () {
     expect((await app.request('GET', `/api/teams/${b.team.id}`, as)).status).to.equal(200);
     expect((await app.request('GET', `/api/serviceaccounts/${b.serviceAccountId}`, as)).status).to.equal(200);
     expect((await app.request('GET', `/api/access-control/roles/${encodeURIComponent(b.roleUid)}`, as)).status).to.equal(200);
-    expect((await app.request('GET', '/api/org/users', as)).body.map((u: { login: string }) => u.login)).to.include(b.viewer.login);
+    expect((await app.request('GET', '/api/org/users', as)).body.orgUsers.map((u: { login: string }) => u.login)).to.include(b.viewer.login);
     const invite = await app.request('POST', '/api/org/users', { ...as, body: { loginOrEmail: a.viewer.login, role: 'Viewer' } });
     expect(invite.status).to.equal(200);
     await app.request('DELETE', `/api/org/users/${a.viewer.id}`, as);

@@ -97,10 +97,15 @@ describe('legacy API keys', () => {
 
       // Hidden from the service-account listing, present in the legacy key listing.
       expect((await app.request('GET', '/api/serviceaccounts/search', { cookie: admin.cookie })).body.totalCount).to.equal(0);
-      expect((await app.request('GET', '/api/auth/keys', { cookie: admin.cookie })).body).to.deep.equal([
-        { id: ci.tokenId, name: 'ci', role: 'Editor', expiration: null },
-        { id: reports.tokenId, name: 'reports', role: 'Viewer', expiration: null },
-      ]);
+      expect((await app.request('GET', '/api/auth/keys', { cookie: admin.cookie })).body).to.deep.equal({
+        totalCount: 2,
+        keys: [
+          { id: ci.tokenId, name: 'ci', role: 'Editor', expiration: null },
+          { id: reports.tokenId, name: 'reports', role: 'Viewer', expiration: null },
+        ],
+        page: 1,
+        perPage: 100,
+      });
     });
 
     it('is idempotent: a second run reports created false and writes nothing', async () => {
@@ -243,9 +248,9 @@ describe('legacy API keys', () => {
       await createKey(admin.cookie, { name: 'elsewhere', role: 'Viewer' }, { 'x-svc-org-id': orgId });
       await createServiceAccount(app).then((account) => issueToken(app, account));
 
-      const names = async (query = '', headers: Record<string, string> = {}) => ((await app.request('GET', `/api/auth/keys${query}`, { cookie: admin.cookie, headers })).body as Array<{ name: string }>).map((k) => k.name);
+      const names = async (query = '', headers: Record<string, string> = {}) => ((await app.request('GET', `/api/auth/keys${query}`, { cookie: admin.cookie, headers })).body.keys as Array<{ name: string }>).map((k) => k.name);
       expect(await names()).to.deep.equal(['brief', 'ci', 'reports']);
-      const listed = (await app.request('GET', '/api/auth/keys', { cookie: admin.cookie })).body;
+      const listed = (await app.request('GET', '/api/auth/keys', { cookie: admin.cookie })).body.keys;
       expect(listed[0]).to.deep.equal({ id: brief.body.id, name: 'brief', role: 'Viewer', expiration: new Date(app.clock.now() + 60_000).toISOString() });
       app.clock.advance(61_000);
       expect(await names()).to.deep.equal(['ci', 'reports']);

@@ -162,12 +162,29 @@ describe('local login', () => {
   });
 
   describe('providers and DISABLE_LOGIN_FORM', () => {
-    it('lists local and every provider with its enabled flag', async () => {
+    it('lists local and every provider with its enabled flag and its url, /api/login/<id> for each', async () => {
       const res = await app.request('GET', '/api/login/providers');
       expect(res.status).to.equal(200);
-      expect(res.body).to.deep.include({ id: 'local', name: 'Username and password', enabled: true, url: '/api/login' });
+      expect(res.body).to.deep.include({ id: 'local', name: 'Username and password', enabled: true, url: '/api/login/local' });
       expect(res.body.map((p: { id: string }) => p.id)).to.deep.equal(['local', 'codehost', 'workspace', 'generic', 'saml', 'ldap']);
-      for (const provider of res.body.slice(1)) expect(provider).to.include({ enabled: false, url: `/api/login/${provider.id}` });
+      for (const provider of res.body) expect(provider.url).to.equal(`/api/login/${provider.id}`);
+      for (const provider of res.body.slice(1)) expect(provider).to.include({ enabled: false });
+    });
+
+    it('GET /api/login/local leads to the login page, keeping a same-site redirect only', async () => {
+      for (const [query, location] of [
+        ['', '/login'],
+        ['?redirect=%2Fdashboards%3Ftab%3D2', '/login?redirect=%2Fdashboards%3Ftab%3D2'],
+        ['?redirect=https%3A%2F%2Fevil.example', '/login'],
+        ['?redirect=%2F%2Fevil.example', '/login'],
+      ]) {
+        const res = await app.request('GET', `/api/login/local${query}`);
+        expect(res.status, query).to.equal(302);
+        expect(res.headers.get('location'), query).to.equal(location);
+      }
+      const page = await app.request('GET', '/login');
+      expect(page.status).to.equal(200);
+      expect(page.headers.get('content-type')).to.match(/^text\/html/);
     });
 
     it('hides and refuses the local form when DISABLE_LOGIN_FORM=true', async () => {

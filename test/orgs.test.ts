@@ -166,7 +166,7 @@ describe('orgs at server level (/api/orgs)', () => {
       // The creator administers it at once, through the active org too.
       const here = caller(app, root, orgId);
       expect((await here.get('/api/org')).body).to.include({ id: orgId });
-      expect((await here.get('/api/org/users')).body.map((m: { userId: string }) => m.userId)).to.deep.equal([root.id]);
+      expect((await here.get('/api/org/users')).body.orgUsers.map((m: { userId: string }) => m.userId)).to.deep.equal([root.id]);
     });
 
     it('lets a server admin who belongs to no org create one', async () => {
@@ -346,9 +346,11 @@ describe('orgs at server level (/api/orgs)', () => {
       await createServiceAccount(app, orgId);
       const res = await caller(app, admin).get(`/api/orgs/${orgId}/users`);
       expect(res.status).to.equal(200);
-      expect(res.body).to.have.length(3);
-      for (const member of res.body) expect(member).to.have.all.keys(...MEMBER_FIELDS);
-      const byId = new Map(res.body.map((m: { userId: string }) => [m.userId, m]));
+      expect(res.body).to.have.all.keys('totalCount', 'orgUsers', 'page', 'perPage');
+      expect(res.body).to.include({ totalCount: 3, page: 1, perPage: 100 });
+      expect(res.body.orgUsers).to.have.length(3);
+      for (const member of res.body.orgUsers) expect(member).to.have.all.keys(...MEMBER_FIELDS);
+      const byId = new Map(res.body.orgUsers.map((m: { userId: string }) => [m.userId, m]));
       expect(byId.get(admin.id)).to.include({ login: admin.login, email: admin.email, role: 'Admin', lastSeenAt: new Date(app.clock.now()).toISOString() });
       expect(byId.get(editor.id)).to.include({ role: 'Editor' });
       expect(byId.get(viewer.id)).to.include({ role: 'Viewer' });
@@ -503,7 +505,7 @@ describe('orgs at server level (/api/orgs)', () => {
       expect((await as.get(`/api/orgs/${orgId}`)).status).to.equal(200);
       expect((await as.get(`/api/orgs/name/${encodeURIComponent('Administered Org')}`)).status).to.equal(200);
       expect((await as.put(`/api/orgs/${orgId}`, { billingEmail: 'root@example.test' })).body.billingEmail).to.equal('root@example.test');
-      expect((await as.get(`/api/orgs/${orgId}/users`)).body).to.have.length(3);
+      expect((await as.get(`/api/orgs/${orgId}/users`)).body.totalCount).to.equal(3);
       expect((await as.post(`/api/orgs/${orgId}/users`, { loginOrEmail: joiner.login, role: 'Viewer' })).status).to.equal(200);
       expect((await as.patch(`/api/orgs/${orgId}/users/${viewer.id}`, { role: 'Editor' })).status).to.equal(200);
       expect((await as.delete(`/api/orgs/${orgId}/users/${joiner.id}`)).status).to.equal(200);

@@ -251,9 +251,12 @@ describe('service accounts', () => {
       expect(row).to.include({ kind: 'sa', user_id: account.id, org_id: 'org_main', name: 'deploy', token_hash: sha256Hex(res.body.key), expires_at: null });
       const listed = await app.request('GET', `/api/serviceaccounts/${account.id}/tokens`, { cookie: admin.cookie });
       expect(listed.status).to.equal(200);
-      expect(listed.body).to.deep.equal([
-        { id: res.body.id, name: 'deploy', created: new Date(app.clock.now()).toISOString(), expiration: null, lastUsedAt: null, isRevoked: false, hasExpired: false, secondsUntilExpiration: null },
-      ]);
+      expect(listed.body).to.deep.equal({
+        totalCount: 1,
+        tokens: [{ id: res.body.id, name: 'deploy', created: new Date(app.clock.now()).toISOString(), expiration: null, lastUsedAt: null, isRevoked: false, hasExpired: false, secondsUntilExpiration: null }],
+        page: 1,
+        perPage: 100,
+      });
       expect(JSON.stringify(listed.body)).not.to.include(res.body.key.slice(7));
       const [entry] = await auditEntries(app, 'service_account.token_issued');
       expect(entry).to.include({ actor_id: admin.id, org_id: 'org_main', target_type: 'service_account_token', target_id: res.body.id, target_name: 'deploy' });
@@ -306,7 +309,7 @@ describe('service accounts', () => {
       const res = await app.request('DELETE', `/api/serviceaccounts/${account.id}/tokens/${revoked.id}`, { cookie: admin.cookie });
       expect(res.status).to.equal(200);
       expect((await app.request('GET', '/api/user', { token: revoked.key })).status).to.equal(401);
-      expect((await app.request('GET', `/api/serviceaccounts/${account.id}/tokens`, { cookie: admin.cookie })).body[0].isRevoked).to.equal(true);
+      expect((await app.request('GET', `/api/serviceaccounts/${account.id}/tokens`, { cookie: admin.cookie })).body.tokens[0].isRevoked).to.equal(true);
       expect(await app.count('audit_log', { action: 'service_account.token_revoked', target_id: revoked.id })).to.equal(1);
       // Revoking again changes nothing and records nothing.
       expect((await app.request('DELETE', `/api/serviceaccounts/${account.id}/tokens/${revoked.id}`, { cookie: admin.cookie })).status).to.equal(200);

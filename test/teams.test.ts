@@ -404,12 +404,14 @@ describe('teams', () => {
       await addTeamMember(app, team, first.id);
       const res = await as(viewer).get(`/api/teams/${team.id}/members`);
       expect(res.status).to.equal(200);
-      expect(res.body).to.have.length(2);
-      for (const member of res.body) expect(member).to.have.all.keys(...MEMBER_FIELDS);
-      expect(res.body[0]).to.include({ orgId: 'org_main', teamId: team.id, userId: first.id, login: 'aaa-member', email: first.email, name: 'Ann', permission: 0 });
-      expect(res.body[1]).to.include({ userId: second.id, permission: 4 });
-      expect(res.body[0].avatarUrl).to.match(/^https:\/\/secure\.gravatar\.com\/avatar\//);
-      expect((await as(viewer).get(`/api/teams/${(await createTeam(app)).id}/members`)).body).to.deep.equal([]);
+      expect(res.body).to.include({ totalCount: 2, page: 1, perPage: 100 });
+      const members = res.body.teamMembers;
+      expect(members).to.have.length(2);
+      for (const member of members) expect(member).to.have.all.keys(...MEMBER_FIELDS);
+      expect(members[0]).to.include({ orgId: 'org_main', teamId: team.id, userId: first.id, login: 'aaa-member', email: first.email, name: 'Ann', permission: 0 });
+      expect(members[1]).to.include({ userId: second.id, permission: 4 });
+      expect(members[0].avatarUrl).to.match(/^https:\/\/secure\.gravatar\.com\/avatar\//);
+      expect((await as(viewer).get(`/api/teams/${(await createTeam(app)).id}/members`)).body).to.deep.equal({ totalCount: 0, teamMembers: [], page: 1, perPage: 100 });
     });
 
     it('POST adds an org member as Member (0): 200 with the member, audited, visible to the next authorize', async () => {

@@ -153,9 +153,10 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
       await sessionCookie(app, user.id);
       const res = await app.request('GET', '/api/user/tokens', { cookie: user.cookie });
       expect(res.status).to.equal(200);
-      expect(res.body).to.have.length(2);
-      expect(res.body.filter((s: { isCurrent: boolean }) => s.isCurrent)).to.have.length(1);
-      expect(res.body[0]).to.have.all.keys('id', 'isCurrent', 'ip', 'userAgent', 'createdAt', 'seenAt', 'expiresAt');
+      expect(res.body).to.include({ totalCount: 2, page: 1, perPage: 100 });
+      expect(res.body.sessions).to.have.length(2);
+      expect(res.body.sessions.filter((s: { isCurrent: boolean }) => s.isCurrent)).to.have.length(1);
+      expect(res.body.sessions[0]).to.have.all.keys('id', 'isCurrent', 'ip', 'userAgent', 'createdAt', 'seenAt', 'expiresAt');
       const hashes = (await app.db('sessions').select('token_hash')).map((s: { token_hash: string }) => s.token_hash);
       for (const hash of hashes) expect(JSON.stringify(res.body)).not.to.include(hash);
     });
@@ -164,8 +165,8 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
       const user = await createUser(app);
       const second = await sessionCookie(app, user.id);
       const stranger = await createUser(app);
-      const [secondSession] = (await app.request('GET', '/api/user/tokens', { cookie: user.cookie })).body.filter((s: { isCurrent: boolean }) => !s.isCurrent);
-      const strangerSession = (await app.request('GET', '/api/user/tokens', { cookie: stranger.cookie })).body[0];
+      const [secondSession] = (await app.request('GET', '/api/user/tokens', { cookie: user.cookie })).body.sessions.filter((s: { isCurrent: boolean }) => !s.isCurrent);
+      const strangerSession = (await app.request('GET', '/api/user/tokens', { cookie: stranger.cookie })).body.sessions[0];
       expect((await app.request('POST', '/api/user/revoke-auth-token', { cookie: user.cookie, body: { authTokenId: strangerSession.id } })).status).to.equal(404);
       const res = await app.request('POST', '/api/user/revoke-auth-token', { cookie: user.cookie, body: { authTokenId: secondSession.id } });
       expect(res.status).to.equal(200);
@@ -184,11 +185,11 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
 
     it('list the user\'s links (none until a provider links one) and unlink one', async () => {
       const user = await createUser(app);
-      expect((await app.request('GET', '/api/user/auth-tokens', { cookie: user.cookie })).body).to.deep.equal([]);
+      expect((await app.request('GET', '/api/user/auth-tokens', { cookie: user.cookie })).body).to.deep.equal({ totalCount: 0, authLinks: [], page: 1, perPage: 100 });
       const now = app.clock.now();
       await app.db('user_auth_links').insert({ id: 'lnk_1', user_id: user.id, auth_module: 'oauth_generic', auth_id: 'sub-1', label: 'Generic OIDC', created_at: now, updated_at: now });
       const listed = await app.request('GET', '/api/user/auth-tokens', { cookie: user.cookie });
-      expect(listed.body).to.deep.equal([{ id: 'lnk_1', authModule: 'oauth_generic', label: 'Generic OIDC', createdAt: new Date(now).toISOString(), updatedAt: new Date(now).toISOString() }]);
+      expect(listed.body).to.deep.equal({ totalCount: 1, authLinks: [{ id: 'lnk_1', authModule: 'oauth_generic', label: 'Generic OIDC', createdAt: new Date(now).toISOString(), updatedAt: new Date(now).toISOString() }], page: 1, perPage: 100 });
       const other = await createUser(app);
       expect((await app.request('DELETE', '/api/user/auth-tokens/lnk_1', { cookie: other.cookie })).status).to.equal(404);
       expect((await app.request('DELETE', '/api/user/auth-tokens/lnk_1', { cookie: user.cookie })).status).to.equal(200);

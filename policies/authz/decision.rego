@@ -54,7 +54,7 @@ _candidates := scopes.candidates(_target, _action)
 
 # what role permissions and legacy ACL entries grant, plus a subject's rights on itself (only
 # ever on a users target), as sorted reasons; without a target, the action held on any scope
-# counts. A subject that may not act has no roles and no principals, so it is granted nothing.
+# counts, and a member reads the org it is in. A subject that may not act has no roles and no principals, so it is granted nothing.
 #
 # Each kind of reason is sorted on its own and the sorted arrays are joined, rather than a union
 # of sets sorted at the end (a union builds a new set): the kinds sort apart by their first word,
@@ -67,7 +67,7 @@ _grants := array.concat(sort(self.grants), _target_grants(input.resource, input.
 	input.resource.kind == "orgs"
 } else := grants if {
 	grants := _target_grants(input.resource, input.action)
-} else := sort(rbac.holders(subject.roles, _action))
+} else := array.concat(self.org_grants(_action), sort(rbac.holders(subject.roles, _action)))
 
 # the role permissions and legacy ACL entries that allow action on a resource, as sorted
 # reasons; none on a resource of no known shape. It checks the action itself rather than read

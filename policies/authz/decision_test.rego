@@ -318,6 +318,20 @@ test_a_server_admin_administers_an_org_it_is_not_a_member_of if {
 	not _allowed({"subject": user("u_stranger"), "org_id": "org_main", "action": "orgs:read", "resource": {"kind": "orgs", "id": "org_main"}})
 }
 
+test_every_member_reads_its_active_org_but_not_an_org_by_id if {
+	active_org := {"subject": user("u_viewer"), "org_id": "org_main", "action": "orgs:read"}
+	_decide(active_org) == {"allow": true, "reasons": ["a member may orgs:read the org it is in"]}
+	_allowed(object.union(active_org, {"subject": user("u_root")}))
+	_decide(object.union(active_org, {"subject": user("u_admin")})).reasons == [
+		"a member may orgs:read the org it is in",
+		"role basic:admin grants * on some scope",
+	]
+	not _allowed(object.union(active_org, {"resource": {"kind": "orgs", "id": "org_main"}}))
+	not _allowed(object.union(active_org, {"subject": user("u_stranger")}))
+	not _allowed(object.union(active_org, {"org_id": null}))
+	not _allowed(object.union(active_org, {"action": "orgs:write"}))
+}
+
 test_only_a_server_admin_changes_org_quotas if {
 	_decide(request(user("u_admin"), "orgs.quotas:write", {"kind": "orgs", "id": "org_main"})) == _deny(["only a server admin may orgs.quotas:write"])
 }

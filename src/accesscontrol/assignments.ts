@@ -1,8 +1,8 @@
 /**
  * Role assignments of users and teams: what listing, assigning, unassigning and replacing share.
  * Each change tells the policy (the member, the team, or the member in every org for a global
- * assignment), signs out whoever it affects (the spec's role-change rule: the user, or every
- * member of the team) and is audited on the user or team.
+ * assignment), so it holds from the assignee's next request without signing anyone out, and is
+ * audited on the user or team.
  */
 import type { Knex } from 'knex';
 import { actorOf, recordAudit } from '../audit/writer.ts';
@@ -11,13 +11,12 @@ import { ConflictError, NotFoundError } from '../http/errors.ts';
 import type { RouteContext } from '../http/route.ts';
 import { findUserById } from '../identity/users.store.ts';
 import { presentAssignedRole } from './presenter.ts';
-import { assertAssignable, authorizeDelegation, kindOfRole, resolveRole, revokeSessionsOfHolders } from './roles.ts';
+import { assertAssignable, authorizeDelegation, kindOfRole, resolveRole } from './roles.ts';
 import {
   deleteAssignment,
   findAssignedRoles,
   findPermissionsByRoleIds,
   findTeamInOrg,
-  findTeamMemberUsers,
   insertAssignment,
   isOrgMember,
   type AssigneeRef,
@@ -33,8 +32,6 @@ export interface Assignee {
   /** The org whose policy data holds the assignments; undefined = every org (global assignments). */
   policyOrg: string | undefined;
   fragment: PolicyFragment;
-  /** Whose sessions a change of these assignments revokes; read inside the change's transaction. */
-  holders(db: Knex): Promise<Array<{ id: string; login: string }>>;
   global: boolean;
 }
 
@@ -50,7 +47,6 @@ export async function loadUserAssignee(db: Knex, orgId: string, userId: string, 
     target: { type: 'user', id: user.id, name: user.login },
     policyOrg: global ? undefined : orgId,
     fragment: { kind: 'member', userId },
-    holders: async () => [{ id: user.id, login: user.login }],
     global,
   };
 }
@@ -64,7 +60,6 @@ export async function loadTeamAssignee(db: Knex, orgId: string, teamId: string):
     target: { type: 'team', id: team.id, name: team.name },
     policyOrg: orgId,
     fragment: { kind: 'team', teamId },
-    holders: (reader) => findTeamMemberUsers(reader, teamId),
     global: false,
   };
 }
@@ -100,7 +95,6 @@ async function applyChanges(route: Route, assignee: Assignee, added: RoleRow[], 
         await recordAudit(tx.db, actor, { action, orgId, target: assignee.target, metadata: { roleUid: role.uid, global: assignee.global } }, now);
       }
     }
-    await revokeSessionsOfHolders(tx, actor, await assignee.holders(tx.db), 'role assignments changed', now);
   });
 }
 

@@ -19,7 +19,6 @@ import {
   permissionsOf,
   policyChangedForRole,
   resolveRole,
-  revokeSessionsOfHolders,
   ROLE_CREATION_LOCK,
   roleRef,
   roleScope,
@@ -188,13 +187,9 @@ export const roleRoutes: RouteModule = (routes) => {
         const before = await permissionsOf(tx.db, role);
         const next = body.permissions;
         const permissionsChanged = next !== undefined && permissionKey(next) !== permissionKey(before);
-        const actor = actorOf(ctx, principal);
-        let revokedSessions = 0;
         if (permissionsChanged) {
           await replaceRolePermissions(tx.db, role.id, next);
-          const assignees = await findAssigneesOfRole(tx.db, role.id);
           policyChangedForRole(tx, role);
-          revokedSessions = await revokeSessionsOfHolders(tx, actor, assignees.holders, `permissions of role ${role.uid} changed`, now);
         }
         const changed = [
           ...(fields.name !== role.name ? ['name'] : []),
@@ -205,8 +200,8 @@ export const roleRoutes: RouteModule = (routes) => {
         ];
         await recordAudit(
           tx.db,
-          actor,
-          { action: 'role.updated', orgId: role.org_id, target: roleTarget({ uid: role.uid, name: fields.name }), metadata: { global, version: body.version + 1, fields: changed, revokedSessions } },
+          actorOf(ctx, principal),
+          { action: 'role.updated', orgId: role.org_id, target: roleTarget({ uid: role.uid, name: fields.name }), metadata: { global, version: body.version + 1, fields: changed } },
           now,
         );
       });
@@ -234,12 +229,10 @@ export const roleRoutes: RouteModule = (routes) => {
         const assignees = await findAssigneesOfRole(tx.db, role.id);
         await deleteRole(tx.db, role.id);
         policyChangedForRole(tx, role, assignees);
-        const actor = actorOf(ctx, principal);
-        const revokedSessions = await revokeSessionsOfHolders(tx, actor, assignees.holders, `role ${role.uid} deleted`, now);
         await recordAudit(
           tx.db,
-          actor,
-          { action: 'role.deleted', orgId: role.org_id, target: roleTarget(role), metadata: { global, assignments: assignees.users.length + assignees.teams.length, revokedSessions } },
+          actorOf(ctx, principal),
+          { action: 'role.deleted', orgId: role.org_id, target: roleTarget(role), metadata: { global, assignments: assignees.users.length + assignees.teams.length } },
           now,
         );
       });

@@ -1,17 +1,16 @@
 /**
  * What custom roles must satisfy and what a change to one sets off: naming (custom roles start
  * with `custom:`, the service's own prefixes are reserved), permission syntax, which roles may
- * change or be assigned, delegation (Grafana's rule: nobody grants what they do not hold), and
- * the session rule (whoever holds a changed role signs in again).
+ * change or be assigned, and delegation (Grafana's rule: nobody grants what they do not hold).
+ * A change to a role reaches its holders through the policy at their next request: it signs
+ * nobody out (sessions end on a change of the user's own standing, session-revocation.ts).
  */
 import type { Knex } from 'knex';
-import type { Actor } from '../audit/writer.ts';
 import type { Subject } from '../authz/types.ts';
 import type { Tx } from '../db/transaction.ts';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors.ts';
 import type { RouteContext } from '../http/route.ts';
 import { subjectOf } from '../http/subject.ts';
-import { revokeAllSessionsOf } from '../identity/session-revocation.ts';
 import { toPrincipalUser, type UserRow } from '../identity/users.store.ts';
 import type { Permission } from './builtin-roles.ts';
 import { findGlobalRole, findPermissionsByRoleIds, findRoleVisibleInOrg, type RoleAssignees, type RoleRow } from './store.ts';
@@ -97,13 +96,6 @@ export async function authorizeDelegation(authorize: Authorize, action: string, 
     if (!(err instanceof ForbiddenError)) throw err;
     throw new ForbiddenError(`permission denied: role ${uid} grants permissions you do not hold, and you can only grant what you hold`);
   }
-}
-
-/** The spec's session rule: a change to someone's roles signs them out everywhere. */
-export async function revokeSessionsOfHolders(tx: Tx, actor: Actor, holders: Array<{ id: string; login: string }>, reason: string, now: number): Promise<number> {
-  let revoked = 0;
-  for (const holder of holders) revoked += await revokeAllSessionsOf(tx, actor, holder, reason, now);
-  return revoked;
 }
 
 /** Tells the policy about a role whose permissions or existence changed, and about whoever held it. */

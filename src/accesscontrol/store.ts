@@ -176,22 +176,16 @@ export interface RoleAssignees {
   /** Direct assignments: the user and the assignment's org (null: global). */
   users: Array<{ id: string; login: string; orgId: string | null }>;
   teams: Array<{ id: string; orgId: string }>;
-  /** Everyone who holds the role, directly or through a team, once each. */
-  holders: Array<{ id: string; login: string }>;
 }
 
 export async function findAssigneesOfRole(db: Knex, roleId: number): Promise<RoleAssignees> {
-  const [users, teams, teamMembers] = await Promise.all([
+  const [users, teams] = await Promise.all([
     db('user_roles as a').join('users as u', 'u.id', 'a.user_id').where('a.role_id', roleId).select('u.id', 'u.login', 'a.org_id'),
     db('team_roles as a').join('teams as t', 't.id', 'a.team_id').where('a.role_id', roleId).select('t.id', 't.org_id'),
-    db('team_roles as a').join('team_members as m', 'm.team_id', 'a.team_id').join('users as u', 'u.id', 'm.user_id').where('a.role_id', roleId).select('u.id', 'u.login'),
   ]);
-  const holders = new Map<string, { id: string; login: string }>();
-  for (const user of [...users, ...teamMembers] as Array<{ id: string; login: string }>) holders.set(user.id, { id: user.id, login: user.login });
   return {
     users: (users as Array<{ id: string; login: string; org_id: string | null }>).map((u) => ({ id: u.id, login: u.login, orgId: u.org_id })),
     teams: (teams as Array<{ id: string; org_id: string }>).map((t) => ({ id: t.id, orgId: t.org_id })),
-    holders: [...holders.values()],
   };
 }
 
@@ -203,10 +197,6 @@ export interface TeamRow {
 
 export async function findTeamInOrg(db: Knex, orgId: string, teamId: string): Promise<TeamRow | undefined> {
   return db('teams').where({ id: teamId, org_id: orgId }).first('id', 'org_id', 'name');
-}
-
-export async function findTeamMemberUsers(db: Knex, teamId: string): Promise<Array<{ id: string; login: string }>> {
-  return db('team_members as m').join('users as u', 'u.id', 'm.user_id').where('m.team_id', teamId).orderBy('u.login').select('u.id', 'u.login');
 }
 
 export async function isOrgMember(db: Knex, orgId: string, userId: string): Promise<boolean> {

@@ -14,15 +14,18 @@ export function whereContains<T extends Knex.QueryBuilder>(query: T, columns: st
   }) as T;
 }
 
+/** A column to sort on, ascending unless it says otherwise. */
+export type SortColumn = string | { column: string; order: 'asc' | 'desc' };
+
 /** One page of what `matching` selects, in `order`, with the count of all of it. */
 export async function findPage<Row>(
   matching: () => Knex.QueryBuilder,
-  order: string[],
+  order: SortColumn[],
   page: { limit: number; offset: number },
 ): Promise<{ totalCount: number; rows: Row[] }> {
   const [countRow] = await matching().clearSelect().count<Array<{ total: number | string }>>({ total: '*' });
   const rows: Row[] = await matching()
-    .orderBy(order.map((column) => ({ column })))
+    .orderBy(order.map((sort) => (typeof sort === 'string' ? { column: sort } : sort)))
     .limit(page.limit)
     .offset(page.offset);
   return { totalCount: Number(countRow?.total ?? 0), rows };

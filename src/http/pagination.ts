@@ -20,6 +20,21 @@ export function pageOf(query: { perpage?: number; page?: number }): Page {
   return { limit: perPage, offset: (page - 1) * perPage, page, perPage };
 }
 
+/** What every list endpoint answers: `{totalCount, <items>, page, perPage}`, the items under `key`. */
+export type ListPage<K extends string, T> = { totalCount: number } & { [key in K]: T[] } & { page: number; perPage: number };
+
+/** The answer of a list endpoint: one page of rows (a store's findPage) through their presenter, with the total. */
+export function listPage<K extends string, Row, T>(key: K, page: Page, found: { totalCount: number; rows: Row[] }, present: (row: Row) => T): ListPage<K, T> {
+  return { totalCount: found.totalCount, [key]: found.rows.map((row) => present(row)), page: page.page, perPage: page.perPage } as ListPage<K, T>;
+}
+
+/** The query of a plain list: paging only. */
+export const listQuerySchema = {
+  type: 'object',
+  properties: { ...paginationQuerySchema },
+  additionalProperties: false,
+} as const;
+
 /** The query of a searchable list: paging plus `query`, a case-insensitive substring. */
 export const searchQuerySchema = {
   type: 'object',

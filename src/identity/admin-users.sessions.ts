@@ -7,10 +7,11 @@
 import type { Knex } from 'knex';
 import { actorOf, recordAudit } from '../audit/writer.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
+import { listPage, listQuerySchema, pageOf } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
 import { presentSession, sessionLimits } from './sessions.ts';
-import { findLiveSessionsOfUser, revokeLiveSessionOfUser } from './sessions.store.ts';
+import { findLiveSessionsOfUserPage, revokeLiveSessionOfUser } from './sessions.store.ts';
 import { findHumanUserById, type UserRow } from './users.store.ts';
 
 export const userIdParams = {
@@ -35,12 +36,14 @@ export const adminUserSessionRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     params: userIdParams,
-    async handler({ ctx, params, principal, services, authorize }) {
+    query: listQuerySchema,
+    async handler({ ctx, params, query, principal, services, authorize }) {
       await authorize('users.sessions:read', globalUser(params.userId));
       const user = await findTargetUser(services.db, params.userId);
       const limits = sessionLimits(services.config);
-      const sessions = await findLiveSessionsOfUser(services.db, user.id, services.clock.now(), limits);
-      ctx.body = sessions.map((session) => presentSession(session, limits, principal.sessionId));
+      const page = pageOf(query);
+      const sessions = await findLiveSessionsOfUserPage(services.db, user.id, services.clock.now(), limits, page);
+      ctx.body = listPage('sessions', page, sessions, (session) => presentSession(session, limits, principal.sessionId));
     },
   });
 

@@ -1,6 +1,7 @@
 /** SQL of API tokens: personal access tokens (kind `pat`) and service-account tokens (kind `sa`). */
 import type { Knex } from 'knex';
 import { newId } from '../db/ids.ts';
+import { findPage } from '../db/search.ts';
 
 export type TokenKind = 'pat' | 'sa';
 
@@ -44,6 +45,11 @@ export async function findApiTokenByHash(db: Knex, kind: TokenKind, tokenHash: s
 
 export async function findApiTokensOfUser(db: Knex, kind: TokenKind, userId: string): Promise<ApiTokenRow[]> {
   return db('api_tokens').where({ kind, user_id: userId }).orderBy('created_at', 'desc');
+}
+
+/** One page of the user's tokens of `kind`, newest first. */
+export async function findApiTokensOfUserPage(db: Knex, kind: TokenKind, userId: string, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: ApiTokenRow[] }> {
+  return findPage<ApiTokenRow>(() => db('api_tokens').where({ kind, user_id: userId }).select('*'), [{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }], page);
 }
 
 export async function findApiTokenOfUser(db: Knex, kind: TokenKind, userId: string, tokenId: string): Promise<ApiTokenRow | undefined> {

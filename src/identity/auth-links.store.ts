@@ -1,5 +1,6 @@
 /** SQL of external login links (OAuth, SAML, LDAP identities tied to a user). */
 import type { Knex } from 'knex';
+import { findPage } from '../db/search.ts';
 
 export interface AuthLinkRow {
   id: string;
@@ -11,8 +12,9 @@ export interface AuthLinkRow {
   updated_at: number | string;
 }
 
-export async function findAuthLinksOfUser(db: Knex, userId: string): Promise<AuthLinkRow[]> {
-  return db('user_auth_links').where('user_id', userId).orderBy('created_at').select('id', 'user_id', 'auth_module', 'auth_id', 'label', 'created_at', 'updated_at');
+/** One page of the user's external login links, oldest first. */
+export async function findAuthLinksOfUserPage(db: Knex, userId: string, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: AuthLinkRow[] }> {
+  return findPage<AuthLinkRow>(() => db('user_auth_links').where('user_id', userId).select('id', 'user_id', 'auth_module', 'auth_id', 'label', 'created_at', 'updated_at'), ['created_at', 'id'], page);
 }
 
 export async function deleteAuthLinkOfUser(db: Knex, userId: string, linkId: string): Promise<AuthLinkRow | undefined> {

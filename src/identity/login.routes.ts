@@ -25,8 +25,9 @@ export function safeRedirect(target: unknown): string {
 }
 
 /**
- * Every login provider of the spec with its enabled flag. The external ones (OAuth, SAML, LDAP)
- * are listed disabled until their flows are part of the service.
+ * Every login provider of the spec with its enabled flag and where a browser starts it
+ * (`/api/login/<id>`, local too). The external ones (OAuth, SAML, LDAP) are listed disabled until
+ * their flows are part of the service.
  */
 const EXTERNAL_PROVIDERS = [
   { id: 'codehost', name: 'Code host (OAuth 2.0)' },
@@ -38,9 +39,17 @@ const EXTERNAL_PROVIDERS = [
 
 function loginProviders(services: Services) {
   return [
-    { id: 'local', name: 'Username and password', enabled: !services.config.disableLoginForm, url: '/api/login' },
-    ...EXTERNAL_PROVIDERS.map((provider) => ({ ...provider, enabled: false, url: `/api/login/${provider.id}` })),
-  ];
+    { id: 'local', name: 'Username and password', enabled: !services.config.disableLoginForm },
+    ...EXTERNAL_PROVIDERS.map((provider) => ({ ...provider, enabled: false })),
+  ].map((provider) => ({ ...provider, url: `/api/login/${provider.id}` }));
+}
+
+const redirectQuery = { type: 'object', properties: { redirect: { type: 'string', maxLength: 2048 } } } as const;
+
+/** The login page, carrying a same-site `redirect` on to it. */
+function loginPage(redirect: string | undefined): string {
+  const target = safeRedirect(redirect);
+  return target === '/' ? '/login' : `/login?${new URLSearchParams({ redirect: target })}`;
 }
 
 function recordLoginFailure(services: Services, actor: Actor, login: string, reason: string, userId: string | null): Promise<void> {
@@ -65,6 +74,17 @@ export const loginRoutes: RouteModule = (routes) => {
     },
   });
 
+  // Where the providers list sends a browser for the local login: the login page and its form.
+  routes.add({
+    method: 'get',
+    path: '/api/login/local',
+    access: 'public',
+    query: redirectQuery,
+    async handler({ ctx, query }) {
+      ctx.redirect(loginPage(query.redirect));
+    },
+  });
+
   routes.add({
     method: 'post',
     path: '/api/login',
@@ -78,7 +98,7 @@ export const loginRoutes: RouteModule = (routes) => {
       required: ['user', 'password'],
       additionalProperties: false,
     },
-    query: { type: 'object', properties: { redirect: { type: 'string', maxLength: 2048 } } },
+    query: redirectQuery,
     async handler({ ctx, body, query, services }) {
       if (services.config.disableLoginForm) throw new ForbiddenError('password login is disabled on this server');
       const actor = actorOf(ctx);

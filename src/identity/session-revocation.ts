@@ -1,6 +1,8 @@
 /**
- * Revoking every session of a user, with its audit entry: what a password reset, a disable, an
- * admin logout and any role change (org role, role assignment, server-admin flag) share.
+ * Revoking every session of a user, with its audit entry: what a change of the user's own
+ * standing sets off — a password change or reset, a disable, an admin logout, a change of the
+ * user's org role, removal from an org, the server-admin flag. Changes to roles (a custom role's
+ * permissions, role assignments) sign nobody out: the policy applies them at the next request.
  */
 import { recordAudit, type Actor } from '../audit/writer.ts';
 import type { Tx } from '../db/transaction.ts';

@@ -1,6 +1,7 @@
 /** SQL of login sessions. Only the SHA-256 of a session token is ever stored. */
 import type { Knex } from 'knex';
 import { newId } from '../db/ids.ts';
+import { findPage } from '../db/search.ts';
 
 export interface SessionRow {
   id: string;
@@ -57,8 +58,9 @@ export async function findLiveSessionByTokenHash(db: Knex, tokenHash: string, no
     .first();
 }
 
-export async function findLiveSessionsOfUser(db: Knex, userId: string, now: number, limits: SessionLimits): Promise<SessionRow[]> {
-  return live(db, now, limits).where('user_id', userId).orderBy('created_at', 'desc');
+/** One page of the user's live sessions, newest first. */
+export async function findLiveSessionsOfUserPage(db: Knex, userId: string, now: number, limits: SessionLimits, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: SessionRow[] }> {
+  return findPage<SessionRow>(() => live(db, now, limits).where('user_id', userId).select('*'), [{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }], page);
 }
 
 /** Replaces the token if `presentedHash` is still the current one; false when another request rotated first. */

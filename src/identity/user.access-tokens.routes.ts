@@ -1,12 +1,13 @@
 /** Personal access tokens of the current user (`/api/user/access-tokens`). */
 import { actorOf, recordAudit } from '../audit/writer.ts';
 import { NotFoundError } from '../http/errors.ts';
+import { listPage, listQuerySchema, pageOf } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { ownRecord } from '../http/subject.ts';
 import { assertWithinQuota, lockQuotaOwner } from '../quotas/store.ts';
 import { userQuotaLimit } from '../quotas/user-quotas.ts';
 import { newTokenKey, presentTokenMetadata } from './api-tokens.ts';
-import { countLiveTokensOfOne, findApiTokenOfUser, findApiTokensOfUser, insertApiToken, revokeApiToken } from './api-tokens.store.ts';
+import { countLiveTokensOfOne, findApiTokenOfUser, findApiTokensOfUserPage, insertApiToken, revokeApiToken } from './api-tokens.store.ts';
 
 export const currentUserAccessTokenRoutes: RouteModule = (routes) => {
   routes.add({
@@ -14,10 +15,12 @@ export const currentUserAccessTokenRoutes: RouteModule = (routes) => {
     path: '/api/user/access-tokens',
     access: 'authenticated',
     level: 'server',
-    async handler({ ctx, principal, services, authorize }) {
+    query: listQuerySchema,
+    async handler({ ctx, query, principal, services, authorize }) {
       await authorize('users.tokens:read', ownRecord(principal));
       const now = services.clock.now();
-      ctx.body = (await findApiTokensOfUser(services.db, 'pat', principal.user.id)).map((row) => presentTokenMetadata(row, now));
+      const page = pageOf(query);
+      ctx.body = listPage('tokens', page, await findApiTokensOfUserPage(services.db, 'pat', principal.user.id, page), (row) => presentTokenMetadata(row, now));
     },
   });
 

@@ -1,11 +1,12 @@
 /** The current user's sessions and external login links (`/api/user/tokens`, `/api/user/auth-tokens`). */
 import { actorOf, recordAudit } from '../audit/writer.ts';
 import { NotFoundError } from '../http/errors.ts';
+import { listPage, listQuerySchema, pageOf } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { ownRecord } from '../http/subject.ts';
-import { deleteAuthLinkOfUser, findAuthLinksOfUser, presentAuthLink } from './auth-links.store.ts';
+import { deleteAuthLinkOfUser, findAuthLinksOfUserPage, presentAuthLink } from './auth-links.store.ts';
 import { presentSession, sessionLimits } from './sessions.ts';
-import { findLiveSessionsOfUser, revokeLiveSessionOfUser } from './sessions.store.ts';
+import { findLiveSessionsOfUserPage, revokeLiveSessionOfUser } from './sessions.store.ts';
 
 export const currentUserSessionRoutes: RouteModule = (routes) => {
   routes.add({
@@ -13,11 +14,13 @@ export const currentUserSessionRoutes: RouteModule = (routes) => {
     path: '/api/user/tokens',
     access: 'authenticated',
     level: 'server',
-    async handler({ ctx, principal, services, authorize }) {
+    query: listQuerySchema,
+    async handler({ ctx, query, principal, services, authorize }) {
       await authorize('users.sessions:read', ownRecord(principal));
       const limits = sessionLimits(services.config);
-      const sessions = await findLiveSessionsOfUser(services.db, principal.user.id, services.clock.now(), limits);
-      ctx.body = sessions.map((session) => presentSession(session, limits, principal.sessionId));
+      const page = pageOf(query);
+      const sessions = await findLiveSessionsOfUserPage(services.db, principal.user.id, services.clock.now(), limits, page);
+      ctx.body = listPage('sessions', page, sessions, (session) => presentSession(session, limits, principal.sessionId));
     },
   });
 
@@ -45,9 +48,11 @@ export const currentUserSessionRoutes: RouteModule = (routes) => {
     path: '/api/user/auth-tokens',
     access: 'authenticated',
     level: 'server',
-    async handler({ ctx, principal, services, authorize }) {
+    query: listQuerySchema,
+    async handler({ ctx, query, principal, services, authorize }) {
       await authorize('users.authlinks:read', ownRecord(principal));
-      ctx.body = (await findAuthLinksOfUser(services.db, principal.user.id)).map(presentAuthLink);
+      const page = pageOf(query);
+      ctx.body = listPage('authLinks', page, await findAuthLinksOfUserPage(services.db, principal.user.id, page), presentAuthLink);
     },
   });
 

@@ -6,18 +6,23 @@
  */
 import { actorOf, recordAudit } from '../audit/writer.ts';
 import { NotFoundError } from '../http/errors.ts';
+import { searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { preferencesSchema, readPreferences, writePreferences } from '../preferences/store.ts';
 import { addMemberBodySchema, addMemberByLoginOrEmail, changeMemberRole, listOrgMembers, memberRoleBodySchema, removeMember } from './members.ts';
-import { presentOrg } from './presenter.ts';
+import { presentOrg, presentOrgUserLookup } from './presenter.ts';
 import { orgTarget, orgUpdateBodySchema, updateOrgDetails } from './routes.ts';
-import { findOrgById, findOrgDetails } from './store.ts';
+import { findHumanMembersMatching, findOrgById, findOrgDetails } from './store.ts';
 
 const userIdParams = { type: 'object', properties: { userId: { type: 'string', minLength: 1, maxLength: 40 } }, required: ['userId'] } as const;
 
 /** Grafana scopes the org-user actions by user: `users:*` for the whole list, `users:id:<id>` for one. */
 const everyUser = { scope: 'users:*' };
 const oneUser = (id: string) => ({ kind: 'users', id });
+
+/** Grafana's lookup answers a handful of names for a picker, not a listing. */
+const LOOKUP_DEFAULT_LIMIT = 20;
+const LOOKUP_MAX_LIMIT = 100;
 
 export const currentOrgRoutes: RouteModule = (routes) => {
   routes.add({
@@ -51,9 +56,28 @@ export const currentOrgRoutes: RouteModule = (routes) => {
     path: '/api/org/users',
     access: 'authenticated',
     level: 'org',
-    async handler({ ctx, orgId, services, authorize }) {
+    query: searchQuerySchema,
+    async handler({ ctx, query, orgId, services, authorize }) {
       await authorize('org.users:read', everyUser);
-      ctx.body = await listOrgMembers(services.db, orgId);
+      ctx.body = await listOrgMembers(services.db, orgId, query);
+    },
+  });
+
+  // Grafana's user picker. Before /api/org/users/:userId, which would otherwise take "lookup" for an id.
+  routes.add({
+    method: 'get',
+    path: '/api/org/users/lookup',
+    access: 'authenticated',
+    level: 'org',
+    query: {
+      type: 'object',
+      properties: { query: { type: 'string', maxLength: 190 }, limit: { type: 'integer', minimum: 1, maximum: LOOKUP_MAX_LIMIT, default: LOOKUP_DEFAULT_LIMIT } },
+      additionalProperties: false,
+    },
+    async handler({ ctx, query, orgId, services, authorize }) {
+      await authorize('org.users:read', everyUser);
+      const members = await findHumanMembersMatching(services.db, orgId, query.query?.trim(), query.limit ?? LOOKUP_DEFAULT_LIMIT);
+      ctx.body = members.map(presentOrgUserLookup);
     },
   });
 

@@ -11,13 +11,14 @@ import { ORG_ROLES, type OrgRole } from '../authz/types.ts';
 import type { PolicyFragment } from '../authz/fragments.ts';
 import type { Tx } from '../db/transaction.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
+import { listPage, pageOf } from '../http/pagination.ts';
 import type { Principal } from '../identity/principal.ts';
 import { revokeAllSessionsOf, userTarget } from '../identity/session-revocation.ts';
 import { addOrgMember, findUserByLoginOrEmail, setDefaultOrg } from '../identity/users.store.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import type { Services } from '../services.ts';
 import { presentMember } from './presenter.ts';
-import { findHumanAdminIds, findHumanMember, findHumanMembers, findOrgById, isOrgMember, lockOrg, removeOrgMembership, setMemberRole, type MemberRow, type OrgRow } from './store.ts';
+import { findHumanAdminIds, findHumanMember, findHumanMembersPage, findOrgById, isOrgMember, lockOrg, removeOrgMembership, setMemberRole, type MemberRow, type OrgRow } from './store.ts';
 
 export const orgRoleSchema = { type: 'string', enum: [...ORG_ROLES] } as const;
 
@@ -78,9 +79,11 @@ async function auditingRefusal<T>(caller: Caller, action: string, orgId: string,
   }
 }
 
-export async function listOrgMembers(db: Knex, orgId: string) {
+/** One page of the org's people (`query`: login, email or name contains it), as `{totalCount, orgUsers, page, perPage}`. */
+export async function listOrgMembers(db: Knex, orgId: string, query: { perpage?: number; page?: number; query?: string }) {
   if (!(await findOrgById(db, orgId))) throw new NotFoundError(`org ${orgId} not found`);
-  return (await findHumanMembers(db, orgId)).map(presentMember);
+  const page = pageOf(query);
+  return listPage('orgUsers', page, await findHumanMembersPage(db, orgId, query.query?.trim(), page), presentMember);
 }
 
 /** Adds an existing person (not a service account) by login or email, within the org's `users` quota. */

@@ -25,6 +25,11 @@ export function presentOrg(org: OrgDetailsRow) {
   return { id: org.id, name: org.name, address: parseAddress(org.address), billingEmail: org.billing_email ?? '' };
 }
 
+/** An org user as a picker shows it (`/api/org/users/lookup`): Grafana's lookup fields plus the name. */
+export function presentOrgUserLookup(member: MemberRow) {
+  return { userId: member.user_id, login: member.login, name: member.name, avatarUrl: avatarUrl(member.email, member.login) };
+}
+
 export function presentMember(member: MemberRow) {
   const seen = [member.user_seen_at, member.session_seen_at].filter((value) => value !== null).map(Number);
   return {

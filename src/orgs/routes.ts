@@ -9,7 +9,7 @@ import { actorOf, recordAudit } from '../audit/writer.ts';
 import { newId } from '../db/ids.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
 import type { Infer } from '../http/guard.ts';
-import { pageOf, searchQuerySchema } from '../http/pagination.ts';
+import { listPage, pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { addOrgMember } from '../identity/users.store.ts';
 import { addMemberBodySchema, addMemberByLoginOrEmail, changeMemberRole, listOrgMembers, memberRoleBodySchema, removeMember, type Caller } from './members.ts';
@@ -104,8 +104,7 @@ export const orgRoutes: RouteModule = (routes) => {
     async handler({ ctx, query, services, authorize }) {
       await authorize('orgs:read');
       const page = pageOf(query);
-      const { totalCount, rows } = await findOrgsPage(services.db, query.query?.trim(), page);
-      ctx.body = { totalCount, orgs: rows.map(presentOrgSummary), page: page.page, perPage: page.perPage };
+      ctx.body = listPage('orgs', page, await findOrgsPage(services.db, query.query?.trim(), page), presentOrgSummary);
     },
   });
 
@@ -223,9 +222,10 @@ export const orgRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     params: orgIdParams,
-    async handler({ ctx, params, services, authorize }) {
+    query: searchQuerySchema,
+    async handler({ ctx, params, query, services, authorize }) {
       await authorize('org.users:read', orgResource(params.id), { orgId: params.id });
-      ctx.body = await listOrgMembers(services.db, params.id);
+      ctx.body = await listOrgMembers(services.db, params.id, query);
     },
   });
 

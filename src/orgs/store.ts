@@ -80,22 +80,30 @@ export interface MemberRow {
   session_seen_at: number | string | null;
 }
 
-/** The people of an org (service accounts have their own API), by login, with when each was last seen. */
-export async function findHumanMembers(db: Knex, orgId: string, userId?: string): Promise<MemberRow[]> {
-  const query = db('org_members as m')
+/** The people of an org (service accounts have their own API), with when each was last seen. */
+function humanMembers(db: Knex, orgId: string): Knex.QueryBuilder {
+  return db('org_members as m')
     .join('users as u', 'u.id', 'm.user_id')
     .where('m.org_id', orgId)
     .where('u.is_service_account', false)
-    .orderBy('u.login')
     .select('m.user_id', 'u.login', 'u.email', 'u.name', 'm.role', 'u.last_seen_at as user_seen_at')
     .select(db('sessions as s').max('s.last_seen_at').whereRaw('?? = ??', ['s.user_id', 'u.id']).as('session_seen_at'));
-  if (userId) query.where('m.user_id', userId);
-  return query;
+}
+
+const MEMBER_SEARCH_COLUMNS = ['u.login', 'u.email', 'u.name'];
+
+/** One page of the org's people whose login, email or name contains `search`, by login. */
+export async function findHumanMembersPage(db: Knex, orgId: string, search: string | undefined, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: MemberRow[] }> {
+  return findPage<MemberRow>(() => whereContains(humanMembers(db, orgId), MEMBER_SEARCH_COLUMNS, search), ['u.login', 'm.user_id'], page);
+}
+
+/** At most `limit` of the org's people matching `search`, by login: the lookup of a user picker. */
+export async function findHumanMembersMatching(db: Knex, orgId: string, search: string | undefined, limit: number): Promise<MemberRow[]> {
+  return whereContains(humanMembers(db, orgId), MEMBER_SEARCH_COLUMNS, search).orderBy([{ column: 'u.login' }, { column: 'm.user_id' }]).limit(limit);
 }
 
 export async function findHumanMember(db: Knex, orgId: string, userId: string): Promise<MemberRow | undefined> {
-  const [member] = await findHumanMembers(db, orgId, userId);
-  return member;
+  return humanMembers(db, orgId).where('m.user_id', userId).first();
 }
 
 export async function isOrgMember(db: Knex, orgId: string, userId: string): Promise<boolean> {

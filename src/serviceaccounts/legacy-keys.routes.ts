@@ -5,10 +5,11 @@
  * asks for the service-account actions on every account of the org.
  */
 import { actorOf } from '../audit/writer.ts';
+import { listPage, pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { createLegacyKey, deleteLegacyKey, migrateLegacyKeys } from './legacy-keys.ts';
 import { presentLegacyKey } from './presenter.ts';
-import { findLegacyKeys, permissionsOfOrgRole, SERVICE_ACCOUNT_ROLES } from './store.ts';
+import { findLegacyKeysPage, permissionsOfOrgRole, SERVICE_ACCOUNT_ROLES } from './store.ts';
 import { MAX_SECONDS_TO_LIVE } from './tokens.ts';
 
 const everyServiceAccount = { scope: 'serviceaccounts:*' };
@@ -22,12 +23,13 @@ export const legacyKeyRoutes: RouteModule = (routes) => {
     query: {
       type: 'object',
       // orgId: the active org may be chosen with ?orgId (the route layer reads it).
-      properties: { includeExpired: { type: 'boolean', default: false } },
+      properties: { ...paginationQuerySchema, includeExpired: { type: 'boolean', default: false } },
       additionalProperties: false,
     },
     async handler({ ctx, query, orgId, services, authorize }) {
       await authorize('serviceaccounts:read', everyServiceAccount);
-      ctx.body = (await findLegacyKeys(services.db, orgId, services.clock.now(), query.includeExpired ?? false)).map(presentLegacyKey);
+      const page = pageOf(query);
+      ctx.body = listPage('keys', page, await findLegacyKeysPage(services.db, orgId, services.clock.now(), query.includeExpired ?? false, page), presentLegacyKey);
     },
   });
 

@@ -183,11 +183,14 @@ function legacyKeys(db: Knex, orgId: string): Knex.QueryBuilder {
     .select('t.id', 't.name', 't.expires_at', 't.revoked_at', 'u.id as service_account_id', 'm.role');
 }
 
-/** The org's unrevoked legacy keys by name; expired ones only when asked. */
-export async function findLegacyKeys(db: Knex, orgId: string, now: number, includeExpired: boolean): Promise<LegacyKeyRow[]> {
-  const query = legacyKeys(db, orgId).whereNull('t.revoked_at').orderBy([{ column: 't.name' }, { column: 't.id' }]);
-  if (!includeExpired) query.where((q) => q.whereNull('t.expires_at').orWhere('t.expires_at', '>', now));
-  return query;
+/** One page of the org's unrevoked legacy keys by name; expired ones only when asked. */
+export async function findLegacyKeysPage(db: Knex, orgId: string, now: number, includeExpired: boolean, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: LegacyKeyRow[] }> {
+  const matching = () => {
+    const query = legacyKeys(db, orgId).whereNull('t.revoked_at');
+    if (!includeExpired) query.where((q) => q.whereNull('t.expires_at').orWhere('t.expires_at', '>', now));
+    return query;
+  };
+  return findPage<LegacyKeyRow>(matching, ['t.name', 't.id'], page);
 }
 
 export async function findLegacyKey(db: Knex, orgId: string, tokenId: string): Promise<LegacyKeyRow | undefined> {

@@ -5,9 +5,10 @@
  */
 import { actorOf, recordAudit } from '../audit/writer.ts';
 import { NotFoundError } from '../http/errors.ts';
+import { listPage, listQuerySchema, pageOf } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { presentTokenMetadata } from '../identity/api-tokens.ts';
-import { findApiTokenOfUser, findApiTokensOfUser, revokeApiToken } from '../identity/api-tokens.store.ts';
+import { findApiTokenOfUser, findApiTokensOfUserPage, revokeApiToken } from '../identity/api-tokens.store.ts';
 import { lockQuotaOwner } from '../quotas/store.ts';
 import { serviceAccountResource } from './presenter.ts';
 import { findServiceAccountOrFail } from './store.ts';
@@ -26,11 +27,13 @@ export const serviceAccountTokenRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: accountParams,
-    async handler({ ctx, params, orgId, services, authorize }) {
+    query: listQuerySchema,
+    async handler({ ctx, params, query, orgId, services, authorize }) {
       await authorize('serviceaccounts:read', serviceAccountResource(params.id));
       const account = await findServiceAccountOrFail(services.db, orgId, params.id);
       const now = services.clock.now();
-      ctx.body = (await findApiTokensOfUser(services.db, 'sa', account.id)).map((row) => presentTokenMetadata(row, now));
+      const page = pageOf(query);
+      ctx.body = listPage('tokens', page, await findApiTokensOfUserPage(services.db, 'sa', account.id, page), (row) => presentTokenMetadata(row, now));
     },
   });
 

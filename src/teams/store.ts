@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { managedTeamRoleUid } from '../accesscontrol/builtin-roles.ts';
 import { newId } from '../db/ids.ts';
-import { whereContains } from '../db/search.ts';
+import { findPage, whereContains } from '../db/search.ts';
 import { deletePreferences } from '../preferences/store.ts';
 
 /** Team member permission: 0 = Member, 4 = Admin (manages the team). */
@@ -78,8 +78,9 @@ function membersQuery(db: Knex, teamId: string): Knex.QueryBuilder {
     .select('tm.team_id', 'tm.user_id', 'tm.permission', 'u.login', 'u.email', 'u.name');
 }
 
-export async function findMembersOfTeam(db: Knex, teamId: string): Promise<TeamMemberRow[]> {
-  return membersQuery(db, teamId).orderBy([{ column: 'u.login' }, { column: 'u.id' }]);
+/** One page of the team's members, by login. */
+export async function findMembersOfTeamPage(db: Knex, teamId: string, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: TeamMemberRow[] }> {
+  return findPage<TeamMemberRow>(() => membersQuery(db, teamId), ['u.login', 'u.id'], page);
 }
 
 export async function findTeamMember(db: Knex, teamId: string, userId: string): Promise<TeamMemberRow | undefined> {

@@ -7,11 +7,12 @@
 import type { Knex } from 'knex';
 import { actorOf, recordAudit } from '../audit/writer.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
+import { listPage, listQuerySchema, pageOf } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { presentTeamMember } from './presenter.ts';
 import {
   deleteTeamMember,
-  findMembersOfTeam,
+  findMembersOfTeamPage,
   findOrgMemberForTeam,
   findTeamMember,
   insertTeamMember,
@@ -41,10 +42,12 @@ export const teamMemberRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: teamIdParams,
-    async handler({ ctx, params, orgId, services, authorize }) {
+    query: listQuerySchema,
+    async handler({ ctx, params, query, orgId, services, authorize }) {
       await authorize('teams:read', teamResource(params.id));
       const team = await findTeamOrFail(services.db, orgId, params.id);
-      ctx.body = (await findMembersOfTeam(services.db, team.id)).map((member) => presentTeamMember(member, orgId));
+      const page = pageOf(query);
+      ctx.body = listPage('teamMembers', page, await findMembersOfTeamPage(services.db, team.id, page), (member) => presentTeamMember(member, orgId));
     },
   });
 

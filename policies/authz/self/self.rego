@@ -3,7 +3,8 @@
 #   A subject's own record: a user or service account may read and manage itself (profile,
 #   password, preferences, sessions, tokens, external login links, its own permissions) without
 #   any role — the routes under /api/user. Within an org it must still be a member of it. Nothing
-#   here gives a privilege: server-admin flags and roles are not self actions.
+#   here gives a privilege: server-admin flags and roles are not self actions. Likewise a member
+#   reads the org it is in (/api/org) without any role.
 package authz.self
 
 import data.authz.subject
@@ -54,3 +55,13 @@ _may_act_here if {
 }
 
 _may_act_here if subject.is_active
+
+# Every member reads the org it is in, whatever its roles: its profile already names the org.
+# Only without a target (GET /api/org, the active org): an org named by id (/api/orgs/<id>) is
+# org administration, for holders of orgs:read there. As an array of reasons, empty when none;
+# a function, so the list and create actions that share this branch pay one comparison.
+org_grants(action) := ["a member may orgs:read the org it is in"] if {
+	action == "orgs:read"
+	not subject.is_server_level
+	subject.is_active
+} else := []

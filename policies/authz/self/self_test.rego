@@ -42,3 +42,24 @@ test_not_when_disabled if {
 test_not_for_anonymous if {
 	count(_grants({"subject": {"kind": "anonymous", "id": "", "server_admin": false, "disabled": false}, "org_id": null, "action": "users:read", "resource": _own("")})) == 0
 }
+
+_org_grants(req) := grants if {
+	grants := self.org_grants(req.action) with input as req
+		with data.org_id as "org_main"
+		with data.members as _members
+}
+
+test_a_member_of_any_role_reads_the_org_it_is_in if {
+	_org_grants({"subject": _user("u1"), "org_id": "org_main", "action": "orgs:read"}) == ["a member may orgs:read the org it is in"]
+}
+
+test_not_another_org_nor_at_server_level if {
+	_org_grants({"subject": _user("u9"), "org_id": "org_main", "action": "orgs:read"}) == []
+	_org_grants({"subject": _user("u1"), "org_id": null, "action": "orgs:read"}) == []
+}
+
+test_reading_the_org_is_all_a_member_gets if {
+	_org_grants({"subject": _user("u1"), "org_id": "org_main", "action": "orgs:write"}) == []
+	disabled := object.union(_user("u1"), {"disabled": true})
+	_org_grants({"subject": disabled, "org_id": "org_main", "action": "orgs:read"}) == []
+}
