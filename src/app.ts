@@ -12,6 +12,7 @@ import { clientIpMiddleware } from './http/client-ip.ts';
 import { cors } from './http/cors.ts';
 import { jsonBody } from './http/body.ts';
 import { errorMiddleware } from './http/error-middleware.ts';
+import { folderRoutes } from './folders/routes.ts';
 import { RouteRegistrar, type RouteEntry, type RouteModule } from './http/route.ts';
 import { resolvePersonalAccessToken, TOKEN_PREFIX } from './identity/api-tokens.ts';
 import { adminUserRoutes } from './identity/admin-users.routes.ts';
@@ -41,6 +42,7 @@ export const ROUTE_MODULES: RouteModule[] = [
   orgRoutes,
   currentOrgRoutes,
   teamRoutes,
+  folderRoutes,
   accessControlRoutes,
   roleRoutes,
   roleAssignmentRoutes,
