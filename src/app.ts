@@ -13,6 +13,7 @@ import { cors } from './http/cors.ts';
 import { jsonBody } from './http/body.ts';
 import { errorMiddleware } from './http/error-middleware.ts';
 import { folderRoutes } from './folders/routes.ts';
+import { dashboardRoutes } from './dashboards/routes.ts';
 import { RouteRegistrar, type RouteEntry, type RouteModule } from './http/route.ts';
 import { resolvePersonalAccessToken, TOKEN_PREFIX } from './identity/api-tokens.ts';
 import { adminUserRoutes } from './identity/admin-users.routes.ts';
@@ -43,6 +44,7 @@ export const ROUTE_MODULES: RouteModule[] = [
   currentOrgRoutes,
   teamRoutes,
   folderRoutes,
+  dashboardRoutes,
   accessControlRoutes,
   roleRoutes,
   roleAssignmentRoutes,

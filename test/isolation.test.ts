@@ -26,6 +26,8 @@ interface OrgWorld {
   legacyKeyId: string;
   folderUid: string;
   folderTitle: string;
+  dashboardUid: string;
+  dashboardTitle: string;
 }
 
 /** The org's resources, each kind once, made through the API as its Admin. */
@@ -50,8 +52,11 @@ async function buildWorld(app: TestApp, orgId: string, tag: string): Promise<Org
   const folderTitle = `Folder ${tag}`;
   expect((await app.request('POST', '/api/folders', { ...as, body: { uid: folderUid, title: folderTitle } })).status).to.equal(201);
   expect((await app.request('POST', '/api/folders', { ...as, body: { uid: `${folderUid}-sub`, title: `${folderTitle} sub`, parentUid: folderUid } })).status).to.equal(201);
+  const dashboardUid = `dashboard-${tag}`;
+  const dashboardTitle = `Dashboard ${tag}`;
+  expect((await app.request('POST', '/api/dashboards/db', { ...as, body: { dashboard: { uid: dashboardUid, title: dashboardTitle }, folderUid } })).status).to.equal(200);
   const org = await app.db('orgs').where('id', orgId).first('name');
-  return { orgId, orgName: org.name, admin, viewer, team, roleUid, serviceAccountId: account.id, serviceAccountLogin: account.login, tokenId: token.id, tokenKey: token.key, legacyKeyId: legacy.body.id, folderUid, folderTitle };
+  return { orgId, orgName: org.name, admin, viewer, team, roleUid, serviceAccountId: account.id, serviceAccountLogin: account.login, tokenId: token.id, tokenKey: token.key, legacyKeyId: legacy.body.id, folderUid, folderTitle, dashboardUid, dashboardTitle };
 }
 
 /** Everything of an org a request could change, as comparable rows. */
@@ -75,6 +80,7 @@ async function snapshot(app: TestApp, world: OrgWorld): Promise<string> {
     db('preferences').whereIn('owner_id', [world.orgId, world.team.id]).orderBy('owner_id').select('owner_id', 'timezone', 'theme', 'home_dashboard_uid'),
     db('quotas').where({ scope_kind: 'org', scope_id: world.orgId }).orderBy('target').select('target', 'limit'),
     db('folders').where('org_id', world.orgId).orderBy('uid').select('uid', 'title', 'description', 'parent_uid', 'updated_at'),
+    db('dashboards').where('org_id', world.orgId).orderBy('uid').select('uid', 'title', 'folder_uid', 'data', 'version'),
   ]);
   return JSON.stringify(parts);
 }
@@ -100,9 +106,9 @@ function otherOrgValues(other: OrgWorld): { params: Record<string, (path: string
       roleUid: () => other.roleUid,
       tokenId: () => other.tokenId,
       target: () => 'users',
-      uid: () => other.folderUid,
+      uid: (path) => (path.startsWith('/api/dashboards') ? other.dashboardUid : other.folderUid),
     },
-    body: { userId: other.viewer.id, roleUid: other.roleUid, roleUids: [other.roleUid], loginOrEmail: other.viewer.login, role: 'Admin', permission: 4, name: `renamed-${other.orgId}`, limit: 0, parentUid: other.folderUid },
+    body: { userId: other.viewer.id, roleUid: other.roleUid, roleUids: [other.roleUid], loginOrEmail: other.viewer.login, role: 'Admin', permission: 4, name: `renamed-${other.orgId}`, limit: 0, parentUid: other.folderUid, folderUid: other.folderUid, dashboard: { uid: other.dashboardUid, title: `renamed-${other.orgId}` } },
   };
 }
 
@@ -146,6 +152,7 @@ describe('org isolation', function () {
       expect(await app.count('teams', { org_id: world.orgId })).to.equal(1);
       expect(await app.count('api_tokens', { org_id: world.orgId })).to.equal(2);
       expect(await app.count('folders', { org_id: world.orgId })).to.equal(2);
+      expect(await app.count('dashboards', { org_id: world.orgId })).to.equal(1);
     }
   });
 
@@ -179,7 +186,7 @@ describe('org isolation', function () {
   });
 
   it("lists in one's own org show nothing of the other org", async () => {
-    const secrets = [b.orgId, b.team.name, b.roleUid, b.serviceAccountLogin, b.viewer.login, b.admin.login, b.legacyKeyId, b.folderUid, b.folderTitle];
+    const secrets = [b.orgId, b.team.name, b.roleUid, b.serviceAccountLogin, b.viewer.login, b.admin.login, b.legacyKeyId, b.folderUid, b.folderTitle, b.dashboardUid, b.dashboardTitle];
     const lists = app.built.routes.filter((route) => isOrgRoute(route) && route.method === 'get' && !route.path.includes('/:'));
     expect(lists.length).to.be.greaterThan(6);
     for (const principal of principals()) {
@@ -197,6 +204,8 @@ describe('org isolation', function () {
     const as = { cookie: b.admin.cookie, headers: { 'X-Svc-Org-Id': b.orgId } };
     expect((await app.request('GET', `/api/teams/${b.team.id}`, as)).status).to.equal(200);
     expect((await app.request('GET', `/api/folders/${b.folderUid}`, as)).status).to.equal(200);
+    expect((await app.request('GET', `/api/dashboards/uid/${b.dashboardUid}`, as)).status).to.equal(200);
+    expect((await app.request('GET', '/api/search', as)).body.hits.map((hit: { uid: string }) => hit.uid)).to.include(b.dashboardUid);
     expect((await app.request('GET', `/api/serviceaccounts/${b.serviceAccountId}`, as)).status).to.equal(200);
     expect((await app.request('GET', `/api/access-control/roles/${encodeURIComponent(b.roleUid)}`, as)).status).to.equal(200);
     expect((await app.request('GET', '/api/org/users', as)).body.orgUsers.map((u: { login: string }) => u.login)).to.include(b.viewer.login);

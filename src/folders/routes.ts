@@ -18,7 +18,7 @@ import {
   countFolderContents,
   deleteFolderTree,
   findAncestors,
-  findChildFolderUids,
+  findFolderUids,
   findFolder,
   findFoldersByUids,
   findSubtree,
@@ -61,7 +61,7 @@ export const folderRoutes: RouteModule = (routes) => {
     async handler({ ctx, query, principal, orgId, services, authorize }) {
       await authorize('folders:read');
       const page = pageOf(query);
-      const uids = await findChildFolderUids(services.db, orgId, query.parentUid || null, query.query?.trim());
+      const uids = await findFolderUids(services.db, orgId, { search: query.query?.trim(), folderUids: [query.parentUid || null] });
       // One policy call for the whole level, then the page: totalCount counts what the caller may read.
       const readable = await services.engine.filter({
         subject: subjectOf(principal),

@@ -5,7 +5,7 @@
  */
 import type { Knex } from 'knex';
 import { removeGrantsOnScopes } from '../accesscontrol/resource-grants.store.ts';
-import { whereContains } from '../db/search.ts';
+import { whereContains, whereInFolders, type FolderFilter } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
 
 /** Folders nest this deep at most: a root folder is level 1. */
@@ -58,12 +58,10 @@ export async function findSubtree(db: Knex, orgId: string, uid: string): Promise
   }
 }
 
-/** The uids of the children of `parentUid` (null: the root folders) whose title contains `search`, by title. */
-export async function findChildFolderUids(db: Knex, orgId: string, parentUid: string | null, search?: string): Promise<string[]> {
-  const query = db('folders').where('org_id', orgId);
-  if (parentUid) query.where('parent_uid', parentUid);
-  else query.whereNull('parent_uid');
-  return whereContains(query, ['title'], search)
+/** The uids of the folders whose parent is one of `filter.folderUids` (null: the root), whose title contains `filter.search`, by title. */
+export async function findFolderUids(db: Knex, orgId: string, filter: FolderFilter): Promise<string[]> {
+  const query = whereInFolders(db('folders').where('org_id', orgId), 'parent_uid', filter.folderUids);
+  return whereContains(query, ['title'], filter.search)
     .orderBy([{ column: 'title' }, { column: 'uid' }])
     .pluck('uid');
 }

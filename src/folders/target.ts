@@ -6,7 +6,12 @@ import { ROOT_FOLDER_UID } from '../http/resource-uid.ts';
 import { findFolder, type FolderRow } from './store.ts';
 
 /** A folder as a policy target; no uid means the root (Grafana's `general`), where only wildcards reach. */
-export const folderResource = (uid: string | null | undefined): ResourceRef => ({ kind: 'folders', uid: uid || ROOT_FOLDER_UID });
+export const folderResource = (uid: string | null | undefined): ResourceRef => ({ kind: 'folders', uid: folderUidOf(uid) ?? ROOT_FOLDER_UID });
+
+/** The folder a request names: empty, absent or `general` is the root (null). */
+export function folderUidOf(uid: string | null | undefined): string | null {
+  return !uid || uid === ROOT_FOLDER_UID ? null : uid;
+}
 
 export const folderAuditTarget = (folder: FolderRow) => ({ type: 'folder', id: folder.uid, name: folder.title });
 
@@ -22,8 +27,9 @@ export async function findFolderOrFail(db: Knex, orgId: string, uid: string): Pr
  * a missing one is bad input, not a missing resource. Empty or `general` is the root (null).
  */
 export async function findDestinationFolder(db: Knex, orgId: string, uid: string | null | undefined, field: string): Promise<FolderRow | null> {
-  if (!uid || uid === ROOT_FOLDER_UID) return null;
-  const folder = await findFolder(db, orgId, uid);
+  const folderUid = folderUidOf(uid);
+  if (!folderUid) return null;
+  const folder = await findFolder(db, orgId, folderUid);
   if (!folder) throw new BadRequestError(`${field}: folder ${uid} not found`);
   return folder;
 }
