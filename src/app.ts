@@ -13,6 +13,7 @@ import { cors } from './http/cors.ts';
 import { jsonBody } from './http/body.ts';
 import { errorMiddleware } from './http/error-middleware.ts';
 import { folderRoutes } from './folders/routes.ts';
+import { alertRuleRoutes } from './alerting/routes.ts';
 import { dashboardRoutes } from './dashboards/routes.ts';
 import { RouteRegistrar, type RouteEntry, type RouteModule } from './http/route.ts';
 import { resolvePersonalAccessToken, TOKEN_PREFIX } from './identity/api-tokens.ts';
@@ -45,6 +46,7 @@ export const ROUTE_MODULES: RouteModule[] = [
   teamRoutes,
   folderRoutes,
   dashboardRoutes,
+  alertRuleRoutes,
   accessControlRoutes,
   roleRoutes,
   roleAssignmentRoutes,
