@@ -176,6 +176,23 @@ describe('folders', () => {
       expect(entry!.metadata).to.deep.equal({ fields: ['parent_uid'], previousParentUid: 'src', parentUid: 'dst' });
     });
 
+    it('a move re-chains the whole subtree: the new parent’s grants reach every folder below it at once', async () => {
+      const [top, , bottom] = await chain(3, 'subtree');
+      await createFolder({ uid: 'subtree-dst', title: 'Subtree destination' });
+      const reader = await createUser(app, { role: 'None' });
+      await assignRole(app, ORG, reader.id, `managed:users:${reader.id}:permissions`, [{ action: 'folders:read', scope: 'folders:uid:subtree-dst' }]);
+      expect((await as(reader).get(`/api/folders/${bottom}`)).status).to.equal(403);
+      expect((await as(editor).put(`/api/folders/${top}`, { parentUid: 'subtree-dst' })).status).to.equal(200);
+      expect((await as(reader).get(`/api/folders/${bottom}`)).status).to.equal(200);
+      // a fresh document built from the database agrees with the patched one
+      const fresh = await startTestApp({ database: { url: app.services.config.databaseUrl!, drop: async () => {} } });
+      try {
+        expect((await fresh.request('GET', `/api/folders/${bottom}`, { cookie: reader.cookie })).status).to.equal(200);
+      } finally {
+        await fresh.close();
+      }
+    });
+
     it('refuses a move into itself or a descendant (cycle, 400) and one past 8 levels (400)', async () => {
       const [top, middle, bottom] = await chain(3, 'cyc');
       for (const parentUid of [top, middle, bottom]) {

@@ -93,7 +93,7 @@ export async function insertFolder(
     created_by: folder.createdBy,
     updated_by: folder.createdBy,
   });
-  tx.policyChanged(folder.orgId, { kind: 'folders' });
+  tx.policyChanged(folder.orgId, { kind: 'folders', uids: [folder.uid] });
 }
 
 export interface FolderChanges {
@@ -107,8 +107,8 @@ export async function updateFolder(tx: Tx, folder: FolderRow, changes: FolderCha
     .db('folders')
     .where({ org_id: folder.org_id, uid: folder.uid })
     .update({ ...changes, updated_by: updatedBy, updated_at: now });
-  // Only a move changes the ancestor chains the policy holds.
-  if (changes.parent_uid !== undefined) tx.policyChanged(folder.org_id, { kind: 'folders' });
+  // Only a move changes ancestor chains: those of the folder and everything below it.
+  if (changes.parent_uid !== undefined) tx.policyChanged(folder.org_id, { kind: 'folders', uids: (await findSubtree(tx.db, folder.org_id, folder.uid)).uids });
 }
 
 export interface FolderContents {
@@ -150,7 +150,7 @@ export async function deleteFolderTree(tx: Tx, orgId: string, uids: string[]): P
   const folders = await tx.db('folders').where('org_id', orgId).whereIn('uid', uids).delete();
   tx.policyChanged(
     orgId,
-    { kind: 'folders' },
+    { kind: 'folders', uids },
     ...dashboardUids.map((uid) => ({ kind: 'dashboard' as const, uid })),
     ...alertRuleUids.map((uid) => ({ kind: 'alert_rule' as const, uid })),
   );
