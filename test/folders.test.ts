@@ -218,6 +218,8 @@ describe('folders', () => {
         { action: 'folders:write', scope: 'folders:uid:own' },
       ]);
       expect((await as(writer).put('/api/folders/own', { title: 'Own renamed' })).status).to.equal(200);
+      // naming the parent it already has is no move
+      expect((await as(writer).put('/api/folders/own', { title: 'Own again', parentUid: null })).status).to.equal(200);
       const res = await as(writer).put('/api/folders/own', { parentUid: 'forbidden-dst' });
       expect(res.status).to.equal(403);
       expect(res.body.message).to.include('folders:create');

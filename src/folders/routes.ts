@@ -28,7 +28,7 @@ import {
   type FolderChanges,
   type FolderRow,
 } from './store.ts';
-import { findDestinationFolder, findFolderOrFail, folderAuditTarget, folderResource } from './target.ts';
+import { findDestinationFolder, findFolderOrFail, folderAuditTarget, folderResource, folderUidOf } from './target.ts';
 import type { Knex } from 'knex';
 
 const titleSchema = { type: 'string', minLength: 1, maxLength: 190 } as const;
@@ -150,9 +150,11 @@ export const folderRoutes: RouteModule = (routes) => {
       additionalProperties: false,
     },
     async handler({ ctx, params, body, principal, orgId, services, authorize }) {
-      const moving = body.parentUid !== undefined;
+      const before = await findFolder(services.db, orgId, params.uid);
       await authorize('folders:write', folderResource(params.uid));
-      // A move also creates a folder in its new parent: the caller must be allowed to do that there.
+      // A move also creates a folder in its new parent: the caller must be allowed to do that there
+      // (naming the parent it already has is no move).
+      const moving = body.parentUid !== undefined && folderUidOf(body.parentUid) !== (before?.parent_uid ?? null);
       if (moving) await authorize('folders:create', folderResource(body.parentUid));
       const title = body.title === undefined ? undefined : folderTitle(body.title);
       const now = services.clock.now();
@@ -162,9 +164,11 @@ export const folderRoutes: RouteModule = (routes) => {
           ...(title !== undefined && title !== current.title && { title }),
           ...(body.description !== undefined && body.description !== current.description && { description: body.description }),
         };
-        if (moving) {
+        if (body.parentUid !== undefined) {
           const parent = await findDestinationFolder(tx.db, orgId, body.parentUid, 'body.parentUid');
           if ((parent?.uid ?? null) !== current.parent_uid) {
+            // Moved by someone else since the check above, which then judged another move.
+            if (!moving) throw new ConflictError(`folder ${current.uid} was moved meanwhile: load it again`);
             const subtree = await findSubtree(tx.db, orgId, current.uid);
             if (parent && subtree.uids.includes(parent.uid))
               throw new BadRequestError(`folder ${current.uid} cannot move into itself or one of its subfolders`);

@@ -44,18 +44,22 @@ export async function findAncestors(db: Knex, orgId: string, folder: FolderRow):
   return ancestors;
 }
 
-/** The uids of the folder's subtree, the folder first, level by level; `levels` counts them (1 for a leaf). */
+/**
+ * The uids of the folder's subtree, the folder first, level by level; `levels` counts them (1 for
+ * a leaf). The tree is at most the depth limit deep, so the walk stops there whatever the data.
+ */
 export async function findSubtree(db: Knex, orgId: string, uid: string): Promise<{ uids: string[]; levels: number }> {
   const uids = [uid];
   let level = [uid];
   let levels = 1;
-  for (;;) {
+  while (levels < MAX_FOLDER_DEPTH) {
     const children: string[] = await db('folders').where('org_id', orgId).whereIn('parent_uid', level).pluck('uid');
-    if (children.length === 0) return { uids, levels };
+    if (children.length === 0) break;
     uids.push(...children);
     level = children;
     levels += 1;
   }
+  return { uids, levels };
 }
 
 /** The uids of the folders whose parent is one of `filter.folderUids` (null: the root), whose title contains `filter.search`, by title. */
