@@ -1,12 +1,13 @@
 /**
  * The login lockout: at most 5 failed attempts per (client IP + account) per 5 minutes, counted
  * in the database so every instance shares it. An account is one counter however it is typed
- * (login or email, any case, surrounding blanks); a login that names no account is counted by its
- * normalised text. A wrong current password on a password change counts against the same account
- * counter, so neither door gives more guesses than the other. An attempt first takes a slot with one atomic
- * conditional UPDATE (failures < 5); only an attempt that got a slot may check the password, so
- * of any number of concurrent wrong attempts at most 5 reach the check. A success gives the slot
- * back by clearing the counter.
+ * (login or email, any case, surrounding blanks); a login that names no account is counted by
+ * its normalised text. A wrong old password on a password change counts against the same
+ * account counter, so neither door gives more guesses than the other.
+ *
+ * An attempt first takes a slot with one atomic conditional UPDATE (failures < 5); only an
+ * attempt that got a slot may check the password, so of any number of concurrent wrong attempts
+ * at most 5 reach the check. A success gives the slot back by clearing the counter.
  */
 import type { Knex } from 'knex';
 import { sha256Hex } from '../crypto/tokens.ts';
