@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 /** Login lockout counters, API tokens (PATs and SA tokens), external login links, preferences. */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('login_attempts', (t) => {
-    // SHA-256 of "<ip>|<login>", so the table holds neither addresses nor logins in clear
+    // SHA-256 of "<ip>|account:<user id>" or "<ip>|login:<login>", so the table holds neither addresses nor logins in clear
     t.string('key', 64).primary();
     t.bigInteger('window_start').notNullable();
     t.integer('failures').notNullable().defaultTo(0);

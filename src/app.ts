@@ -10,6 +10,7 @@ import { auditRoutes } from './audit/routes.ts';
 import { authenticate, type TokenResolver } from './http/authenticate.ts';
 import { clientIpMiddleware } from './http/client-ip.ts';
 import { cors } from './http/cors.ts';
+import { csrfProtection } from './http/csrf.ts';
 import { jsonBody } from './http/body.ts';
 import { errorMiddleware } from './http/error-middleware.ts';
 import { folderRoutes } from './folders/routes.ts';
@@ -87,6 +88,7 @@ export function buildApp(services: Services): BuiltApp {
   app.use(clientIpMiddleware(services.config.trustedProxies));
   app.use(jsonBody(services.config.bodyLimitBytes));
   app.use(authenticate(services, TOKEN_RESOLVERS));
+  app.use(csrfProtection(services.config.corsOrigins));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));
   return { app, router, routes: registrar.table };

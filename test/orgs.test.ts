@@ -71,13 +71,13 @@ describe('orgs at server level (/api/orgs)', () => {
         const { orgId, admin, editor, viewer } = await orgWithPeople();
         const other = await orgWithPeople();
         const callers = endpoint.serverOnly ? [admin] : [editor, other.admin];
-        const auditsBefore = await app.count('audit_log');
+        const auditsBefore = await app.count('audit_log', { outcome: 'success' });
         for (const user of callers) {
           const res = await app.request(endpoint.method, endpoint.path(orgId, viewer.id), { cookie: user.cookie, body: endpoint.body });
           expect(res.status, user.login).to.equal(403);
           expect(res.body.message).to.match(DENIED);
         }
-        expect(await app.count('audit_log')).to.equal(auditsBefore);
+        expect(await app.count('audit_log', { outcome: 'success' })).to.equal(auditsBefore);
         expect(await orgRow(orgId)).to.include({ id: orgId });
         expect(await app.count('orgs', { name: 'Intruder Org' })).to.equal(0);
         expect(await membership(orgId, viewer.id)).to.deep.equal({ role: 'Viewer' });

@@ -2,6 +2,7 @@
  * The client's address: the socket's peer, unless that peer is a configured trusted proxy
  * (TRUSTED_PROXIES); then the nearest X-Forwarded-For hop that is not itself a trusted proxy.
  * A client can put anything in X-Forwarded-For, so only hops added by our proxies are believed.
+ * The same holds for the other forwarding headers (see fromTrustedProxy).
  */
 import type { Context, Next } from 'koa';
 import { normalizeIp } from '../config.ts';
@@ -22,7 +23,9 @@ export function resolveClientIp(peer: string | undefined, forwardedFor: string, 
 export function clientIpMiddleware(trustedProxies: string[]) {
   const trusted = new Set(trustedProxies);
   return async function setClientIp(ctx: Context, next: Next): Promise<void> {
-    ctx.state.clientIp = resolveClientIp(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for'), trusted);
+    const peer = ctx.req.socket.remoteAddress;
+    ctx.state.clientIp = resolveClientIp(peer, ctx.get('x-forwarded-for'), trusted);
+    ctx.state.fromTrustedProxy = !!peer && trusted.has(normalizeIp(peer));
     await next();
   };
 }
@@ -30,4 +33,9 @@ export function clientIpMiddleware(trustedProxies: string[]) {
 /** The address resolved for this request (see clientIpMiddleware). */
 export function clientIp(ctx: Context): string | null {
   return (ctx.state.clientIp as string | null | undefined) ?? null;
+}
+
+/** Whether the socket's peer is a trusted proxy, whose X-Forwarded-* headers may be believed. */
+export function fromTrustedProxy(ctx: Context): boolean {
+  return ctx.state.fromTrustedProxy === true;
 }

@@ -8,8 +8,13 @@ import type { Context, Next } from 'koa';
 const ALLOWED_METHODS = 'GET, POST, PUT, PATCH, DELETE';
 const ALLOWED_HEADERS = 'Content-Type, Authorization, X-Api-Key, X-Svc-Org-Id';
 
+/** The CORS_ORIGINS entries as browsers send an Origin: lower-case, without a trailing slash. */
+export function listedOrigins(origins: string[]): Set<string> {
+  return new Set(origins.map((origin) => origin.replace(/\/+$/, '').toLowerCase()));
+}
+
 export function cors(origins: string[]) {
-  const listed = new Set(origins.map((origin) => origin.replace(/\/+$/, '').toLowerCase()));
+  const listed = listedOrigins(origins);
   return async function applyCors(ctx: Context, next: Next): Promise<void> {
     const origin = ctx.get('origin');
     ctx.vary('Origin');

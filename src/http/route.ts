@@ -6,6 +6,7 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import { actorOf, recordFailure, type AuditEvent } from '../audit/writer.ts';
 import type { AuthzInput, ResourceRef } from '../authz/types.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { Services } from '../services.ts';
@@ -36,6 +37,19 @@ export interface RouteContext<B, Q, P> {
 /** The refusal of an action: what the caller learns of a deny, whatever the policy's reasons. */
 export function permissionDenied(action: string): ForbiddenError {
   return new ForbiddenError(`permission denied: you need ${action} to do this`);
+}
+
+/**
+ * The audit target of a refused action: the resource as the policy names it (`{scope}` split
+ * into kind and id), or without one the org the action was refused in.
+ */
+function refusalTarget(resource: ResourceRef | undefined, orgId: string | null): AuditEvent['target'] {
+  if (!resource) return orgId ? { type: 'org', id: orgId } : undefined;
+  if ('scope' in resource) {
+    const [kind = resource.scope, , id] = resource.scope.split(':');
+    return { type: kind, id: id ?? null };
+  }
+  return { type: resource.kind, id: 'uid' in resource ? resource.uid : resource.id };
 }
 
 export interface AuthorizeOptions {
@@ -97,6 +111,7 @@ export class RouteRegistrar {
       const query = guards.query ? guards.query(ownQuery) : undefined;
       const body = guards.body ? guards.body(ctx.request.body) : undefined;
       const orgId = spec.level === 'org' && principal ? await resolveActiveOrg(ctx, services, principal) : '';
+      let refusal: AuditEvent | null = null;
       const route: RouteContext<unknown, unknown, unknown> = {
         ctx,
         body,
@@ -116,12 +131,20 @@ export class RouteRegistrar {
             // The reasons can name scopes the caller may not see (a dashboard's folder), so
             // they go to the log, and the caller learns only which action was refused.
             services.logger.debug({ action, resource, reasons: decision.reasons }, 'authorization denied');
+            refusal = { action, orgId: input.org_id, target: refusalTarget(resource, input.org_id), metadata: { request: `${spec.method.toUpperCase()} ${spec.path}` } };
             throw permissionDenied(action);
           }
         },
       };
-      // The guards above validated body, query and params against the schemas these types derive from.
-      await (spec.handler as (route: RouteContext<unknown, unknown, unknown>) => Promise<void>)(route);
+      try {
+        // The guards above validated body, query and params against the schemas these types derive from.
+        await (spec.handler as (route: RouteContext<unknown, unknown, unknown>) => Promise<void>)(route);
+      } catch (err) {
+        // A refused attempt to change something is audited. The handler has returned, so any
+        // transaction it opened has rolled back and the entry gets one of its own.
+        if (refusal && spec.method !== 'get' && err instanceof ForbiddenError) await recordFailure(services, actorOf(ctx, principal), refusal);
+        throw err;
+      }
     });
   }
 }

@@ -1,18 +1,27 @@
 /**
- * The login lockout: at most 5 failed attempts per (client IP + login) per 5 minutes, counted in
- * the database so every instance shares it. An attempt first takes a slot with one atomic
- * conditional UPDATE (failures < 5); only an attempt that got a slot may check the password, so
- * of any number of concurrent wrong attempts at most 5 reach the check. A success gives the slot
- * back by clearing the counter.
+ * The login lockout: at most 5 failed attempts per (client IP + account) per 5 minutes, counted
+ * in the database so every instance shares it. An account is one counter however it is typed
+ * (login or email, any case, surrounding blanks); a login that names no account is counted by
+ * its normalised text. A wrong old password on a password change counts against the same
+ * account counter, so neither door gives more guesses than the other.
+ *
+ * An attempt first takes a slot with one atomic conditional UPDATE (failures < 5); only an
+ * attempt that got a slot may check the password, so of any number of concurrent wrong attempts
+ * at most 5 reach the check. A success gives the slot back by clearing the counter.
  */
 import type { Knex } from 'knex';
 import { sha256Hex } from '../crypto/tokens.ts';
+import { TooManyRequestsError } from '../http/errors.ts';
 
 export const MAX_FAILURES = 5;
 export const WINDOW_MS = 5 * 60_000;
 
-export function lockoutKey(ip: string | null, login: string): string {
-  return sha256Hex(`${ip ?? 'unknown'}|${login.trim().toLowerCase()}`);
+/** Whose failures an attempt counts against: an existing account, or the login as typed. */
+export type LockoutTarget = { userId: string } | { login: string };
+
+export function lockoutKey(ip: string | null, target: LockoutTarget): string {
+  const subject = 'userId' in target ? `account:${target.userId}` : `login:${target.login.trim().toLowerCase()}`;
+  return sha256Hex(`${ip ?? 'unknown'}|${subject}`);
 }
 
 export type SlotResult = { granted: true } | { granted: false; retryAfterSeconds: number };
@@ -25,6 +34,11 @@ export async function takeAttemptSlot(db: Knex, key: string, now: number): Promi
   const row: { window_start: number | string } | undefined = await db('login_attempts').where('key', key).first('window_start');
   const reopensAt = Number(row?.window_start ?? now) + WINDOW_MS;
   return { granted: false, retryAfterSeconds: Math.max(1, Math.ceil((reopensAt - now) / 1000)) };
+}
+
+/** The refusal of an attempt that got no slot: 429 with a Retry-After hint. */
+export function lockedOut(retryAfterSeconds: number): TooManyRequestsError {
+  return new TooManyRequestsError(`too many login attempts: try again later (retry after ${retryAfterSeconds} seconds)`, retryAfterSeconds);
 }
 
 export async function clearAttempts(db: Knex, key: string): Promise<void> {

@@ -6,18 +6,17 @@
 import type { Context } from 'koa';
 import { actorOf, recordAudit, recordFailure, type Actor } from '../audit/writer.ts';
 import { verifyPassword } from '../crypto/password.ts';
-import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../http/errors.ts';
+import { ForbiddenError, UnauthorizedError } from '../http/errors.ts';
 import { clientIp } from '../http/client-ip.ts';
 import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
-import { clearAttempts, lockoutKey, takeAttemptSlot } from './lockout.ts';
+import { clearAttempts, lockedOut, lockoutKey, takeAttemptSlot } from './lockout.ts';
 import type { Principal } from './principal.ts';
 import { clearSessionCookie, issueSession, setSessionCookie } from './sessions.ts';
 import { revokeSession } from './sessions.store.ts';
 import { findMembershipsOfUser, findUserByLoginOrEmail, markUserSeen, type UserRow } from './users.store.ts';
 
 export const INVALID_CREDENTIALS = 'invalid username or password';
-const LOCKED_OUT = 'too many login attempts: try again later';
 
 /** A same-site path to go to after login; anything else (another host, a scheme) becomes "/". */
 export function safeRedirect(target: unknown): string {
@@ -102,14 +101,16 @@ export const loginRoutes: RouteModule = (routes) => {
     async handler({ ctx, body, query, services }) {
       if (services.config.disableLoginForm) throw new ForbiddenError('password login is disabled on this server');
       const actor = actorOf(ctx);
-      const key = lockoutKey(clientIp(ctx), body.user);
+      // The account is looked up before the slot is taken, so that its login and its email
+      // (in any case, with any blanks) take slots from one counter.
+      const user = await findUserByLoginOrEmail(services.db, body.user);
+      const key = lockoutKey(clientIp(ctx), user ? { userId: user.id } : { login: body.user });
       const slot = await takeAttemptSlot(services.db, key, services.clock.now());
       if (!slot.granted) {
-        await recordLoginFailure(services, actor, body.user, 'locked out', null);
-        throw new TooManyRequestsError(`${LOCKED_OUT} (retry after ${slot.retryAfterSeconds} seconds)`, slot.retryAfterSeconds);
+        await recordLoginFailure(services, actor, body.user, 'locked out', user?.id ?? null);
+        throw lockedOut(slot.retryAfterSeconds);
       }
 
-      const user = await findUserByLoginOrEmail(services.db, body.user);
       const passwordMatches = await verifyPassword(body.password, user?.password_hash ?? null);
       const refused = refusal(user, passwordMatches);
       if (refused || !user) {

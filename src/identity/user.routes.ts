@@ -1,12 +1,14 @@
 /** The current user: profile, password, preferences, default org, permissions (`/api/user…`). */
 import { actorOf, recordAudit } from '../audit/writer.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from '../crypto/password.ts';
+import { clientIp } from '../http/client-ip.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import { permissionDenied, type RouteModule } from '../http/route.ts';
 import { ownRecord, subjectOf } from '../http/subject.ts';
 import { findOrgById } from '../orgs/store.ts';
 import { preferencesSchema, readPreferences, writePreferences } from '../preferences/store.ts';
 import type { Services } from '../services.ts';
+import { clearAttempts, lockedOut, lockoutKey, takeAttemptSlot } from './lockout.ts';
 import { changeProfile } from './profile.ts';
 import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
 import { presentUser } from './user.presenter.ts';
@@ -67,7 +69,12 @@ export const currentUserRoutes: RouteModule = (routes) => {
       await authorize('users.password:write', ownRecord(principal));
       const user = await findUserById(services.db, principal.user.id);
       if (!user?.password_hash) throw new BadRequestError('this account has no local password');
+      // A wrong old password is a password guess: it takes a slot of the account's login lockout.
+      const lockout = lockoutKey(clientIp(ctx), { userId: user.id });
+      const slot = await takeAttemptSlot(services.db, lockout, services.clock.now());
+      if (!slot.granted) throw lockedOut(slot.retryAfterSeconds);
       if (!(await verifyPassword(body.oldPassword, user.password_hash))) throw new BadRequestError('the old password is not correct');
+      await clearAttempts(services.db, lockout);
       const passwordHash = await hashPassword(body.newPassword);
       const now = services.clock.now();
       await services.transact(async (tx) => {
