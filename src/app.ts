@@ -13,6 +13,9 @@ import { cors } from './http/cors.ts';
 import { csrfProtection } from './http/csrf.ts';
 import { jsonBody } from './http/body.ts';
 import { errorMiddleware } from './http/error-middleware.ts';
+import { folderRoutes } from './folders/routes.ts';
+import { alertRuleRoutes } from './alerting/routes.ts';
+import { dashboardRoutes } from './dashboards/routes.ts';
 import { RouteRegistrar, type RouteEntry, type RouteModule } from './http/route.ts';
 import { resolvePersonalAccessToken, TOKEN_PREFIX } from './identity/api-tokens.ts';
 import { adminUserRoutes } from './identity/admin-users.routes.ts';
@@ -42,6 +45,9 @@ export const ROUTE_MODULES: RouteModule[] = [
   orgRoutes,
   currentOrgRoutes,
   teamRoutes,
+  folderRoutes,
+  dashboardRoutes,
+  alertRuleRoutes,
   accessControlRoutes,
   roleRoutes,
   roleAssignmentRoutes,

@@ -88,7 +88,8 @@ async function loadTeams(db: Knex, orgId: string, teamIds?: string[]): Promise<S
   return result;
 }
 
-async function loadFolders(db: Knex, orgId: string): Promise<Section<'folders'>> {
+/** The folder index of the org, or only the entries of `only` (their chains still need every folder's parent). */
+async function loadFolders(db: Knex, orgId: string, only?: string[]): Promise<Section<'folders'>> {
   const rows: Array<{ uid: string; parent_uid: string | null }> = await db('folders').where('org_id', orgId).select('uid', 'parent_uid');
   const parents = new Map(rows.map((f) => [f.uid, f.parent_uid]));
   const memo = new Map<string, string[]>();
@@ -101,7 +102,8 @@ async function loadFolders(db: Knex, orgId: string): Promise<Section<'folders'>>
     memo.set(uid, chain);
     return chain;
   };
-  return Object.fromEntries(rows.map((f) => [f.uid, { scopes: [f.uid, ...chainOf(f.uid, new Set())].map((uid) => `folders:uid:${uid}`) }]));
+  const uids = only ? only.filter((uid) => parents.has(uid)) : rows.map((f) => f.uid);
+  return Object.fromEntries(uids.map((uid) => [uid, { scopes: [uid, ...chainOf(uid, new Set())].map((scope) => `folders:uid:${scope}`) }]));
 }
 
 async function loadFoldered(db: Knex, table: 'dashboards' | 'alert_rules', orgId: string, uids?: string[]): Promise<Record<string, { folder: string }>> {
@@ -169,8 +171,12 @@ export async function loadFragment(db: Knex, orgId: string | null, fragment: Pol
       return orgId ? [{ path: ['members', fragment.userId], value: (await loadMembers(db, orgId, [fragment.userId]))[fragment.userId] }] : [];
     case 'team':
       return orgId ? [{ path: ['teams', fragment.teamId], value: (await loadTeams(db, orgId, [fragment.teamId]))[fragment.teamId] }] : [];
-    case 'folders':
-      return orgId ? [{ path: ['folders'], value: await loadFolders(db, orgId) }] : [];
+    case 'folders': {
+      if (!orgId) return [];
+      const folders = await loadFolders(db, orgId, fragment.uids);
+      // A move re-chains its subtree only: patching those entries keeps the cost off the org's size.
+      return fragment.uids ? fragment.uids.map((uid) => ({ path: ['folders', uid], value: folders[uid] })) : [{ path: ['folders'], value: folders }];
+    }
     case 'dashboard':
       return orgId ? [{ path: ['dashboards', fragment.uid], value: (await loadFoldered(db, 'dashboards', orgId, [fragment.uid]))[fragment.uid] }] : [];
     case 'alert_rule':

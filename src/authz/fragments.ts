@@ -7,7 +7,8 @@ export type PolicyFragment =
   | { kind: 'role'; uid: string }
   | { kind: 'member'; userId: string }
   | { kind: 'team'; teamId: string }
-  | { kind: 'folders' }
+  /** The folders whose ancestor chain changed (made, moved with their subtree, deleted); no uids: the whole tree. */
+  | { kind: 'folders'; uids?: string[] }
   | { kind: 'dashboard'; uid: string }
   | { kind: 'alert_rule'; uid: string }
   | { kind: 'legacy_acl' };

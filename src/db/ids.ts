@@ -4,3 +4,10 @@ import { randomBytes } from 'node:crypto';
 export function newId(prefix: string): string {
   return `${prefix}_${randomBytes(8).toString('hex')}`;
 }
+
+const UID_ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+
+/** A short uid for a resource created without one (folders, dashboards, alert rules), as Grafana makes them. */
+export function newUid(): string {
+  return Array.from(randomBytes(14), (byte) => UID_ALPHABET[byte % UID_ALPHABET.length]).join('');
+}

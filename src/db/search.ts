@@ -30,3 +30,20 @@ export async function findPage<Row>(
     .offset(page.offset);
   return { totalCount: Number(countRow?.total ?? 0), rows };
 }
+
+/** A search over resources in the folder tree: a title substring, and the folders to look in. */
+export interface FolderFilter {
+  search?: string;
+  /** Only what lives in these folders (null: the root); undefined: anywhere. */
+  folderUids?: Array<string | null>;
+}
+
+/** Narrows to rows whose `column` (a folder uid) is one of `folderUids`, where null stands for the root. */
+export function whereInFolders(query: Knex.QueryBuilder, column: string, folderUids: Array<string | null> | undefined): Knex.QueryBuilder {
+  if (!folderUids) return query;
+  const named = folderUids.filter((uid): uid is string => uid !== null);
+  return query.where((q) => {
+    q.whereIn(column, named);
+    if (folderUids.includes(null)) q.orWhereNull(column);
+  });
+}

@@ -25,7 +25,7 @@ export function errorMiddleware(logger: Logger) {
       if (known) {
         ctx.status = known.status;
         ctx.set(known.headers);
-        ctx.body = { message: known.message };
+        ctx.body = { ...known.fields, message: known.message };
         return;
       }
       logger.error({ err, method: ctx.method, path: ctx.path }, 'unhandled error');

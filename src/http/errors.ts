@@ -9,6 +9,8 @@ export class HttpError extends Error {
     readonly status: number,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** Fields the body carries beside `message` (a machine-readable reason, as Grafana's 412 `status`). */
+    readonly fields: Record<string, string> = {},
   ) {
     super(message);
   }
@@ -37,6 +39,12 @@ export class NotFoundError extends HttpError {
 export class ConflictError extends HttpError {
   constructor(message: string) {
     super(409, message);
+  }
+}
+/** A save whose precondition no longer holds (Grafana's dashboard 412): `status` says which one. */
+export class PreconditionFailedError extends HttpError {
+  constructor(message: string, status: 'version-mismatch' | 'name-exists') {
+    super(412, message, {}, { status });
   }
 }
 export class PayloadTooLargeError extends HttpError {

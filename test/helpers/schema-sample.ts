@@ -18,7 +18,7 @@ export function sample(schema: JSONSchema | undefined): unknown {
       return value;
     }
     case 'array':
-      return [];
+      return Array.from({ length: s.minItems ?? 0 }, () => sample(s.items));
     case 'integer':
     case 'number':
       return s.minimum ?? 1;

@@ -19,6 +19,7 @@ import type { AuthzInput, Subject } from '../../src/authz/types.ts';
 import { bootstrap } from '../../src/bootstrap.ts';
 import { loadConfig } from '../../src/config.ts';
 import { insertRole } from '../../src/accesscontrol/store.ts';
+import { findAncestors, findFolder, updateFolder } from '../../src/folders/store.ts';
 import { startServices } from '../../src/startup.ts';
 import { prng } from '../../test/helpers/generated-org.ts';
 import { fillOrg, scaled } from './scale-org.ts';
@@ -115,6 +116,36 @@ async function main(): Promise<void> {
   const after = await services.engine.authorize(changeInput);
   const visible = performance.now();
   console.log(`grant change visible:   ${ms(visible - started)} from the write (${ms(committed - started)} commit + ${ms(visible - committed)} until authorize() sees it; before=${before.allow}, after=${after.allow})   (target ≤ 20 ms)`);
+
+  // A folder move: the whole tree's ancestor chains are re-read, then a dashboard in the moved
+  // folder answers to the grants of its new parent (an action nobody else holds, so it flips).
+  const [moved] = await services.db('folders as f')
+    .where('f.org_id', ORG)
+    .whereNotNull('f.parent_uid')
+    .whereNotExists((q) => q.select('*').from('folders as c').where('c.org_id', ORG).whereRaw('c.parent_uid = f.uid'))
+    .whereExists((q) => q.select('*').from('dashboards as d').where('d.org_id', ORG).whereRaw('d.folder_uid = f.uid'))
+    .limit(1)
+    .select('f.uid');
+  const movedDashboard: string = (await services.db('dashboards').where({ org_id: ORG, folder_uid: moved.uid }).first('uid')).uid;
+  const movedRow = (await findFolder(services.db, ORG, moved.uid))!;
+  const oldChain = (await findAncestors(services.db, ORG, movedRow)).map((folder) => folder.uid);
+  const newParent: string = (await services.db('folders').where('org_id', ORG).whereNull('parent_uid').whereNotIn('uid', oldChain).first('uid')).uid;
+  await services.transact(async (tx) => {
+    const roleId = await insertRole(tx.db, ORG, { uid: 'custom:bench-folder', name: 'custom:bench-folder', displayName: 'bench', description: '', groupName: '', permissions: [{ action: 'dashboards:bench-move', scope: `folders:uid:${newParent}` }] }, Date.now());
+    await tx.db('user_roles').insert({ user_id: grantee, role_id: roleId, org_id: ORG, created_at: Date.now() });
+    tx.policyChanged(ORG, { kind: 'role', uid: 'custom:bench-folder' }, { kind: 'member', userId: grantee });
+  });
+  const moveInput: AuthzInput = { ...changeInput, action: 'dashboards:bench-move', resource: { kind: 'dashboards', uid: movedDashboard } };
+  const beforeMove = await services.engine.authorize(moveInput);
+  started = performance.now();
+  await services.transact(async (tx) => {
+    await updateFolder(tx, movedRow, { parent_uid: newParent }, grantee, Date.now());
+  });
+  const moveCommitted = performance.now();
+  const afterMove = await services.engine.authorize(moveInput);
+  const moveVisible = performance.now();
+  console.log(`folder move visible:    ${ms(moveVisible - started)} from the write (${ms(moveCommitted - started)} commit + ${ms(moveVisible - moveCommitted)} until authorize() sees it; before=${beforeMove.allow}, after=${afterMove.allow})`);
+  await measure('authorize() after the move', services.engine, stream);
 
   const memory = process.memoryUsage();
   console.log(`process RSS:            ${(memory.rss / 1024 / 1024).toFixed(0)} MiB (heap ${(memory.heapUsed / 1024 / 1024).toFixed(0)} MiB, wasm ${(services.engine.stats().wasmBytes / 1024 / 1024).toFixed(0)} MiB)`);

@@ -1,0 +1,261 @@
+/**
+ * Alert rules of the active org through Grafana's provisioning API
+ * (`/api/v1/provisioning/alert-rules…`). A rule lives in a folder and its permissions are the
+ * folder's (the policy's candidate scopes for `alert.rules` run up the folder chain); moving a
+ * rule needs write on it and create in the destination folder.
+ */
+import type { Knex } from 'knex';
+import type { ResourceRef } from '../authz/types.ts';
+import { actorOf, recordAudit } from '../audit/writer.ts';
+import { newUid } from '../db/ids.ts';
+import { findDestinationFolder, folderResource, folderUidOf } from '../folders/target.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
+import type { Infer } from '../http/guard.ts';
+import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
+import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';
+import type { RouteModule } from '../http/route.ts';
+import { subjectOf } from '../http/subject.ts';
+import { enforceOrgQuota } from '../quotas/org-quotas.ts';
+import { presentAlertRule } from './presenter.ts';
+import {
+  deleteAlertRule,
+  findAlertRule,
+  findAlertRuleByTitle,
+  findAlertRulesByUids,
+  findAlertRuleUids,
+  insertAlertRule,
+  updateAlertRule,
+  type AlertRuleContent,
+  type AlertRuleRow,
+} from './store.ts';
+
+const textMap = { type: 'object', additionalProperties: { type: 'string', maxLength: 4000 }, maxProperties: 100 } as const;
+
+const ruleProperties = {
+  title: { type: 'string', minLength: 1, maxLength: 190 },
+  folderUID: { type: 'string', minLength: 1, maxLength: 40 },
+  ruleGroup: { type: 'string', minLength: 1, maxLength: 190 },
+  condition: { type: 'string', minLength: 1, maxLength: 40 },
+  data: {
+    type: 'array',
+    minItems: 1,
+    maxItems: 100,
+    items: {
+      type: 'object',
+      properties: {
+        refId: { type: 'string', minLength: 1, maxLength: 40 },
+        datasourceUid: { type: 'string', minLength: 1, maxLength: 40 },
+        queryType: { type: 'string', maxLength: 190 },
+        relativeTimeRange: {
+          type: 'object',
+          properties: { from: { type: 'integer', minimum: 0 }, to: { type: 'integer', minimum: 0 } },
+          required: ['from', 'to'],
+          additionalProperties: false,
+        },
+        model: { type: 'object' },
+      },
+      required: ['refId', 'datasourceUid', 'model'],
+      additionalProperties: false,
+    },
+  },
+  // Go durations as Grafana writes them: 0, 30s, 5m, 1h30m…
+  for: { type: 'string', pattern: '^(0|([0-9]+(ms|s|m|h|d|w|y))+)$', default: '0s' },
+  labels: textMap,
+  annotations: textMap,
+  noDataState: { type: 'string', enum: ['Alerting', 'NoData', 'OK'], default: 'NoData' },
+  execErrState: { type: 'string', enum: ['Alerting', 'Error', 'OK'], default: 'Error' },
+  isPaused: { type: 'boolean', default: false },
+} as const;
+
+const REQUIRED = ['title', 'folderUID', 'ruleGroup', 'condition', 'data'] as const;
+
+const ruleBody = { type: 'object', properties: { uid: resourceUidSchema, ...ruleProperties }, required: REQUIRED, additionalProperties: false } as const;
+const ruleUpdateBody = { type: 'object', properties: ruleProperties, required: REQUIRED, additionalProperties: false } as const;
+
+type RuleFields = Infer<typeof ruleUpdateBody>;
+
+const ruleResource = (uid: string): ResourceRef => ({ kind: 'alert.rules', uid });
+
+/**
+ * The policy target of a rule addressed by uid. The policy reaches a rule through its folder
+ * (the index), so a uid it does not know has no folder to inherit from: for such a uid the
+ * caller is asked for the action on any scope, and one who may act on some rule learns it is
+ * missing (404), as they would for a dashboard.
+ */
+async function addressedRule(db: Knex, orgId: string, uid: string): Promise<{ rule: AlertRuleRow | undefined; resource: ResourceRef | undefined }> {
+  const rule = await findAlertRule(db, orgId, uid);
+  return { rule, resource: rule && ruleResource(rule.uid) };
+}
+const ruleAuditTarget = (rule: { uid: string; title: string }) => ({ type: 'alert_rule', id: rule.uid, name: rule.title });
+
+/** What a body asks for, checked beyond the schema: a condition naming one query, refIds unique. */
+function ruleContent(body: RuleFields, folderUid: string): AlertRuleContent {
+  const title = body.title.trim();
+  if (!title) throw new BadRequestError('body.title must not be blank');
+  const refIds = body.data.map((query) => query.refId);
+  if (new Set(refIds).size !== refIds.length) throw new BadRequestError('body.data: every query needs its own refId');
+  if (!refIds.includes(body.condition)) throw new BadRequestError(`body.condition must be the refId of one of body.data (${refIds.join(', ')})`);
+  const { title: _title, folderUID: _folder, ruleGroup, ...definition } = body;
+  return { title, folderUid, ruleGroup, definition };
+}
+
+/** The folder a rule goes to: it must exist, and a rule always has one (not the root). */
+async function ruleFolder(db: Knex, orgId: string, folderUid: string): Promise<string> {
+  const folder = await findDestinationFolder(db, orgId, folderUid, 'body.folderUID');
+  if (!folder) throw new BadRequestError('body.folderUID: an alert rule lives in a folder, not in the root');
+  return folder.uid;
+}
+
+async function assertTitleFree(db: Knex, orgId: string, content: AlertRuleContent, own?: string): Promise<void> {
+  const namesake = await findAlertRuleByTitle(db, orgId, content.folderUid, content.title);
+  if (namesake && namesake.uid !== own) throw new ConflictError(`an alert rule titled ${content.title} already exists in folder ${content.folderUid}`);
+}
+
+const ruleNotFound = (uid: string) => new NotFoundError(`alert rule ${uid} not found`);
+
+async function findRuleOrFail(db: Knex, orgId: string, uid: string): Promise<AlertRuleRow> {
+  const rule = await findAlertRule(db, orgId, uid);
+  if (!rule) throw ruleNotFound(uid);
+  return rule;
+}
+
+export const alertRuleRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'get',
+    path: '/api/v1/provisioning/alert-rules',
+    access: 'authenticated',
+    level: 'org',
+    query: {
+      type: 'object',
+      properties: { ...paginationQuerySchema, folderUID: { type: 'string', maxLength: 40 } },
+      additionalProperties: false,
+    },
+    async handler({ ctx, query, principal, orgId, services, authorize }) {
+      await authorize('alert.rules:read');
+      const page = pageOf(query);
+      const uids = await findAlertRuleUids(services.db, orgId, folderUidOf(query.folderUID) ?? undefined);
+      const readable = await services.engine.filter({
+        subject: subjectOf(principal),
+        org_id: orgId,
+        action: 'alert.rules:read',
+        resources: uids.map(ruleResource),
+      });
+      const readableUids = readable.sort((a, b) => a - b).map((index) => uids[index]!);
+      const rows = await findAlertRulesByUids(services.db, orgId, readableUids.slice(page.offset, page.offset + page.limit));
+      ctx.body = { totalCount: readableUids.length, alertRules: rows.map(presentAlertRule), page: page.page, perPage: page.perPage };
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/v1/provisioning/alert-rules',
+    access: 'authenticated',
+    level: 'org',
+    body: ruleBody,
+    async handler({ ctx, body, principal, orgId, services, authorize }) {
+      await authorize('alert.rules:create', folderResource(body.folderUID));
+      const uid = body.uid ?? newUid();
+      const { uid: _uid, ...fields } = body;
+      const now = services.clock.now();
+      const rule = await services.transact(async (tx) => {
+        await enforceOrgQuota(tx, services.config, orgId, 'alert_rules', now);
+        const content = ruleContent(fields, await ruleFolder(tx.db, orgId, body.folderUID));
+        if (await findAlertRule(tx.db, orgId, uid)) throw new ConflictError(`an alert rule with uid ${uid} already exists`);
+        await assertTitleFree(tx.db, orgId, content);
+        await insertAlertRule(tx, orgId, uid, content, principal.user.id, now);
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          {
+            action: 'alert_rule.created',
+            orgId,
+            target: ruleAuditTarget({ uid, title: content.title }),
+            metadata: { folderUid: content.folderUid, ruleGroup: content.ruleGroup },
+          },
+          now,
+        );
+        return (await findAlertRule(tx.db, orgId, uid))!;
+      });
+      ctx.status = 201;
+      ctx.body = presentAlertRule(rule);
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/v1/provisioning/alert-rules/:uid',
+    access: 'authenticated',
+    level: 'org',
+    params: uidParams,
+    async handler({ ctx, params, orgId, services, authorize }) {
+      const { rule, resource } = await addressedRule(services.db, orgId, params.uid);
+      await authorize('alert.rules:read', resource);
+      if (!rule) throw ruleNotFound(params.uid);
+      ctx.body = presentAlertRule(rule);
+    },
+  });
+
+  routes.add({
+    method: 'put',
+    path: '/api/v1/provisioning/alert-rules/:uid',
+    access: 'authenticated',
+    level: 'org',
+    params: uidParams,
+    body: ruleUpdateBody,
+    async handler({ ctx, params, body, principal, orgId, services, authorize }) {
+      const { rule: existing, resource } = await addressedRule(services.db, orgId, params.uid);
+      await authorize('alert.rules:write', resource);
+      if (!existing) throw ruleNotFound(params.uid);
+      // A move also creates the rule in its new folder: the caller must be allowed to there.
+      if (folderUidOf(body.folderUID) !== existing.folder_uid) await authorize('alert.rules:create', folderResource(body.folderUID));
+      const now = services.clock.now();
+      const rule = await services.transact(async (tx) => {
+        const current = await findRuleOrFail(tx.db, orgId, params.uid);
+        const content = ruleContent(body, await ruleFolder(tx.db, orgId, body.folderUID));
+        // Moved by someone else since the check above, which then judged another move.
+        if (current.folder_uid !== existing.folder_uid) throw new ConflictError(`alert rule ${current.uid} was moved meanwhile: load it again`);
+        await assertTitleFree(tx.db, orgId, content, current.uid);
+        await updateAlertRule(tx, current, content, principal.user.id, now);
+        const metadata = {
+          folderUid: content.folderUid,
+          ruleGroup: content.ruleGroup,
+          version: current.version + 1,
+          ...(current.folder_uid !== content.folderUid && { previousFolderUid: current.folder_uid }),
+        };
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'alert_rule.updated', orgId, target: ruleAuditTarget({ uid: current.uid, title: content.title }), metadata },
+          now,
+        );
+        return (await findAlertRule(tx.db, orgId, current.uid))!;
+      });
+      ctx.body = presentAlertRule(rule);
+    },
+  });
+
+  routes.add({
+    method: 'delete',
+    path: '/api/v1/provisioning/alert-rules/:uid',
+    access: 'authenticated',
+    level: 'org',
+    params: uidParams,
+    async handler({ ctx, params, principal, orgId, services, authorize }) {
+      const { rule: existing, resource } = await addressedRule(services.db, orgId, params.uid);
+      await authorize('alert.rules:delete', resource);
+      if (!existing) throw ruleNotFound(params.uid);
+      const now = services.clock.now();
+      await services.transact(async (tx) => {
+        const rule = await findRuleOrFail(tx.db, orgId, params.uid);
+        await deleteAlertRule(tx, rule);
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'alert_rule.deleted', orgId, target: ruleAuditTarget(rule), metadata: { folderUid: rule.folder_uid, ruleGroup: rule.rule_group } },
+          now,
+        );
+      });
+      ctx.status = 204;
+    },
+  });
+};

@@ -1,0 +1,219 @@
+/**
+ * Folders of the active org (`/api/folders…`), modelled on Grafana's folder API: a tree up to
+ * eight levels deep, listed level by level, moved through `parentUid` on update, deleted with
+ * everything in it. Dashboards and alert rules inherit their folder's grants (the policy's
+ * candidate scopes), so every change to the tree reaches the policy document.
+ */
+import { actorOf, recordAudit } from '../audit/writer.ts';
+import { subjectOf } from '../http/subject.ts';
+import { BadRequestError, ConflictError } from '../http/errors.ts';
+import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
+import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';
+import type { RouteModule } from '../http/route.ts';
+import { newUid } from '../db/ids.ts';
+import { enforceOrgQuota } from '../quotas/org-quotas.ts';
+import { presentFolder } from './presenter.ts';
+import {
+  countAlertRulesIn,
+  countFolderContents,
+  deleteFolderTree,
+  findAncestors,
+  findFolderUids,
+  findFolder,
+  findFoldersByUids,
+  findSubtree,
+  insertFolder,
+  MAX_FOLDER_DEPTH,
+  updateFolder,
+  type FolderChanges,
+  type FolderRow,
+} from './store.ts';
+import { findDestinationFolder, findFolderOrFail, folderAuditTarget, folderResource, folderUidOf } from './target.ts';
+import type { Knex } from 'knex';
+
+const titleSchema = { type: 'string', minLength: 1, maxLength: 190 } as const;
+const descriptionSchema = { type: 'string', maxLength: 1000 } as const;
+
+function folderTitle(title: string): string {
+  const trimmed = title.trim();
+  if (!trimmed) throw new BadRequestError('body.title must not be blank');
+  return trimmed;
+}
+
+/** The level a new child of `parent` would sit at (a root folder is level 1). */
+async function childLevel(db: Knex, orgId: string, parent: FolderRow | null): Promise<number> {
+  return parent ? (await findAncestors(db, orgId, parent)).length + 2 : 1;
+}
+
+const tooDeep = () => new BadRequestError(`folders nest at most ${MAX_FOLDER_DEPTH} levels deep`);
+
+export const folderRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'get',
+    path: '/api/folders',
+    access: 'authenticated',
+    level: 'org',
+    query: {
+      type: 'object',
+      properties: { ...paginationQuerySchema, parentUid: { type: 'string', maxLength: 40 }, query: { type: 'string', maxLength: 190 } },
+      additionalProperties: false,
+    },
+    async handler({ ctx, query, principal, orgId, services, authorize }) {
+      await authorize('folders:read');
+      const page = pageOf(query);
+      const uids = await findFolderUids(services.db, orgId, { search: query.query?.trim(), folderUids: [query.parentUid || null] });
+      // One policy call for the whole level, then the page: totalCount counts what the caller may read.
+      const readable = await services.engine.filter({
+        subject: subjectOf(principal),
+        org_id: orgId,
+        action: 'folders:read',
+        resources: uids.map(folderResource),
+      });
+      const readableUids = readable.sort((a, b) => a - b).map((index) => uids[index]!);
+      const rows = await findFoldersByUids(services.db, orgId, readableUids.slice(page.offset, page.offset + page.limit));
+      ctx.body = { totalCount: readableUids.length, folders: rows.map(presentFolder), page: page.page, perPage: page.perPage };
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/folders',
+    access: 'authenticated',
+    level: 'org',
+    body: {
+      type: 'object',
+      properties: { uid: resourceUidSchema, title: titleSchema, description: descriptionSchema, parentUid: { type: 'string', maxLength: 40 } },
+      required: ['title'],
+      additionalProperties: false,
+    },
+    async handler({ ctx, body, principal, orgId, services, authorize }) {
+      await authorize('folders:create', folderResource(body.parentUid));
+      const title = folderTitle(body.title);
+      const uid = body.uid ?? newUid();
+      const now = services.clock.now();
+      const folder = await services.transact(async (tx) => {
+        await enforceOrgQuota(tx, services.config, orgId, 'folders', now);
+        const parent = await findDestinationFolder(tx.db, orgId, body.parentUid, 'body.parentUid');
+        if ((await childLevel(tx.db, orgId, parent)) > MAX_FOLDER_DEPTH) throw tooDeep();
+        if (await findFolder(tx.db, orgId, uid)) throw new ConflictError(`a folder with uid ${uid} already exists`);
+        await insertFolder(tx, { orgId, uid, title, description: body.description ?? '', parentUid: parent?.uid ?? null, createdBy: principal.user.id }, now);
+        const created = (await findFolder(tx.db, orgId, uid))!;
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'folder.created', orgId, target: folderAuditTarget(created), metadata: { parentUid: created.parent_uid } },
+          now,
+        );
+        return created;
+      });
+      ctx.status = 201;
+      ctx.body = presentFolder(folder);
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/folders/:uid',
+    access: 'authenticated',
+    level: 'org',
+    params: uidParams,
+    async handler({ ctx, params, orgId, services, authorize }) {
+      await authorize('folders:read', folderResource(params.uid));
+      ctx.body = presentFolder(await findFolderOrFail(services.db, orgId, params.uid));
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/folders/:uid/counts',
+    access: 'authenticated',
+    level: 'org',
+    params: uidParams,
+    async handler({ ctx, params, orgId, services, authorize }) {
+      await authorize('folders:read', folderResource(params.uid));
+      const folder = await findFolderOrFail(services.db, orgId, params.uid);
+      const counts = await countFolderContents(services.db, orgId, folder.uid);
+      ctx.body = { folder: counts.folders, dashboard: counts.dashboards, alertrule: counts.alertRules };
+    },
+  });
+
+  routes.add({
+    method: 'put',
+    path: '/api/folders/:uid',
+    access: 'authenticated',
+    level: 'org',
+    params: uidParams,
+    body: {
+      type: 'object',
+      properties: { title: titleSchema, description: descriptionSchema, parentUid: { type: ['string', 'null'], maxLength: 40 } },
+      minProperties: 1,
+      additionalProperties: false,
+    },
+    async handler({ ctx, params, body, principal, orgId, services, authorize }) {
+      const before = await findFolder(services.db, orgId, params.uid);
+      await authorize('folders:write', folderResource(params.uid));
+      // A move also creates a folder in its new parent: the caller must be allowed to do that there
+      // (naming the parent it already has is no move).
+      const moving = body.parentUid !== undefined && folderUidOf(body.parentUid) !== (before?.parent_uid ?? null);
+      if (moving) await authorize('folders:create', folderResource(body.parentUid));
+      const title = body.title === undefined ? undefined : folderTitle(body.title);
+      const now = services.clock.now();
+      const folder = await services.transact(async (tx) => {
+        const current = await findFolderOrFail(tx.db, orgId, params.uid);
+        const changes: FolderChanges = {
+          ...(title !== undefined && title !== current.title && { title }),
+          ...(body.description !== undefined && body.description !== current.description && { description: body.description }),
+        };
+        if (body.parentUid !== undefined) {
+          const parent = await findDestinationFolder(tx.db, orgId, body.parentUid, 'body.parentUid');
+          if ((parent?.uid ?? null) !== current.parent_uid) {
+            // Moved by someone else since the check above, which then judged another move.
+            if (!moving) throw new ConflictError(`folder ${current.uid} was moved meanwhile: load it again`);
+            const subtree = await findSubtree(tx.db, orgId, current.uid);
+            if (parent && subtree.uids.includes(parent.uid))
+              throw new BadRequestError(`folder ${current.uid} cannot move into itself or one of its subfolders`);
+            if ((await childLevel(tx.db, orgId, parent)) + subtree.levels - 1 > MAX_FOLDER_DEPTH) throw tooDeep();
+            changes.parent_uid = parent?.uid ?? null;
+          }
+        }
+        const fields = Object.keys(changes).sort();
+        if (fields.length === 0) return current;
+        await updateFolder(tx, current, changes, principal.user.id, now);
+        const updated = (await findFolder(tx.db, orgId, current.uid))!;
+        const metadata = { fields, ...(changes.parent_uid !== undefined && { previousParentUid: current.parent_uid, parentUid: changes.parent_uid }) };
+        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'folder.updated', orgId, target: folderAuditTarget(updated), metadata }, now);
+        return updated;
+      });
+      ctx.body = presentFolder(folder);
+    },
+  });
+
+  routes.add({
+    method: 'delete',
+    path: '/api/folders/:uid',
+    access: 'authenticated',
+    level: 'org',
+    params: uidParams,
+    query: {
+      type: 'object',
+      properties: { forceDeleteRules: { type: 'boolean', default: false } },
+      additionalProperties: false,
+    },
+    async handler({ ctx, params, query, principal, orgId, services, authorize }) {
+      await authorize('folders:delete', folderResource(params.uid));
+      const now = services.clock.now();
+      const folder = await services.transact(async (tx) => {
+        const current = await findFolderOrFail(tx.db, orgId, params.uid);
+        const { uids } = await findSubtree(tx.db, orgId, current.uid);
+        if (!query.forceDeleteRules && (await countAlertRulesIn(tx.db, orgId, uids)) > 0) {
+          throw new BadRequestError(`folder ${current.uid} holds alert rules: delete them first or pass forceDeleteRules=true`);
+        }
+        const deleted = await deleteFolderTree(tx, orgId, uids);
+        const metadata = { folders: deleted.folders, dashboards: deleted.dashboardUids.length, alertRules: deleted.alertRuleUids.length };
+        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'folder.deleted', orgId, target: folderAuditTarget(current), metadata }, now);
+        return current;
+      });
+      ctx.body = { message: 'Folder deleted', uid: folder.uid, title: folder.title };
+    },
+  });
+};

@@ -1,0 +1,162 @@
+/**
+ * SQL of the folder tree. A folder belongs to one org and names its parent by uid (null = a root
+ * folder). Writes report the policy's `folders` fragment (the precomputed ancestor chains), so
+ * the in-memory document follows every create, move and delete.
+ */
+import type { Knex } from 'knex';
+import { removeGrantsOnScopes } from '../accesscontrol/resource-grants.store.ts';
+import { whereContains, whereInFolders, type FolderFilter } from '../db/search.ts';
+import type { Tx } from '../db/transaction.ts';
+
+/** Folders nest this deep at most: a root folder is level 1. */
+export const MAX_FOLDER_DEPTH = 8;
+
+export interface FolderRow {
+  org_id: string;
+  uid: string;
+  title: string;
+  description: string;
+  parent_uid: string | null;
+  created_at: number;
+  updated_at: number;
+  created_by: string | null;
+  updated_by: string | null;
+}
+
+const FOLDER_COLUMNS = ['org_id', 'uid', 'title', 'description', 'parent_uid', 'created_at', 'updated_at', 'created_by', 'updated_by'] as const;
+
+export async function findFolder(db: Knex, orgId: string, uid: string): Promise<FolderRow | undefined> {
+  return db('folders')
+    .where({ org_id: orgId, uid })
+    .first(...FOLDER_COLUMNS);
+}
+
+/** The folder's ancestors, nearest first (at most the depth limit: the tree never holds a cycle). */
+export async function findAncestors(db: Knex, orgId: string, folder: FolderRow): Promise<FolderRow[]> {
+  const ancestors: FolderRow[] = [];
+  let parentUid = folder.parent_uid;
+  while (parentUid && ancestors.length < MAX_FOLDER_DEPTH) {
+    const parent = await findFolder(db, orgId, parentUid);
+    if (!parent) break;
+    ancestors.push(parent);
+    parentUid = parent.parent_uid;
+  }
+  return ancestors;
+}
+
+/**
+ * The uids of the folder's subtree, the folder first, level by level; `levels` counts them (1 for
+ * a leaf). The tree is at most the depth limit deep, so the walk stops there whatever the data.
+ */
+export async function findSubtree(db: Knex, orgId: string, uid: string): Promise<{ uids: string[]; levels: number }> {
+  const uids = [uid];
+  let level = [uid];
+  let levels = 1;
+  while (levels < MAX_FOLDER_DEPTH) {
+    const children: string[] = await db('folders').where('org_id', orgId).whereIn('parent_uid', level).pluck('uid');
+    if (children.length === 0) break;
+    uids.push(...children);
+    level = children;
+    levels += 1;
+  }
+  return { uids, levels };
+}
+
+/** The uids of the folders whose parent is one of `filter.folderUids` (null: the root), whose title contains `filter.search`, by title. */
+export async function findFolderUids(db: Knex, orgId: string, filter: FolderFilter): Promise<string[]> {
+  const query = whereInFolders(db('folders').where('org_id', orgId), 'parent_uid', filter.folderUids);
+  return whereContains(query, ['title'], filter.search)
+    .orderBy([{ column: 'title' }, { column: 'uid' }])
+    .pluck('uid');
+}
+
+/** The folders of `uids`, in the order of `uids`. */
+export async function findFoldersByUids(db: Knex, orgId: string, uids: string[]): Promise<FolderRow[]> {
+  if (uids.length === 0) return [];
+  const rows: FolderRow[] = await db('folders')
+    .where('org_id', orgId)
+    .whereIn('uid', uids)
+    .select(...FOLDER_COLUMNS);
+  const byUid = new Map(rows.map((row) => [row.uid, row]));
+  return uids.map((uid) => byUid.get(uid)).filter((row): row is FolderRow => row !== undefined);
+}
+
+export async function insertFolder(
+  tx: Tx,
+  folder: { orgId: string; uid: string; title: string; description: string; parentUid: string | null; createdBy: string },
+  now: number,
+): Promise<void> {
+  await tx.db('folders').insert({
+    org_id: folder.orgId,
+    uid: folder.uid,
+    title: folder.title,
+    description: folder.description,
+    parent_uid: folder.parentUid,
+    created_at: now,
+    updated_at: now,
+    created_by: folder.createdBy,
+    updated_by: folder.createdBy,
+  });
+  tx.policyChanged(folder.orgId, { kind: 'folders', uids: [folder.uid] });
+}
+
+export interface FolderChanges {
+  title?: string;
+  description?: string;
+  parent_uid?: string | null;
+}
+
+export async function updateFolder(tx: Tx, folder: FolderRow, changes: FolderChanges, updatedBy: string, now: number): Promise<void> {
+  await tx
+    .db('folders')
+    .where({ org_id: folder.org_id, uid: folder.uid })
+    .update({ ...changes, updated_by: updatedBy, updated_at: now });
+  // Only a move changes ancestor chains: those of the folder and everything below it.
+  if (changes.parent_uid !== undefined) tx.policyChanged(folder.org_id, { kind: 'folders', uids: (await findSubtree(tx.db, folder.org_id, folder.uid)).uids });
+}
+
+export interface FolderContents {
+  folders: number;
+  dashboards: number;
+  alertRules: number;
+}
+
+async function countIn(db: Knex, table: string, orgId: string, column: string, uids: string[]): Promise<number> {
+  const [row] = await db(table).where('org_id', orgId).whereIn(column, uids).count<Array<{ total: number | string }>>({ total: '*' });
+  return Number(row?.total ?? 0);
+}
+
+/** What the folder holds directly: subfolders, dashboards and alert rules. */
+export async function countFolderContents(db: Knex, orgId: string, uid: string): Promise<FolderContents> {
+  const [folders, dashboards, alertRules] = await Promise.all([
+    countIn(db, 'folders', orgId, 'parent_uid', [uid]),
+    countIn(db, 'dashboards', orgId, 'folder_uid', [uid]),
+    countIn(db, 'alert_rules', orgId, 'folder_uid', [uid]),
+  ]);
+  return { folders, dashboards, alertRules };
+}
+
+/** How many alert rules live in the folders of `uids`. */
+export async function countAlertRulesIn(db: Knex, orgId: string, uids: string[]): Promise<number> {
+  return countIn(db, 'alert_rules', orgId, 'folder_uid', uids);
+}
+
+/**
+ * Deletes the folders of `uids` (a subtree) with the dashboards and alert rules in them and every
+ * grant on any of them. Returns what went.
+ */
+export async function deleteFolderTree(tx: Tx, orgId: string, uids: string[]): Promise<{ folders: number; dashboardUids: string[]; alertRuleUids: string[] }> {
+  const dashboardUids: string[] = await tx.db('dashboards').where('org_id', orgId).whereIn('folder_uid', uids).pluck('uid');
+  const alertRuleUids: string[] = await tx.db('alert_rules').where('org_id', orgId).whereIn('folder_uid', uids).pluck('uid');
+  await removeGrantsOnScopes(tx, orgId, { folderUids: uids, dashboardUids, alertRuleUids });
+  await tx.db('dashboards').where('org_id', orgId).whereIn('folder_uid', uids).delete();
+  await tx.db('alert_rules').where('org_id', orgId).whereIn('folder_uid', uids).delete();
+  const folders = await tx.db('folders').where('org_id', orgId).whereIn('uid', uids).delete();
+  tx.policyChanged(
+    orgId,
+    { kind: 'folders', uids },
+    ...dashboardUids.map((uid) => ({ kind: 'dashboard' as const, uid })),
+    ...alertRuleUids.map((uid) => ({ kind: 'alert_rule' as const, uid })),
+  );
+  return { folders, dashboardUids, alertRuleUids };
+}
