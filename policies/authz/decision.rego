@@ -35,6 +35,7 @@ _decision(grants) := {"allow": true, "reasons": grants} if {
 	chat.allows(input)
 	not server.refuses(input.action)
 	delegation.allows(input)
+	not delegation.protects_server_admin(input)
 } else := {"allow": false, "reasons": sort(_denials)}
 
 _action := input.action if _is_action(input.action)
@@ -108,6 +109,11 @@ _denials contains server.refusal if subject.is_active
 _denials contains problem if {
 	subject.is_active
 	some problem in delegation.missing(input)
+}
+
+_denials contains delegation.server_admin_refusal if {
+	subject.is_active
+	delegation.protects_server_admin(input)
 }
 
 _missing_grant := concat("", ["no role grants ", _action, " on ", concat(", ", _candidates)]) if _candidates

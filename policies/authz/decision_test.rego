@@ -335,3 +335,11 @@ test_every_member_reads_its_active_org_but_not_an_org_by_id if {
 test_only_a_server_admin_changes_org_quotas if {
 	_decide(request(user("u_admin"), "orgs.quotas:write", {"kind": "orgs", "id": "org_main"})) == _deny(["only a server admin may orgs.quotas:write"])
 }
+
+test_only_a_server_admin_changes_a_server_admins_org_membership if {
+	target := {"kind": "users", "id": "u_editor"}
+	refused := object.union(request(user("u_admin"), "org.users:remove", target), {"target_user": {"server_admin": true}})
+	_decide(refused) == _deny(["only a server admin may change a server admin's org role or membership"])
+	_allowed(object.union(request(user("u_admin"), "org.users:remove", target), {"target_user": {"server_admin": false}}))
+	_allowed(object.union(request(server_admin("u_admin"), "org.users:write", target), {"target_user": {"server_admin": true}}))
+}

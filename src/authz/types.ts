@@ -34,6 +34,8 @@ export interface AuthzInput {
   chat?: ChatContext;
   /** Role writes and assignments: every permission the role grants (Grafana's delegation rule). */
   delegate?: DelegatedPermission[];
+  /** An org.users change: the user it is about (only a server admin changes a server admin). */
+  target_user?: { server_admin: boolean };
 }
 
 export interface FilterInput {

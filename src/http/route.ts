@@ -57,6 +57,8 @@ export interface AuthorizeOptions {
   chat?: AuthzInput['chat'];
   /** The permissions of a role being created, changed or assigned: the caller must hold each. */
   delegate?: AuthzInput['delegate'];
+  /** The user an org membership change is about. */
+  targetUser?: AuthzInput['target_user'];
 }
 
 export interface RouteSpec<B, Q, P> {
@@ -126,6 +128,7 @@ export class RouteRegistrar {
           if (resource) input.resource = resource;
           if (options.chat) input.chat = options.chat;
           if (options.delegate) input.delegate = options.delegate;
+          if (options.targetUser) input.target_user = options.targetUser;
           const decision = await services.engine.authorize(input);
           if (!decision.allow) {
             // The reasons can name scopes the caller may not see (a dashboard's folder), so

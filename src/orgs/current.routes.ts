@@ -9,7 +9,7 @@ import { NotFoundError } from '../http/errors.ts';
 import { searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { preferencesSchema, readPreferences, writePreferences } from '../preferences/store.ts';
-import { addMemberBodySchema, addMemberByLoginOrEmail, changeMemberRole, listOrgMembers, memberRoleBodySchema, removeMember } from './members.ts';
+import { addMemberBodySchema, addMemberByLoginOrEmail, changeMemberRole, listOrgMembers, memberRoleBodySchema, membershipTarget, removeMember } from './members.ts';
 import { presentOrg, presentOrgUserLookup } from './presenter.ts';
 import { orgTarget, orgUpdateBodySchema, updateOrgDetails } from './routes.ts';
 import { findHumanMembersMatching, findOrgById, findOrgDetails } from './store.ts';
@@ -102,8 +102,8 @@ export const currentOrgRoutes: RouteModule = (routes) => {
     params: userIdParams,
     body: memberRoleBodySchema,
     async handler(route) {
-      const { ctx, orgId, params, body, authorize } = route;
-      await authorize('org.users:write', oneUser(params.userId));
+      const { ctx, orgId, params, body, authorize, services } = route;
+      await authorize('org.users:write', oneUser(params.userId), { targetUser: await membershipTarget(services.db, params.userId) });
       ctx.body = await changeMemberRole(route, orgId, params.userId, body.role);
     },
   });
@@ -115,8 +115,8 @@ export const currentOrgRoutes: RouteModule = (routes) => {
     level: 'org',
     params: userIdParams,
     async handler(route) {
-      const { ctx, orgId, params, authorize } = route;
-      await authorize('org.users:remove', oneUser(params.userId));
+      const { ctx, orgId, params, authorize, services } = route;
+      await authorize('org.users:remove', oneUser(params.userId), { targetUser: await membershipTarget(services.db, params.userId) });
       ctx.body = await removeMember(route, orgId, params.userId);
     },
   });

@@ -14,7 +14,7 @@ import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts
 import { listPage, pageOf } from '../http/pagination.ts';
 import type { Principal } from '../identity/principal.ts';
 import { revokeAllSessionsOf, userTarget } from '../identity/session-revocation.ts';
-import { addOrgMember, findUserByLoginOrEmail, setDefaultOrg } from '../identity/users.store.ts';
+import { addOrgMember, findUserById, findUserByLoginOrEmail, setDefaultOrg } from '../identity/users.store.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import type { Services } from '../services.ts';
 import { presentMember } from './presenter.ts';
@@ -30,6 +30,12 @@ export const addMemberBodySchema = {
 } as const;
 
 export const memberRoleBodySchema = { type: 'object', properties: { role: orgRoleSchema }, required: ['role'], additionalProperties: false } as const;
+
+/** What the policy needs of the user a role change or removal is about (a server admin is protected). */
+export async function membershipTarget(db: Knex, userId: string): Promise<{ server_admin: boolean }> {
+  const user = await findUserById(db, userId);
+  return { server_admin: !!user?.is_svc_admin };
+}
 
 /** Who is acting: what the audit entries and session revocations need of the request. */
 export interface Caller {

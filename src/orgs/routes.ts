@@ -12,7 +12,7 @@ import type { Infer } from '../http/guard.ts';
 import { listPage, pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { addOrgMember } from '../identity/users.store.ts';
-import { addMemberBodySchema, addMemberByLoginOrEmail, changeMemberRole, listOrgMembers, memberRoleBodySchema, removeMember, type Caller } from './members.ts';
+import { addMemberBodySchema, addMemberByLoginOrEmail, changeMemberRole, listOrgMembers, memberRoleBodySchema, membershipTarget, removeMember, type Caller } from './members.ts';
 import { normalizeAddress, presentOrg, presentOrgSummary } from './presenter.ts';
 import { DEFAULT_ORG_ID, deleteOrgAndDependents, findOrgByName, findOrgDetails, findOrgNameClash, findOrgsPage, insertOrg, lockOrg, updateOrg, type OrgRow } from './store.ts';
 
@@ -251,8 +251,8 @@ export const orgRoutes: RouteModule = (routes) => {
     params: memberParams,
     body: memberRoleBodySchema,
     async handler(route) {
-      const { ctx, params, body, authorize } = route;
-      await authorize('org.users:write', orgResource(params.id), { orgId: params.id });
+      const { ctx, params, body, authorize, services } = route;
+      await authorize('org.users:write', orgResource(params.id), { orgId: params.id, targetUser: await membershipTarget(services.db, params.userId) });
       ctx.body = await changeMemberRole(route, params.id, params.userId, body.role);
     },
   });
@@ -264,8 +264,8 @@ export const orgRoutes: RouteModule = (routes) => {
     level: 'server',
     params: memberParams,
     async handler(route) {
-      const { ctx, params, authorize } = route;
-      await authorize('org.users:remove', orgResource(params.id), { orgId: params.id });
+      const { ctx, params, authorize, services } = route;
+      await authorize('org.users:remove', orgResource(params.id), { orgId: params.id, targetUser: await membershipTarget(services.db, params.userId) });
       ctx.body = await removeMember(route, params.id, params.userId);
     },
   });

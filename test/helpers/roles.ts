@@ -32,7 +32,7 @@ export function customRole(overrides: Partial<RoleBody> = {}): RoleBody {
 export function api(app: TestApp, user: Pick<TestUser, 'cookie'>, orgId?: string) {
   const headers = orgId ? { 'x-svc-org-id': orgId } : undefined;
   const send = (method: string) => (path: string, body?: unknown) => app.request(method, path, { cookie: user.cookie, body, ...(headers && { headers }) });
-  return { get: send('GET'), post: send('POST'), put: send('PUT'), delete: send('DELETE') };
+  return { get: send('GET'), post: send('POST'), put: send('PUT'), patch: send('PATCH'), delete: send('DELETE') };
 }
 
 /** A team of `orgId`, through the team stores; its id. */

@@ -17,6 +17,17 @@ allows(request) if {
 	count(missing(request)) == 0
 }
 
+# An org Admin who is not a server admin must not demote or remove a server admin from the org:
+# the server's administrator would otherwise lose an org to someone it outranks.
+# input.target_user describes the user an org.users change is about.
+protects_server_admin(request) if {
+	request.action in {"org.users:write", "org.users:remove"}
+	request.target_user.server_admin == true
+	not subject.is_server_admin
+}
+
+server_admin_refusal := "only a server admin may change a server admin's org role or membership"
+
 # the granted permissions the subject does not hold, as reasons
 missing(request) := {concat("", ["you do not hold ", _text(item.action), " on ", _text(item.scope), ", which the role grants"]) |
 	some item in request.delegate

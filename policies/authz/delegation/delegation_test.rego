@@ -82,3 +82,30 @@ test_covering_scopes if {
 test_a_delegate_that_is_not_a_list_is_refused if {
 	not _allows(_request("u3", "everything"))
 }
+
+_member_change(action, caller_is_server_admin, target_is_server_admin) := {
+	"subject": {"id": "u3", "kind": "user", "server_admin": caller_is_server_admin, "disabled": false},
+	"org_id": "org_main",
+	"action": action,
+	"target_user": {"server_admin": target_is_server_admin},
+}
+
+_protects(req) if delegation.protects_server_admin(req) with input as req
+
+test_an_org_admin_may_not_change_a_server_admins_membership if {
+	every action in ["org.users:write", "org.users:remove"] {
+		_protects(_member_change(action, false, true))
+	}
+}
+
+test_a_server_admin_may_change_another_server_admins_membership if {
+	not _protects(_member_change("org.users:write", true, true))
+}
+
+test_an_org_admin_may_change_an_ordinary_member if {
+	not _protects(_member_change("org.users:remove", false, false))
+}
+
+test_other_actions_are_not_protected if {
+	not _protects(_member_change("org.users:read", false, true))
+}
