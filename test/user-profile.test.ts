@@ -18,7 +18,7 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
 
     it('updates name, email and login, and audits the field names', async () => {
       const user = await createUser(app);
-      const res = await app.request('PUT', '/api/user', { cookie: user.cookie, body: { name: 'New Name', email: 'New@Example.test', login: 'newlogin' } });
+      const res = await app.request('PUT', '/api/user', { cookie: user.cookie, body: { name: 'New Name', email: 'New@Example.test', login: 'newlogin', currentPassword: user.password } });
       expect(res.status).to.equal(200);
       expect(res.body).to.include({ name: 'New Name', email: 'new@example.test', login: 'newlogin' });
       const entry = await app.db('audit_log').where({ action: 'user.updated', target_id: user.id }).first();
@@ -28,15 +28,15 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
     it("cannot take another user's email or login (409)", async () => {
       const other = await createUser(app, { login: 'taken', email: 'taken@example.test' });
       const user = await createUser(app);
-      expect((await app.request('PUT', '/api/user', { cookie: user.cookie, body: { login: 'TAKEN' } })).status).to.equal(409);
-      expect((await app.request('PUT', '/api/user', { cookie: user.cookie, body: { email: other.email } })).status).to.equal(409);
+      expect((await app.request('PUT', '/api/user', { cookie: user.cookie, body: { login: 'TAKEN', currentPassword: user.password } })).status).to.equal(409);
+      expect((await app.request('PUT', '/api/user', { cookie: user.cookie, body: { email: other.email, currentPassword: user.password } })).status).to.equal(409);
     });
 
     it("cannot make its login another user's email, which would lock that user out of the login form", async () => {
       const other = await createUser(app, { login: 'ops@team.test', email: 'ada@example.test' });
       const user = await createUser(app);
-      expect((await app.request('PUT', '/api/user', { cookie: user.cookie, body: { login: 'ada@example.test' } })).status).to.equal(409);
-      expect((await app.request('PUT', '/api/user', { cookie: user.cookie, body: { email: 'ops@team.test' } })).status).to.equal(409);
+      expect((await app.request('PUT', '/api/user', { cookie: user.cookie, body: { login: 'ada@example.test', currentPassword: user.password } })).status).to.equal(409);
+      expect((await app.request('PUT', '/api/user', { cookie: user.cookie, body: { email: 'ops@team.test', currentPassword: user.password } })).status).to.equal(409);
       expect((await app.request('POST', '/api/login', { body: { user: other.email, password: other.password } })).status).to.equal(200);
     });
 
@@ -44,7 +44,7 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
       const user = await createUser(app, { name: 'Same' });
       await app.request('PUT', '/api/user', { cookie: user.cookie, body: { name: 'Same' } });
       expect(await app.count('audit_log', { action: 'user.updated', target_id: user.id })).to.equal(0);
-      await app.request('PUT', '/api/user', { cookie: user.cookie, body: { name: 'Same', email: 'changed@example.test' } });
+      await app.request('PUT', '/api/user', { cookie: user.cookie, body: { name: 'Same', email: 'changed@example.test', currentPassword: user.password } });
       const entry = await app.db('audit_log').where({ action: 'user.updated', target_id: user.id }).first();
       expect(JSON.parse(entry.metadata)).to.deep.equal({ fields: ['email'], by: 'self' });
     });
@@ -60,7 +60,7 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
     it('rejects wrong types and malformed emails with 400', async () => {
       const user = await createUser(app);
       expect((await app.request('PUT', '/api/user', { cookie: user.cookie, body: { name: 5 } })).status).to.equal(400);
-      expect((await app.request('PUT', '/api/user', { cookie: user.cookie, body: { email: 'nope' } })).status).to.equal(400);
+      expect((await app.request('PUT', '/api/user', { cookie: user.cookie, body: { email: 'nope', currentPassword: user.password } })).status).to.equal(400);
     });
   });
 

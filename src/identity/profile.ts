@@ -13,19 +13,26 @@ export async function assertNoClash(tx: Tx, values: string[], exceptUserId?: str
   if (await findUserClashing(tx.db, values, exceptUserId)) throw new ConflictError('a user with that login or email already exists');
 }
 
-export async function changeProfile(
-  tx: Tx,
-  actor: Actor,
-  user: UserRow,
-  profile: { name?: string; email?: string; login?: string },
-  by: 'self' | 'admin',
-  now: number,
-): Promise<void> {
-  const changes = {
+type Profile = { name?: string; email?: string; login?: string };
+
+/** The fields of profile that differ from the user's (email and login compared as stored, lower-case). */
+export function profileChanges(user: UserRow, profile: Profile): Profile {
+  return {
     ...(profile.name !== undefined && profile.name !== user.name && { name: profile.name }),
     ...(profile.email !== undefined && profile.email.toLowerCase() !== user.email && { email: profile.email }),
     ...(profile.login !== undefined && profile.login.toLowerCase() !== user.login && { login: profile.login }),
   };
+}
+
+export async function changeProfile(
+  tx: Tx,
+  actor: Actor,
+  user: UserRow,
+  profile: Profile,
+  by: 'self' | 'admin',
+  now: number,
+): Promise<void> {
+  const changes = profileChanges(user, profile);
   const fields = Object.keys(changes).sort();
   if (fields.length === 0) return;
   await assertNoClash(tx, [changes.login, changes.email].filter((value): value is string => value !== undefined), user.id);

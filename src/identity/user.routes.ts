@@ -1,6 +1,6 @@
 /** The current user: profile, password, preferences, default org, permissions (`/api/user…`). */
 import { actorOf, recordAudit } from '../audit/writer.ts';
-import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from '../crypto/password.ts';
+import { hashPassword, MIN_PASSWORD_LENGTH } from '../crypto/password.ts';
 import { clientIp } from '../http/client-ip.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import { permissionDenied, type RouteModule } from '../http/route.ts';
@@ -8,8 +8,8 @@ import { ownRecord, subjectOf } from '../http/subject.ts';
 import { findOrgById } from '../orgs/store.ts';
 import { preferencesSchema, readPreferences, writePreferences } from '../preferences/store.ts';
 import type { Services } from '../services.ts';
-import { clearAttempts, lockedOut, lockoutKey, takeAttemptSlot } from './lockout.ts';
-import { changeProfile } from './profile.ts';
+import { changeProfile, profileChanges } from './profile.ts';
+import { confirmOwnPassword } from './reauthenticate.ts';
 import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
 import { presentUser } from './user.presenter.ts';
 import { findMembershipsOfUser, findUserById, profileSchema, setDefaultOrg, setUserPassword } from './users.store.ts';
@@ -20,6 +20,15 @@ async function currentProfile(services: Services, userId: string) {
   const [orgs, prefs] = await Promise.all([findMembershipsOfUser(services.db, user.id), readPreferences(services.db, 'user', user.id)]);
   return presentUser(user, orgs, { theme: prefs.theme });
 }
+
+/**
+ * A user's own profile change: changing what signs in (email, login) of an account with a local
+ * password needs that password too, so a stolen session cannot take the account over.
+ */
+const ownProfileSchema = {
+  ...profileSchema,
+  properties: { ...profileSchema.properties, currentPassword: { type: 'string', minLength: 1, maxLength: 1024 } },
+} as const;
 
 export const currentUserRoutes: RouteModule = (routes) => {
   routes.add({
@@ -38,14 +47,22 @@ export const currentUserRoutes: RouteModule = (routes) => {
     path: '/api/user',
     access: 'authenticated',
     level: 'server',
-    body: profileSchema,
+    body: ownProfileSchema,
     async handler({ ctx, body, principal, services, authorize }) {
       await authorize('users:write', ownRecord(principal));
+      const { currentPassword, ...profile } = body;
+      const current = await findUserById(services.db, principal.user.id);
+      if (!current) throw new NotFoundError('user not found');
+      const changes = profileChanges(current, profile);
+      if (current.password_hash && (changes.email !== undefined || changes.login !== undefined)) {
+        if (currentPassword === undefined) throw new BadRequestError('give your current password (currentPassword) to change your email or login');
+        await confirmOwnPassword(services.db, services.clock, clientIp(ctx), { id: current.id, password_hash: current.password_hash }, currentPassword, 'the current password is not correct');
+      }
       const now = services.clock.now();
       await services.transact(async (tx) => {
         const user = await findUserById(tx.db, principal.user.id);
         if (!user) throw new NotFoundError('user not found');
-        await changeProfile(tx, actorOf(ctx, principal), user, body, 'self', now);
+        await changeProfile(tx, actorOf(ctx, principal), user, profile, 'self', now);
       });
       ctx.body = await currentProfile(services, principal.user.id);
     },
@@ -69,12 +86,7 @@ export const currentUserRoutes: RouteModule = (routes) => {
       await authorize('users.password:write', ownRecord(principal));
       const user = await findUserById(services.db, principal.user.id);
       if (!user?.password_hash) throw new BadRequestError('this account has no local password');
-      // A wrong old password is a password guess: it takes a slot of the account's login lockout.
-      const lockout = lockoutKey(clientIp(ctx), { userId: user.id });
-      const slot = await takeAttemptSlot(services.db, lockout, services.clock.now());
-      if (!slot.granted) throw lockedOut(slot.retryAfterSeconds);
-      if (!(await verifyPassword(body.oldPassword, user.password_hash))) throw new BadRequestError('the old password is not correct');
-      await clearAttempts(services.db, lockout);
+      await confirmOwnPassword(services.db, services.clock, clientIp(ctx), { id: user.id, password_hash: user.password_hash }, body.oldPassword, 'the old password is not correct');
       const passwordHash = await hashPassword(body.newPassword);
       const now = services.clock.now();
       await services.transact(async (tx) => {
