@@ -8,7 +8,6 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 opa="$(bash tools/opa.sh)"
 
-entrypoints=(authz/decision authz/permissions authz/filter)
 build_dir="policies/build"
 
 sha256() {
@@ -24,6 +23,16 @@ mapfile -t sources < <(find policies/authz -type f -name '*.rego' ! -name '*_tes
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
+
+# The entry points are declared once, in the Rego: every rule whose METADATA says
+# `entrypoint: true` (the engine refuses a build that lacks one it calls).
+"$opa" inspect -a --format json policies/authz >"$tmp/inspect.json"
+mapfile -t entrypoints < <(node -e '
+  const report = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  const names = (report.annotations ?? []).filter((a) => a.annotations?.entrypoint).map((a) => a.path.slice(1).map((p) => p.value).join("/"));
+  console.log([...new Set(names)].sort().join("\n"));
+' "$tmp/inspect.json")
+[ "${#entrypoints[@]}" -gt 0 ] && [ -n "${entrypoints[0]}" ] || { echo "policy-build: no rule is annotated entrypoint: true" >&2; exit 1; }
 
 entry_flags=()
 for e in "${entrypoints[@]}"; do entry_flags+=(-e "$e"); done
