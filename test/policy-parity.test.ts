@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import type { ResourceRef } from '../src/authz/types.ts';
 import { PolicyModule } from '../src/authz/wasm.ts';
 import { generateOrg } from './helpers/generated-org.ts';
 import { findOpa, REPO_ROOT } from './helpers/opa.ts';
@@ -61,6 +62,41 @@ describe('policy parity: wasm in Node versus opa eval on the sources', function 
       const sortScopes = (maps: Array<Record<string, string[]>>) => maps.map((map) => Object.fromEntries(Object.entries(map).map(([action, scopes]) => [action, [...scopes].sort()])));
       expect(sortScopes(wasm.permissions as Array<Record<string, string[]>>)).to.deep.equal(sortScopes(native.permissions));
       expect(wasm.filters).to.deep.equal(native.filters);
+    });
+  }
+
+  for (const seed of [4, 5]) {
+    it(`filter keeps exactly the items decision allows, for every generated subject, action and kind of target (seed ${seed})`, async () => {
+      const org = generateOrg(seed, 0);
+      const instance = await (await PolicyModule.fromFile(path.join(REPO_ROOT, 'policies/build/authz.wasm'))).instantiate();
+      instance.setData(org.document);
+      const actions = ['dashboards:read', 'dashboards:write', 'folders:read', 'connectors:query', 'users:read', 'users.tokens:write', 'orgs:read', 'org.users:write', 'teams:read', 'orgs:create'];
+      let allowed = 0;
+      let items = 0;
+      for (const subject of org.subjects) {
+        const resources: ResourceRef[] = [
+          { kind: 'users', id: subject.id },
+          { kind: 'users', id: 'u1' },
+          { kind: 'orgs', id: 'org_gen' },
+          { kind: 'orgs', id: 'org_other' },
+          ...['d0', 'd1', 'd2', 'd-missing'].map((uid) => ({ kind: 'dashboards', uid })),
+          ...['f0', 'f1', 'f2'].map((uid) => ({ kind: 'folders', uid })),
+          { kind: 'teams', id: 't1' },
+          { kind: 'connectors', uid: 'c1' },
+          { scope: '*' },
+        ];
+        for (const action of actions) {
+          for (const orgId of ['org_gen', null]) {
+            const request = { subject, org_id: orgId, action };
+            const kept = instance.evaluate('authz/filter', { ...request, resources }) as number[];
+            const decided = resources.flatMap((resource, index) => ((instance.evaluate('authz/decision', { ...request, resource }) as { allow: boolean }).allow ? [index] : []));
+            expect(kept, `${JSON.stringify(request)}`).to.deep.equal(decided);
+            allowed += decided.length;
+            items += resources.length;
+          }
+        }
+      }
+      expect(allowed, 'the generated items mix allows and denies').to.be.within(1, items - 1);
     });
   }
 });

@@ -31,12 +31,20 @@ decision := _decision(_grants)
 
 # allowed: every grant that matched; denied: what was missing, only worked out on a deny
 _decision(grants) := {"allow": true, "reasons": grants} if {
-	count(grants) > 0
+	is_allowed(grants, input)
 	chat.allows(input)
-	not server.refuses(input.action)
-	delegation.allows(input)
-	not delegation.protects_server_admin(input)
 } else := {"allow": false, "reasons": sort(_denials)}
+
+# The one definition of "allowed", shared by decision and filter: some grant matched (grants,
+# from grants_on) and no rule refuses the request (a server-only action, delegation, a server
+# admin's membership). The refusals read only request.action and the request's own facts, never
+# its resource, so filter asks them once per item with the input as is.
+is_allowed(grants, request) if {
+	count(grants) > 0
+	not server.refuses(request.action)
+	delegation.allows(request)
+	not delegation.protects_server_admin(request)
+}
 
 _action := input.action if _is_action(input.action)
 
@@ -62,13 +70,18 @@ _candidates := scopes.candidates(_target, _action)
 # "a subject may" < "legacy ACL grants" < "role", so the result is the same.
 default _grants := []
 
-_grants := array.concat(sort(self.grants), _target_grants(input.resource, input.action)) if {
-	input.resource.kind == "users"
-} else := array.concat(sort(server.org_grants), _target_grants(input.resource, input.action)) if {
-	input.resource.kind == "orgs"
-} else := grants if {
-	grants := _target_grants(input.resource, input.action)
+_grants := grants_on(input.resource, input.action) if {
+	_has_resource(input)
 } else := array.concat(self.org_grants(_action), sort(rbac.holders(subject.roles, _action)))
+
+# the grants that allow action on resource, as sorted reasons: a subject's rights on itself
+# (only ever on a users target), a server admin's on an org, role permissions and legacy ACL
+# entries. Decision and filter both ask it, so a list shows exactly what a single read allows.
+grants_on(resource, action) := array.concat(self.grants(resource, action), _target_grants(resource, action)) if {
+	resource.kind == "users"
+} else := array.concat(server.org_grants(resource, action), _target_grants(resource, action)) if {
+	resource.kind == "orgs"
+} else := _target_grants(resource, action)
 
 # the role permissions and legacy ACL entries that allow action on a resource, as sorted
 # reasons; none on a resource of no known shape. It checks the action itself rather than read

@@ -1,8 +1,5 @@
 package authz
 
-import data.authz.server
-import data.authz.subject
-
 # METADATA
 # title: Filter
 # description: |
@@ -11,12 +8,8 @@ import data.authz.subject
 #   do not apply.
 # entrypoint: true
 filter := [index |
-	subject.is_active
 	_action
-	not server.refusal
 	is_array(input.resources)
 	some index, resource in input.resources
-	_is_allowed_on(resource)
+	is_allowed(grants_on(resource, _action), input)
 ]
-
-_is_allowed_on(resource) if count(_target_grants(resource, _action)) > 0

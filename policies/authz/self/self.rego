@@ -9,13 +9,13 @@ package authz.self
 
 import data.authz.subject
 
-# the reasons a self action is allowed; empty when it is not one. The target is checked first:
-# it rules out every other request with one comparison.
-grants contains concat("", ["a subject may ", input.action, " on itself"]) if {
-	_is_own_record(input.resource)
-	is_self_action(input.action)
+# the reasons action on resource is allowed as a self action; empty when it is not one. The
+# target is checked first: it rules out every other request with one comparison.
+grants(resource, action) := [concat("", ["a subject may ", action, " on itself"])] if {
+	_is_own_record(resource)
+	is_self_action(action)
 	_may_act_here
-}
+} else := []
 
 is_self_action("users:read")
 

@@ -5,7 +5,7 @@ import data.authz.self
 _members := {"u1": {"role": "None", "teams": [], "roles": []}}
 
 _grants(req) := grants if {
-	grants := self.grants with input as req
+	grants := {reason | some reason in self.grants(req.resource, req.action)} with input as req
 		with data.org_id as "org_main"
 		with data.members as _members
 }

@@ -41,13 +41,13 @@ is_server_action("users.permissions:write")
 # A server admin administers every org from the org's own level, member or not: the org itself,
 # its members, preferences and quotas. The org's resources (dashboards, teams, connectors…) stay
 # out of its reach until it joins. The reasons, as the decision's grants; empty otherwise.
-org_grants contains concat("", ["a server admin may ", input.action, " on every org"]) if {
-	input.resource.kind == "orgs"
-	input.resource.id == input.org_id
-	is_org_administration(input.action)
+org_grants(resource, action) := [concat("", ["a server admin may ", action, " on every org"])] if {
+	resource.kind == "orgs"
+	resource.id == input.org_id
+	is_org_administration(action)
 	subject.is_server_admin
 	subject.is_enabled
-}
+} else := []
 
 is_org_administration("orgs:read")
 

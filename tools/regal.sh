@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Prints the path of the pinned Regal (the Rego linter): `regal` on PATH when it is the pinned
+# version, else .tools/bin/regal under the repo root, built there when missing or stale.
+# It is built from the module's source archive on the Go module proxy, with the dependencies its
+# go.sum pins: `go install regal@<version>` cannot be used because the proxy we reach refuses
+# the module's version list, which `go install` reads first.
+set -euo pipefail
+
+REGAL_VERSION="v0.37.0"
+# SHA-256 of the proxy's source archive of $REGAL_VERSION, checked before anything is built
+REGAL_ZIP_SHA256="d171f3980aa1f6476b0567cc6d158360f17bc255fe71625c6699b73bd7be76d8"
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+local_regal="$root/.tools/bin/regal"
+
+version_of() {
+  # `regal version` prints "Version: 0.37.0"
+  echo "v$("$1" version 2>/dev/null | sed -n 's/^Version: *//p')"
+}
+
+if path_regal="$(command -v regal 2>/dev/null)" && [ "$(version_of "$path_regal")" = "$REGAL_VERSION" ]; then
+  echo "$path_regal"
+  exit 0
+fi
+if [ -x "$local_regal" ] && [ "$(version_of "$local_regal")" = "$REGAL_VERSION" ]; then
+  echo "$local_regal"
+  exit 0
+fi
+command -v go >/dev/null 2>&1 || { echo "regal.sh: Regal $REGAL_VERSION is not installed and go is not there to build it" >&2; exit 1; }
+
+echo "regal.sh: building Regal $REGAL_VERSION into $root/.tools/bin (a few minutes, once)..." >&2
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+proxy="$(go env GOPROXY | cut -d, -f1)"
+curl -fsSL -o "$tmp/regal.zip" "$proxy/github.com/open-policy-agent/regal/@v/$REGAL_VERSION.zip"
+echo "$REGAL_ZIP_SHA256  $tmp/regal.zip" | sha256sum -c --quiet - >&2 || { echo "regal.sh: the archive's checksum does not match" >&2; exit 1; }
+(cd "$tmp" && unzip -q regal.zip)
+src="$tmp/github.com/open-policy-agent/regal@$REGAL_VERSION"
+mkdir -p "$root/.tools/bin"
+(cd "$src" && CGO_ENABLED=0 go build -trimpath -ldflags "-X github.com/open-policy-agent/regal/pkg/version.Version=${REGAL_VERSION#v}" -o "$local_regal" .) >&2
+echo "$local_regal"
