@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks the Rego policies: formatting, strict compilation, unit tests, and coverage (>= 90 %).
+# Checks the Rego policies: formatting, strict compilation, Regal's lint, unit tests, and coverage (>= 90 %).
 # Stops at the first failing step with a message saying which one.
 set -euo pipefail
 
@@ -24,6 +24,10 @@ if [ -n "$unformatted" ]; then
 fi
 
 "$opa" check --strict "${load_flags[@]}" policies || fail "opa check --strict failed"
+
+# Regal, the Rego linter, with the exceptions .regal/config.yaml justifies
+regal="$(bash tools/regal.sh)" || fail "could not install Regal (tools/regal.sh)"
+"$regal" lint policies/authz || fail "regal lint found violations"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

@@ -55,7 +55,7 @@ _is_action(action) if {
 
 # defined for any value of request.resource, null and false included. A function of the input
 # rather than a rule: an undefined rule (no resource) is worked out again on every reference.
-_has_resource(request) if type_name(request.resource)
+_has_resource(request) if type_name(request.resource) != ""
 
 _target := scopes.target(input.resource)
 

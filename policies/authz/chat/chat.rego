@@ -34,7 +34,7 @@ problems contains "chat: a write needs a permission mode" if {
 }
 
 # defined for any value of request.chat, null and false included
-_is_chat_driven(request) if type_name(request.chat)
+_is_chat_driven(request) if type_name(request.chat) != ""
 
 _is_tool_allowed(chat) if data.chat_agents[chat.agent_type].tools[chat.tool] == true
 

@@ -40,7 +40,8 @@ test_scope_set_to_false_does_not_match if {
 }
 
 test_resource_wildcard_action_matches if {
-	_grants(["custom:any_dashboard_action"], "dashboards:delete", ["dashboards:uid:d1", "folders:uid:f1"]) == {"role custom:any_dashboard_action grants dashboards:* on folders:uid:f1"}
+	grants := _grants(["custom:any_dashboard_action"], "dashboards:delete", ["dashboards:uid:d1", "folders:uid:f1"])
+	grants == {"role custom:any_dashboard_action grants dashboards:* on folders:uid:f1"}
 }
 
 test_wildcard_of_another_resource_does_not_match if {

@@ -76,7 +76,10 @@ test_problem_of_a_malformed_resource if {
 }
 
 test_every_kind_is_known if {
-	every kind in ["alert.rules", "alert.silences", "annotations", "apikeys", "connectors", "dashboards", "folders", "global.users", "investigations", "orgs", "roles", "serviceaccounts", "settings", "teams", "users"] {
+	every kind in [
+		"alert.rules", "alert.silences", "annotations", "apikeys", "connectors", "dashboards", "folders", "global.users",
+		"investigations", "orgs", "roles", "serviceaccounts", "settings", "teams", "users",
+	] {
 		scopes.is_kind(kind)
 	}
 }
@@ -169,6 +172,7 @@ test_uid_star_in_the_index if {
 		"folders:uid:*", "folders:*",
 		"*",
 	]
-	folder := scopes.candidates(scopes.target({"kind": "folders", "uid": "*"}), "folders:read") with data.folders as {"*": {"scopes": ["folders:uid:*", "folders:uid:f_root"]}}
+	folders := {"*": {"scopes": ["folders:uid:*", "folders:uid:f_root"]}}
+	folder := scopes.candidates(scopes.target({"kind": "folders", "uid": "*"}), "folders:read") with data.folders as folders
 	folder == ["folders:uid:*", "folders:uid:f_root", "folders:*", "*"]
 }

@@ -19,7 +19,8 @@ test_a_user_reads_itself_outside_an_org if {
 }
 
 test_a_member_manages_itself_in_its_org if {
-	_grants({"subject": _user("u1"), "org_id": "org_main", "action": "users.permissions:read", "resource": _own("u1")}) == {"a subject may users.permissions:read on itself"}
+	req := {"subject": _user("u1"), "org_id": "org_main", "action": "users.permissions:read", "resource": _own("u1")}
+	_grants(req) == {"a subject may users.permissions:read on itself"}
 }
 
 test_not_in_an_org_it_does_not_belong_to if {
@@ -40,7 +41,8 @@ test_not_when_disabled if {
 }
 
 test_not_for_anonymous if {
-	count(_grants({"subject": {"kind": "anonymous", "id": "", "server_admin": false, "disabled": false}, "org_id": null, "action": "users:read", "resource": _own("")})) == 0
+	anonymous := {"kind": "anonymous", "id": "", "server_admin": false, "disabled": false}
+	count(_grants({"subject": anonymous, "org_id": null, "action": "users:read", "resource": _own("")})) == 0
 }
 
 _org_grants(req) := grants if {
