@@ -122,7 +122,7 @@ function otherOrgValues(other: OrgWorld): { params: Record<string, (path: string
 function request(route: RouteEntry, values: ReturnType<typeof otherOrgValues>) {
   const path = route.path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(values.params[name]?.(route.path) ?? 'x1'));
   const schema = route.schemas.body as { properties?: Record<string, JSONSchema> } | undefined;
-  let body = route.schemas.body ? (sample(route.schemas.body) as Record<string, unknown>) : undefined;
+  const body = route.schemas.body ? (sample(route.schemas.body) as Record<string, unknown>) : undefined;
   if (body && schema?.properties) {
     for (const [key, value] of Object.entries(values.body)) if (key in schema.properties) body[key] = value;
   }

@@ -6,13 +6,13 @@
  * server admins only. A user's roles here are its assigned roles, not the basic role its org
  * role carries (that one shows in the org's users).
  */
-import { NotFoundError } from '../http/errors.ts';
+import { NotFoundError } from '../errors.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { findUserById } from '../identity/users.store.ts';
 import { assignRole, listAssignedRoles, loadTeamAssignee, loadUserAssignee, replaceAssignedRoles, unassignRole, type Assignee } from './assignments.ts';
 import { roleRef, roleScope, subjectOfUser } from './roles.ts';
-import { isOrgMember } from './store.ts';
+import { isOrgMember } from '../orgs/store.ts';
 
 const id = { type: 'string', minLength: 1, maxLength: 40 } as const;
 const roleUid = { type: 'string', minLength: 1, maxLength: 190 } as const;

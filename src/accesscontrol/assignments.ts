@@ -5,20 +5,21 @@
  * audited on the user or team.
  */
 import type { Knex } from 'knex';
-import { actorOf, recordAudit } from '../audit/writer.ts';
+import { recordAudit } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
 import type { PolicyFragment } from '../authz/fragments.ts';
-import { ConflictError, NotFoundError } from '../http/errors.ts';
+import { ConflictError, NotFoundError } from '../errors.ts';
 import type { RouteContext } from '../http/route.ts';
 import { findUserById } from '../identity/users.store.ts';
+import { isOrgMember } from '../orgs/store.ts';
+import { findTeamInOrg } from '../teams/store.ts';
 import { presentAssignedRole } from './presenter.ts';
 import { assertAssignable, authorizeDelegation, kindOfRole, resolveRole } from './roles.ts';
 import {
   deleteAssignment,
   findAssignedRoles,
   findPermissionsByRoleIds,
-  findTeamInOrg,
   insertAssignment,
-  isOrgMember,
   type AssigneeRef,
   type RoleRow,
 } from './store.ts';

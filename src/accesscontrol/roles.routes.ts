@@ -4,8 +4,9 @@
  * roles. Changing a role needs `roles:write` on it and, by delegation, every permission it would
  * grant; a global role is the server's (server admins only). Versions lock optimistically.
  */
-import { actorOf, recordAudit } from '../audit/writer.ts';
-import { BadRequestError, ConflictError } from '../http/errors.ts';
+import { recordAudit } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
+import { BadRequestError, ConflictError } from '../errors.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { lockSetting } from '../settings/store.ts';

@@ -8,7 +8,7 @@
 import type { Knex } from 'knex';
 import type { Subject } from '../authz/types.ts';
 import type { Tx } from '../db/transaction.ts';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors.ts';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../errors.ts';
 import type { RouteContext } from '../http/route.ts';
 import { subjectOf } from '../http/subject.ts';
 import { toPrincipalUser, type UserRow } from '../identity/users.store.ts';

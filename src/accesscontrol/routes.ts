@@ -1,5 +1,6 @@
 /** `/api/access-control…` of the walking skeleton: status and seeding. */
-import { actorOf, recordAudit } from '../audit/writer.ts';
+import { recordAudit } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
 import type { RouteModule } from '../http/route.ts';
 import { seedGlobalRoles, seedOrgRoles } from './seed.ts';
 

@@ -6,7 +6,7 @@
 import type { Tx } from '../db/transaction.ts';
 import { BASIC_ROLES, FIXED_ROLES, type RoleDefinition } from './builtin-roles.ts';
 import { permissionKey } from './roles.ts';
-import { findPermissionsByRoleIds, insertRole, replaceRolePermissions, rolesInScope, type RoleRow } from './store.ts';
+import { findPermissionsByRoleIds, insertRole, replaceRolePermissions, rolesInScope, updateRoleDefinition, type RoleRow } from './store.ts';
 
 export interface SeedResult {
   created: number;
@@ -41,13 +41,7 @@ async function seedRoles(tx: Tx, orgId: string | null, definitions: RoleDefiniti
       result.unchanged++;
       continue;
     }
-    await tx.db('roles').where('id', row.id).update({
-      display_name: definition.displayName,
-      description: definition.description,
-      group_name: definition.groupName,
-      version: row.version + 1,
-      updated_at: now,
-    });
+    await updateRoleDefinition(tx.db, row.id, definition, row.version + 1, now);
     await replaceRolePermissions(tx.db, row.id, definition.permissions);
     result.updated++;
     changed.push(definition.uid);

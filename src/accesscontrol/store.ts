@@ -1,6 +1,6 @@
 /** SQL of roles and their permissions. */
 import type { Knex } from 'knex';
-import type { Permission, RoleDefinition } from './builtin-roles.ts';
+import { managedUserRoleUid, type Permission, type RoleDefinition } from './builtin-roles.ts';
 
 export interface RoleRow {
   id: number;
@@ -189,16 +189,46 @@ export async function findAssigneesOfRole(db: Knex, roleId: number): Promise<Rol
   };
 }
 
-export interface TeamRow {
-  id: string;
-  org_id: string;
-  name: string;
+/** A user's managed role in the org (`managed:users:<id>:permissions`), created and assigned when missing; its row id. */
+export async function ensureManagedUserRole(db: Knex, orgId: string, userId: string, now: number): Promise<number> {
+  const uid = managedUserRoleUid(userId);
+  // Insert-or-keep: two grants to the same user at once must not collide on (org_id, uid).
+  await db('roles')
+    .insert({ uid, org_id: orgId, name: uid, display_name: '', description: '', group_name: '', hidden: true, version: 1, created_at: now, updated_at: now })
+    .onConflict(['org_id', 'uid'])
+    .ignore();
+  const role: { id: number } = await db('roles').where({ org_id: orgId, uid }).first('id');
+  await db('user_roles').insert({ user_id: userId, role_id: role.id, org_id: orgId, created_at: now }).onConflict(['user_id', 'role_id', 'org_id']).ignore();
+  return role.id;
 }
 
-export async function findTeamInOrg(db: Knex, orgId: string, teamId: string): Promise<TeamRow | undefined> {
-  return db('teams').where({ id: teamId, org_id: orgId }).first('id', 'org_id', 'name');
+/** The row id of the org's role with that uid, if there is one. */
+export async function findRoleIdInOrg(db: Knex, orgId: string, uid: string): Promise<number | undefined> {
+  const role: { id: number } | undefined = await db('roles').where({ org_id: orgId, uid }).first('id');
+  return role?.id;
 }
 
-export async function isOrgMember(db: Knex, orgId: string, userId: string): Promise<boolean> {
-  return !!(await db('org_members').where({ org_id: orgId, user_id: userId }).first('user_id'));
+/** Brings a seeded role's texts to its definition (its permissions: replaceRolePermissions), at a new version. */
+export async function updateRoleDefinition(db: Knex, roleId: number, definition: RoleDefinition, version: number, now: number): Promise<void> {
+  await db('roles').where('id', roleId).update({
+    display_name: definition.displayName,
+    description: definition.description,
+    group_name: definition.groupName,
+    version,
+    updated_at: now,
+  });
+}
+
+/** Adds permissions to a role, keeping those it already holds. */
+export async function addRolePermissions(db: Knex, roleId: number, permissions: Permission[]): Promise<void> {
+  if (permissions.length === 0) return;
+  await db('role_permissions')
+    .insert(permissions.map((p) => ({ role_id: roleId, action: p.action, scope: p.scope })))
+    .onConflict(['role_id', 'action', 'scope'])
+    .ignore();
+}
+
+/** Removes the role's permissions for these actions on one scope; how many it removed. */
+export async function deleteRolePermissionsOnScope(db: Knex, roleId: number, scope: string, actions: readonly string[]): Promise<number> {
+  return db('role_permissions').where({ role_id: roleId, scope }).whereIn('action', [...actions]).delete();
 }

@@ -6,10 +6,11 @@
  */
 import type { Knex } from 'knex';
 import type { ResourceRef } from '../authz/types.ts';
-import { actorOf, recordAudit } from '../audit/writer.ts';
+import { recordAudit } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
 import { newUid } from '../db/ids.ts';
 import { findDestinationFolder, folderResource, folderUidOf } from '../folders/target.ts';
-import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import type { Infer } from '../http/guard.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';

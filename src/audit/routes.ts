@@ -1,4 +1,4 @@
-import { BadRequestError } from '../http/errors.ts';
+import { BadRequestError } from '../errors.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { presentAuditEntry } from './presenter.ts';

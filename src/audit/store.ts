@@ -1,6 +1,6 @@
 /** Reading and pruning the audit log. */
 import type { Knex } from 'knex';
-import type { Page } from '../http/pagination.ts';
+import type { PageWindow } from '../db/search.ts';
 
 export interface AuditRow {
   id: string;
@@ -37,7 +37,7 @@ function filtered(db: Knex, filter: AuditFilter): Knex.QueryBuilder {
   return query;
 }
 
-export async function findAuditEntries(db: Knex, filter: AuditFilter, page: Page): Promise<{ totalCount: number; rows: AuditRow[] }> {
+export async function findAuditEntries(db: Knex, filter: AuditFilter, page: PageWindow): Promise<{ totalCount: number; rows: AuditRow[] }> {
   const [countRow] = await filtered(db, filter).count<Array<{ total: number | string }>>({ total: '*' });
   const rows: AuditRow[] = await filtered(db, filter)
     .orderBy([{ column: 'timestamp', order: 'desc' }, { column: 'id', order: 'desc' }])

@@ -5,9 +5,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { Context } from 'koa';
-import { clientIp } from '../http/client-ip.ts';
-import type { Principal } from '../identity/principal.ts';
 import type { Services } from '../services.ts';
 
 export type ActorType = 'user' | 'service_account' | 'system';
@@ -29,18 +26,6 @@ export interface AuditEvent {
 }
 
 export const SYSTEM_ACTOR: Actor = { type: 'system', id: null, name: null, ip: null, userAgent: null };
-
-/** The actor of a request: its principal (or anonymous), with the client's IP and user agent. */
-export function actorOf(ctx: Context, principal?: Principal | null): Actor {
-  const user = principal?.user;
-  return {
-    type: user ? (user.isServiceAccount ? 'service_account' : 'user') : 'system',
-    id: user?.id ?? null,
-    name: user?.login ?? null,
-    ip: clientIp(ctx),
-    userAgent: ctx.get('user-agent').slice(0, 300) || null,
-  };
-}
 
 let sequence = 0;
 

@@ -185,3 +185,9 @@ export async function loadFragment(db: Knex, orgId: string | null, fragment: Pol
       return orgId ? [{ path: ['legacy_acl'], value: await loadLegacyAcl(db, orgId) }] : [];
   }
 }
+
+/** The policy revision of each org (bumped by every committed change of its policy data); absent orgs are left out. */
+export async function readPolicyRevisions(db: Knex, orgIds: string[]): Promise<Map<string, number>> {
+  const rows: Array<{ id: string; policy_revision: number | string }> = await db('orgs').whereIn('id', orgIds).select('id', 'policy_revision');
+  return new Map(rows.map((row) => [row.id, Number(row.policy_revision)]));
+}

@@ -7,7 +7,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { ALL_ORGS, type PolicyChangeListener } from '../db/transaction.ts';
-import { buildOrgDocument, loadFragment, type DocumentSettings } from './document.ts';
+import { buildOrgDocument, loadFragment, readPolicyRevisions, type DocumentSettings } from './document.ts';
 import type { OrgChange, PolicyFragment } from './fragments.ts';
 import type { AuthzInput, Decision, FilterInput, PermissionMap, Subject } from './types.ts';
 import type { PolicyInstance, PolicyModule } from './wasm.ts';
@@ -127,8 +127,7 @@ export class AuthzEngine implements PolicyChangeListener {
   async pollRevisions(): Promise<void> {
     const keys = [...this.orgs.keys()].filter((key) => key !== SERVER_KEY);
     if (keys.length === 0) return;
-    const rows: Array<{ id: string; policy_revision: number | string }> = await this.db('orgs').whereIn('id', keys).select('id', 'policy_revision');
-    const current = new Map(rows.map((row) => [row.id, Number(row.policy_revision)]));
+    const current = await readPolicyRevisions(this.db, keys);
     for (const key of keys) {
       const org = this.orgs.get(key)!;
       // Another instance changed the org: we cannot know which fragments, so rebuild.
@@ -229,8 +228,7 @@ export class AuthzEngine implements PolicyChangeListener {
 
   private async readRevision(orgId: string | null): Promise<number> {
     if (!orgId) return 0;
-    const row: { policy_revision: number | string } | undefined = await this.db('orgs').where('id', orgId).first('policy_revision');
-    return row ? Number(row.policy_revision) : 0;
+    return (await readPolicyRevisions(this.db, [orgId])).get(orgId) ?? 0;
   }
 
   private failClosed(err: unknown): Decision {

@@ -3,11 +3,12 @@
  * by uid, optimistic locking on `version`), read with the caller's rights, delete. A dashboard
  * inherits its folder's grants; moving one needs write on it and create in the destination.
  */
-import { actorOf, recordAudit } from '../audit/writer.ts';
+import { recordAudit } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
 import { newUid } from '../db/ids.ts';
 import { findDestinationFolder, folderResource, folderUidOf } from '../folders/target.ts';
 import { findFolder } from '../folders/store.ts';
-import { BadRequestError, PreconditionFailedError } from '../http/errors.ts';
+import { BadRequestError, PreconditionFailedError } from '../errors.ts';
 import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';
 import { subjectOf } from '../http/subject.ts';

@@ -1,7 +1,7 @@
 /** What the dashboard routes share: the policy target, the lookup, the audit target. */
 import type { Knex } from 'knex';
 import type { ResourceRef } from '../authz/types.ts';
-import { NotFoundError } from '../http/errors.ts';
+import { NotFoundError } from '../errors.ts';
 import { findDashboard, type DashboardRow } from './store.ts';
 
 /** A dashboard as a policy target: its candidate scopes include its folder's chain. */

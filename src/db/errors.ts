@@ -2,7 +2,7 @@
  * DB constraint errors, translated in one place for both dialects: a duplicate is a 409 with a
  * message, a dangling reference a 409 too; nothing of the driver's text reaches the client.
  */
-import { ConflictError } from '../http/errors.ts';
+import { ConflictError } from '../errors.ts';
 
 interface DriverError {
   code?: string;

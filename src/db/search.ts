@@ -17,11 +17,17 @@ export function whereContains<T extends Knex.QueryBuilder>(query: T, columns: st
 /** A column to sort on, ascending unless it says otherwise. */
 export type SortColumn = string | { column: string; order: 'asc' | 'desc' };
 
+/** Which rows a page holds: what stores need of a list request's page. */
+export interface PageWindow {
+  limit: number;
+  offset: number;
+}
+
 /** One page of what `matching` selects, in `order`, with the count of all of it. */
 export async function findPage<Row>(
   matching: () => Knex.QueryBuilder,
   order: SortColumn[],
-  page: { limit: number; offset: number },
+  page: PageWindow,
 ): Promise<{ totalCount: number; rows: Row[] }> {
   const [countRow] = await matching().clearSelect().count<Array<{ total: number | string }>>({ total: '*' });
   const rows: Row[] = await matching()

@@ -4,9 +4,10 @@
  * everything in it. Dashboards and alert rules inherit their folder's grants (the policy's
  * candidate scopes), so every change to the tree reaches the policy document.
  */
-import { actorOf, recordAudit } from '../audit/writer.ts';
+import { recordAudit } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
 import { subjectOf } from '../http/subject.ts';
-import { BadRequestError, ConflictError } from '../http/errors.ts';
+import { BadRequestError, ConflictError } from '../errors.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';

@@ -1,7 +1,7 @@
 /** What the folder routes and the resources in folders share: the policy target, the lookups, the audit target. */
 import type { Knex } from 'knex';
 import type { ResourceRef } from '../authz/types.ts';
-import { BadRequestError, NotFoundError } from '../http/errors.ts';
+import { BadRequestError, NotFoundError } from '../errors.ts';
 import { ROOT_FOLDER_UID } from '../http/resource-uid.ts';
 import { findFolder, type FolderRow } from './store.ts';
 

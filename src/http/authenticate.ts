@@ -8,7 +8,7 @@ import type { Context, Next } from 'koa';
 import { principalFromSession, SESSION_COOKIE } from '../identity/sessions.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { Services } from '../services.ts';
-import { UnauthorizedError } from './errors.ts';
+import { UnauthorizedError } from '../errors.ts';
 
 /** Resolves an API token of one kind (by its prefix) to its principal, or null when unknown. */
 export type TokenResolver = (services: Services, token: string) => Promise<Principal | null>;

@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 import { koaBody } from 'koa-body';
-import { BadRequestError, JSON_BODY_REQUIRED } from './errors.ts';
+import { BadRequestError, JSON_BODY_REQUIRED } from '../errors.ts';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 

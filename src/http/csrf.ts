@@ -11,7 +11,7 @@ import type { Context, Next } from 'koa';
 import type { Principal } from '../identity/principal.ts';
 import { fromTrustedProxy } from './client-ip.ts';
 import { listedOrigins } from './cors.ts';
-import { ForbiddenError } from './errors.ts';
+import { ForbiddenError } from '../errors.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 

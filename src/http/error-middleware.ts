@@ -1,13 +1,13 @@
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { translateDbError } from '../db/errors.ts';
-import { HttpError, JSON_BODY_REQUIRED, PayloadTooLargeError } from './errors.ts';
+import { ServiceError, JSON_BODY_REQUIRED, PayloadTooLargeError } from '../errors.ts';
 
 /** koa-body / raw-body report their failures with these statuses and types. */
-function fromBodyParser(err: { status?: number; type?: string }): HttpError | null {
+function fromBodyParser(err: { status?: number; type?: string }): ServiceError | null {
   if (err.status === 413 || err.type === 'entity.too.large') return new PayloadTooLargeError();
-  if (err.status === 400 || err.type === 'entity.parse.failed') return new HttpError(400, 'request body is not valid JSON');
-  if (err.status === 415) return new HttpError(400, JSON_BODY_REQUIRED);
+  if (err.status === 400 || err.type === 'entity.parse.failed') return new ServiceError(400, 'request body is not valid JSON');
+  if (err.status === 415) return new ServiceError(400, JSON_BODY_REQUIRED);
   return null;
 }
 
@@ -21,7 +21,7 @@ export function errorMiddleware(logger: Logger) {
         ctx.body = { message: 'not found' };
       }
     } catch (err) {
-      const known = err instanceof HttpError ? err : translateDbError(err) ?? fromBodyParser(err as object);
+      const known = err instanceof ServiceError ? err : translateDbError(err) ?? fromBodyParser(err as object);
       if (known) {
         ctx.status = known.status;
         ctx.set(known.headers);

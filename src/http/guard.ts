@@ -4,7 +4,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import { BadRequestError } from './errors.ts';
+import { BadRequestError } from '../errors.ts';
 
 export type { JSONSchema };
 export type Infer<S> = S extends JSONSchema ? FromSchema<S> : undefined;

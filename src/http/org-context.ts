@@ -9,7 +9,8 @@
 import type { Context } from 'koa';
 import type { Principal } from '../identity/principal.ts';
 import type { Services } from '../services.ts';
-import { ForbiddenError } from './errors.ts';
+import { ForbiddenError } from '../errors.ts';
+import { findOrgIdsOfMember, isOrgMember } from '../orgs/store.ts';
 
 export const ORG_HEADER = 'x-svc-org-id';
 
@@ -21,15 +22,10 @@ export async function resolveActiveOrg(ctx: Context, services: Services, princip
     return principal.pinnedOrgId;
   }
   if (named) {
-    const member = await services.db('org_members').where({ org_id: named, user_id: principal.user.id }).first('org_id');
-    if (!member) throw new ForbiddenError(`user is not a member of org ${named}`);
+    if (!(await isOrgMember(services.db, named, principal.user.id))) throw new ForbiddenError(`user is not a member of org ${named}`);
     return named;
   }
-  const memberships: Array<{ org_id: string }> = await services.db('org_members')
-    .where('user_id', principal.user.id)
-    .orderBy('created_at', 'asc')
-    .select('org_id');
+  const memberships = await findOrgIdsOfMember(services.db, principal.user.id);
   if (memberships.length === 0) throw new ForbiddenError('user is not a member of any org');
-  const preferred = memberships.find((m) => m.org_id === principal.user.defaultOrgId);
-  return (preferred ?? memberships[0]!).org_id;
+  return memberships.find((orgId) => orgId === principal.user.defaultOrgId) ?? memberships[0]!;
 }

@@ -1,4 +1,6 @@
 /** `perpage` and `page` (from 1) for list endpoints; responses carry `totalCount` with the items. */
+import type { PageWindow } from '../db/search.ts';
+
 export const MAX_PER_PAGE = 1000;
 export const DEFAULT_PER_PAGE = 100;
 
@@ -7,9 +9,7 @@ export const paginationQuerySchema = {
   page: { type: 'integer', minimum: 1, default: 1 },
 } as const;
 
-export interface Page {
-  limit: number;
-  offset: number;
+export interface Page extends PageWindow {
   page: number;
   perPage: number;
 }

@@ -6,11 +6,12 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { actorOf, recordFailure, type AuditEvent } from '../audit/writer.ts';
+import { recordFailure, type AuditEvent } from '../audit/writer.ts';
+import { actorOf } from './actor.ts';
 import type { AuthzInput, ResourceRef } from '../authz/types.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { Services } from '../services.ts';
-import { ForbiddenError, UnauthorizedError } from './errors.ts';
+import { ForbiddenError, UnauthorizedError } from '../errors.ts';
 import { compileGuard, type Guard, type Infer, type JSONSchema } from './guard.ts';
 import { resolveActiveOrg } from './org-context.ts';
 import { subjectOf } from './subject.ts';

@@ -5,10 +5,11 @@
  * deletes themselves, or the last one.
  */
 import type { Knex } from 'knex';
-import { actorOf, recordAudit } from '../audit/writer.ts';
+import { recordAudit } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../crypto/password.ts';
 import type { Tx } from '../db/transaction.ts';
-import { BadRequestError } from '../http/errors.ts';
+import { BadRequestError } from '../errors.ts';
 import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { DEFAULT_ORG_ID } from '../orgs/store.ts';

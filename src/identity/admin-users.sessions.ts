@@ -5,8 +5,9 @@
  * of a user with its audit entry (session-revocation.ts).
  */
 import type { Knex } from 'knex';
-import { actorOf, recordAudit } from '../audit/writer.ts';
-import { BadRequestError, NotFoundError } from '../http/errors.ts';
+import { recordAudit } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
+import { BadRequestError, NotFoundError } from '../errors.ts';
 import { listPage, listQuerySchema, pageOf } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';

@@ -11,7 +11,7 @@
  */
 import type { Knex } from 'knex';
 import { sha256Hex } from '../crypto/tokens.ts';
-import { TooManyRequestsError } from '../http/errors.ts';
+import { TooManyRequestsError } from '../errors.ts';
 
 export const MAX_FAILURES = 5;
 export const WINDOW_MS = 5 * 60_000;

@@ -4,9 +4,10 @@
  * message after the same work (one scrypt), so the answer reveals nothing.
  */
 import type { Context } from 'koa';
-import { actorOf, recordAudit, recordFailure, type Actor } from '../audit/writer.ts';
+import { recordAudit, recordFailure, type Actor } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
 import { verifyPassword } from '../crypto/password.ts';
-import { ForbiddenError, UnauthorizedError } from '../http/errors.ts';
+import { ForbiddenError, UnauthorizedError } from '../errors.ts';
 import { clientIp } from '../http/client-ip.ts';
 import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';

@@ -5,7 +5,7 @@
  */
 import { recordAudit, type Actor } from '../audit/writer.ts';
 import type { Tx } from '../db/transaction.ts';
-import { ConflictError } from '../http/errors.ts';
+import { ConflictError } from '../errors.ts';
 import { userTarget } from './session-revocation.ts';
 import { findUserClashing, updateUserProfile, type UserRow } from './users.store.ts';
 

@@ -6,7 +6,7 @@
  */
 import type { Knex } from 'knex';
 import { verifyPassword } from '../crypto/password.ts';
-import { BadRequestError } from '../http/errors.ts';
+import { BadRequestError } from '../errors.ts';
 import type { Clock } from '../services.ts';
 import { clearAttempts, lockedOut, lockoutKey, takeAttemptSlot } from './lockout.ts';
 

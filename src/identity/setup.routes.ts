@@ -3,9 +3,10 @@
  * once the first admin exists, changing platform settings or completing setup needs a server
  * admin's session, decided by the policy like everything else.
  */
-import { actorOf, recordAudit, recordFailure } from '../audit/writer.ts';
+import { recordAudit, recordFailure } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
 import { MIN_PASSWORD_LENGTH } from '../crypto/password.ts';
-import { ConflictError, UnauthorizedError } from '../http/errors.ts';
+import { ConflictError, UnauthorizedError } from '../errors.ts';
 import type { RouteContext, RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
 import { readSetting, writeSetting } from '../settings/store.ts';

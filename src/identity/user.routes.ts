@@ -1,8 +1,9 @@
 /** The current user: profile, password, preferences, default org, permissions (`/api/user…`). */
-import { actorOf, recordAudit } from '../audit/writer.ts';
+import { recordAudit } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../crypto/password.ts';
 import { clientIp } from '../http/client-ip.ts';
-import { BadRequestError, NotFoundError } from '../http/errors.ts';
+import { BadRequestError, NotFoundError } from '../errors.ts';
 import { permissionDenied, type RouteModule } from '../http/route.ts';
 import { ownRecord, subjectOf } from '../http/subject.ts';
 import { findOrgById } from '../orgs/store.ts';

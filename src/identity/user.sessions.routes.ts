@@ -1,6 +1,7 @@
 /** The current user's sessions and external login links (`/api/user/tokens`, `/api/user/auth-tokens`). */
-import { actorOf, recordAudit } from '../audit/writer.ts';
-import { NotFoundError } from '../http/errors.ts';
+import { recordAudit } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
+import { NotFoundError } from '../errors.ts';
 import { listPage, listQuerySchema, pageOf } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { ownRecord } from '../http/subject.ts';

@@ -4,8 +4,9 @@
  * server admin reaches an org here only as its member (they administer any org through
  * /api/orgs/<id>).
  */
-import { actorOf, recordAudit } from '../audit/writer.ts';
-import { NotFoundError } from '../http/errors.ts';
+import { recordAudit } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
+import { NotFoundError } from '../errors.ts';
 import { searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { preferencesSchema, readPreferences, writePreferences } from '../preferences/store.ts';

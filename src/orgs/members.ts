@@ -6,11 +6,12 @@
  */
 import type { Knex } from 'knex';
 import type { Context } from 'koa';
-import { actorOf, recordAudit, recordFailure, type Actor } from '../audit/writer.ts';
+import { recordAudit, recordFailure, type Actor } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
 import { ORG_ROLES, type OrgRole } from '../authz/types.ts';
 import type { PolicyFragment } from '../authz/fragments.ts';
 import type { Tx } from '../db/transaction.ts';
-import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import { listPage, pageOf } from '../http/pagination.ts';
 import type { Principal } from '../identity/principal.ts';
 import { revokeAllSessionsOf, userTarget } from '../identity/session-revocation.ts';

@@ -5,9 +5,10 @@
  * this way, member or not).
  */
 import { seedOrgRoles } from '../accesscontrol/seed.ts';
-import { actorOf, recordAudit } from '../audit/writer.ts';
+import { recordAudit } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
 import { newId } from '../db/ids.ts';
-import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import type { Infer } from '../http/guard.ts';
 import { listPage, pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';

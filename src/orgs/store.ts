@@ -110,6 +110,12 @@ export async function isOrgMember(db: Knex, orgId: string, userId: string): Prom
   return !!(await db('org_members').where({ org_id: orgId, user_id: userId }).first('user_id'));
 }
 
+/** The orgs a user or service account belongs to, the one it joined first first. */
+export async function findOrgIdsOfMember(db: Knex, userId: string): Promise<string[]> {
+  const rows: Array<{ org_id: string }> = await db('org_members').where('user_id', userId).orderBy('created_at', 'asc').select('org_id');
+  return rows.map((row) => row.org_id);
+}
+
 /** The people holding the Admin role in the org. */
 export async function findHumanAdminIds(db: Knex, orgId: string): Promise<string[]> {
   return db('org_members as m').join('users as u', 'u.id', 'm.user_id').where({ 'm.org_id': orgId, 'm.role': 'Admin', 'u.is_service_account': false }).pluck('m.user_id');

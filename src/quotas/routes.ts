@@ -1,6 +1,7 @@
 /** Quota endpoints: an org's quotas, the current user's, and a server admin setting either. */
-import { actorOf, recordAudit } from '../audit/writer.ts';
-import { NotFoundError } from '../http/errors.ts';
+import { recordAudit } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
+import { NotFoundError } from '../errors.ts';
 import type { RouteModule } from '../http/route.ts';
 import { ownRecord } from '../http/subject.ts';
 import { findTargetUser, globalUser, userIdParams } from '../identity/admin-users.sessions.ts';

@@ -4,7 +4,7 @@
  */
 import type { Knex } from 'knex';
 import { dialectOf } from '../db/knex.ts';
-import { ForbiddenError } from '../http/errors.ts';
+import { ForbiddenError } from '../errors.ts';
 
 export const UNLIMITED = -1;
 export type QuotaScope = 'org' | 'user';

@@ -4,7 +4,7 @@
  * (`POST /api/serviceaccounts/migrate`, server admins). Legacy keys are org-wide, so the shim
  * asks for the service-account actions on every account of the org.
  */
-import { actorOf } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
 import { listPage, pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { createLegacyKey, deleteLegacyKey, migrateLegacyKeys } from './legacy-keys.ts';

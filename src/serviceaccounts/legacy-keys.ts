@@ -9,7 +9,7 @@ import { recordAudit, type Actor } from '../audit/writer.ts';
 import type { Config, LegacyApiKey } from '../config.ts';
 import { sha256Hex } from '../crypto/tokens.ts';
 import type { Tx } from '../db/transaction.ts';
-import { ConflictError, NotFoundError } from '../http/errors.ts';
+import { ConflictError, NotFoundError } from '../errors.ts';
 import { countLiveTokensOfOne, findApiTokenByHash, findApiTokensOfUser, insertApiToken, revokeApiToken } from '../identity/api-tokens.store.ts';
 import { DEFAULT_ORG_ID } from '../orgs/store.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';

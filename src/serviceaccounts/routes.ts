@@ -4,8 +4,9 @@
  * Handing an account a role is delegation: the caller must hold every permission of that role,
  * so nobody mints a token stronger than themselves.
  */
-import { actorOf, recordAudit } from '../audit/writer.ts';
-import { ConflictError } from '../http/errors.ts';
+import { recordAudit } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
+import { ConflictError } from '../errors.ts';
 import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { countLiveTokens, countLiveTokensOfOne } from '../identity/api-tokens.store.ts';

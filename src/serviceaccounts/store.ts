@@ -9,7 +9,7 @@ import type { PolicyFragment } from '../authz/fragments.ts';
 import type { DelegatedPermission, OrgRole } from '../authz/types.ts';
 import { newId } from '../db/ids.ts';
 import { findPage, whereContains } from '../db/search.ts';
-import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import { DEFAULT_ORG_ID } from '../orgs/store.ts';
 import { deletePreferences } from '../preferences/store.ts';
 

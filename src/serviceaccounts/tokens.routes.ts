@@ -3,8 +3,9 @@
  * one (its key shown once, in the response), revoke one. Reading them is reading the account;
  * issuing and revoking are writing it.
  */
-import { actorOf, recordAudit } from '../audit/writer.ts';
-import { NotFoundError } from '../http/errors.ts';
+import { recordAudit } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
+import { NotFoundError } from '../errors.ts';
 import { listPage, listQuerySchema, pageOf } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { presentTokenMetadata } from '../identity/api-tokens.ts';

@@ -3,8 +3,9 @@
  * rename, delete. Members and preferences live in the dotted siblings. A team admin (member
  * with permission 4) reaches its own team through its managed role (team-admins.ts).
  */
-import { actorOf, recordAudit } from '../audit/writer.ts';
-import { BadRequestError, ConflictError } from '../http/errors.ts';
+import { recordAudit } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
+import { BadRequestError, ConflictError } from '../errors.ts';
 import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { subjectOf } from '../http/subject.ts';

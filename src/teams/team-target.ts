@@ -1,7 +1,7 @@
 /** What every `/api/teams/:id…` route shares: the path schema, the policy target, the lookup, the audit target. */
 import type { Knex } from 'knex';
 import type { ResourceRef } from '../authz/types.ts';
-import { NotFoundError } from '../http/errors.ts';
+import { NotFoundError } from '../errors.ts';
 import { findTeamInOrg, type TeamRow } from './store.ts';
 
 export const teamIdParams = {

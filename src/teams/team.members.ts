@@ -5,8 +5,9 @@
  * tells the engine which member and role it touched.
  */
 import type { Knex } from 'knex';
-import { actorOf, recordAudit } from '../audit/writer.ts';
-import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
+import { recordAudit } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import { listPage, listQuerySchema, pageOf } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { presentTeamMember } from './presenter.ts';

@@ -1,5 +1,6 @@
 /** Preferences of a team (`/api/teams/:id/preferences`): home dashboard, timezone, theme. */
-import { actorOf, recordAudit } from '../audit/writer.ts';
+import { recordAudit } from '../audit/writer.ts';
+import { actorOf } from '../http/actor.ts';
 import type { RouteModule } from '../http/route.ts';
 import { preferencesSchema, readPreferences, writePreferences } from '../preferences/store.ts';
 import { findTeamOrFail, teamAuditTarget, teamIdParams, teamResource } from './team-target.ts';

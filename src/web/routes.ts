@@ -3,7 +3,7 @@
  * assets. The pages are static HTML; everything about the user is fetched from the API by the
  * page's script and written with textContent, so the server never templates user data into HTML.
  */
-import { NotFoundError } from '../http/errors.ts';
+import { NotFoundError } from '../errors.ts';
 import type { RouteModule } from '../http/route.ts';
 import { anyHumanUserExists } from '../identity/users.store.ts';
 import { sendAsset, sendPage, setPageSecurityHeaders } from './static.ts';

@@ -1,10 +1,12 @@
 /**
- * The error vocabulary of the API. Every failure a client sees is one of these, rendered as
- * `{message}` with its status by the error middleware; anything else becomes a redacted 500.
+ * The error vocabulary of the service, shared by every layer: each error carries the status and
+ * the safe message a client sees. Stores, the database layer and the domains throw them without
+ * knowing HTTP; the error middleware (src/http) renders them as `{message}` with their status,
+ * and anything else becomes a redacted 500.
  */
 export const JSON_BODY_REQUIRED = 'request body must be JSON (Content-Type: application/json)';
 
-export class HttpError extends Error {
+export class ServiceError extends Error {
   constructor(
     readonly status: number,
     message: string,
@@ -16,43 +18,43 @@ export class HttpError extends Error {
   }
 }
 
-export class BadRequestError extends HttpError {
+export class BadRequestError extends ServiceError {
   constructor(message: string) {
     super(400, message);
   }
 }
-export class UnauthorizedError extends HttpError {
+export class UnauthorizedError extends ServiceError {
   constructor(message = 'authentication required') {
     super(401, message);
   }
 }
-export class ForbiddenError extends HttpError {
+export class ForbiddenError extends ServiceError {
   constructor(message = 'permission denied') {
     super(403, message);
   }
 }
-export class NotFoundError extends HttpError {
+export class NotFoundError extends ServiceError {
   constructor(message = 'not found') {
     super(404, message);
   }
 }
-export class ConflictError extends HttpError {
+export class ConflictError extends ServiceError {
   constructor(message: string) {
     super(409, message);
   }
 }
 /** A save whose precondition no longer holds (Grafana's dashboard 412): `status` says which one. */
-export class PreconditionFailedError extends HttpError {
+export class PreconditionFailedError extends ServiceError {
   constructor(message: string, status: 'version-mismatch' | 'name-exists') {
     super(412, message, {}, { status });
   }
 }
-export class PayloadTooLargeError extends HttpError {
+export class PayloadTooLargeError extends ServiceError {
   constructor(message = 'request body is too large') {
     super(413, message);
   }
 }
-export class TooManyRequestsError extends HttpError {
+export class TooManyRequestsError extends ServiceError {
   constructor(message: string, retryAfterSeconds: number) {
     super(429, message, { 'Retry-After': String(retryAfterSeconds) });
   }
