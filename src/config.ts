@@ -8,6 +8,8 @@ import path from 'node:path';
 
 export interface Config {
   env: 'production' | 'development' | 'test';
+  /** The address to listen on (HOST); empty: every interface. */
+  host: string;
   port: number;
   /** `mysql://…` selects MySQL/MariaDB; anything else is the embedded SQLite file. */
   databaseUrl: string | null;
@@ -83,6 +85,12 @@ function readInt(env: Env, name: string, fallback: number, min = 0): number {
   const value = Number(raw);
   if (value < min) throw new ConfigError(`${name} must be at least ${min}, got ${value}`);
   return value;
+}
+
+function readPort(env: Env): number {
+  const port = readInt(env, 'PORT', 3000, 0);
+  if (port > 65535) throw new ConfigError(`PORT must be at most 65535, got ${port}`);
+  return port;
 }
 
 function readBool(env: Env, name: string, fallback: boolean): boolean {
@@ -168,7 +176,8 @@ export function loadConfig(env: Env = process.env): Config {
   const dataDir = env.DATA_DIR || path.resolve('data');
   return {
     env: nodeEnv,
-    port: readInt(env, 'PORT', 3000),
+    host: env.HOST?.trim() ?? '',
+    port: readPort(env),
     databaseUrl: env.DATABASE_URL?.trim() || null,
     sqliteFile: path.join(dataDir, 'gatehouse.sqlite'),
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),

@@ -4,6 +4,7 @@ import { buildApp } from './app.ts';
 import { startAuditRetention } from './audit/retention.ts';
 import { bootstrap } from './bootstrap.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { createServer, listen } from './http/server.ts';
 import { startServices } from './startup.ts';
 
 async function main(): Promise<void> {
@@ -22,7 +23,9 @@ async function main(): Promise<void> {
   await bootstrap(services);
   const stopRetention = startAuditRetention(services);
   const { app } = buildApp(services);
-  const server = app.listen(config.port, () => logger.info({ port: config.port }, 'gatehouse listening'));
+  const server = createServer(app);
+  const address = await listen(server, config.host, config.port);
+  logger.info({ host: address.address, port: address.port }, 'gatehouse listening');
 
   const shutdown = () => {
     logger.info('shutting down');

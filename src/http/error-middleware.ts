@@ -11,14 +11,26 @@ function fromBodyParser(err: { status?: number; type?: string }): ServiceError |
   return null;
 }
 
+/** What the router answers on its own (no route, a method the path lacks) comes without a body: the message it gets. */
+function routerRefusal(ctx: Context): string | null {
+  if (ctx.body !== undefined && ctx.body !== null) return null;
+  if (ctx.status === 404 && ctx.path.startsWith('/api/')) return 'not found';
+  if (ctx.status === 405) return `method ${ctx.method} is not allowed on ${ctx.path} (allowed: ${ctx.response.get('Allow')})`;
+  if (ctx.status === 501) return `method ${ctx.method} is not supported`;
+  return null;
+}
+
 /** Every failure becomes `{message}` with its status; anything unexpected is a redacted 500. */
 export function errorMiddleware(logger: Logger) {
   return async function renderErrors(ctx: Context, next: Next): Promise<void> {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined && ctx.path.startsWith('/api/')) {
-        ctx.status = 404;
-        ctx.body = { message: 'not found' };
+      const message = routerRefusal(ctx);
+      if (message) {
+        // Set again: Koa turns a status nobody set (the 404 of no route) into 200 when a body is given.
+        const status = ctx.status;
+        ctx.body = { message };
+        ctx.status = status;
       }
     } catch (err) {
       const known = err instanceof ServiceError ? err : translateDbError(err) ?? fromBodyParser(err as object);

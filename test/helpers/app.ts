@@ -3,7 +3,6 @@
  * MariaDB/MySQL database when TEST_DB=mysql (TEST_MYSQL_URL, default mysql://root@127.0.0.1:3306).
  */
 import fs from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -14,6 +13,7 @@ import { buildApp, type BuiltApp } from '../../src/app.ts';
 import { bootstrap } from '../../src/bootstrap.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { Clock, Services } from '../../src/services.ts';
+import { createServer, listen } from '../../src/http/server.ts';
 import { startServices } from '../../src/startup.ts';
 
 export const TEST_DB = process.env.TEST_DB === 'mysql' ? 'mysql' : 'sqlite';
@@ -170,9 +170,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const services = await startServices(config, logger, clock);
   await bootstrap(services);
   const built = buildApp(services);
-  const server = built.app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  const { port } = server.address() as AddressInfo;
+  const server = createServer(built.app);
+  const { port } = await listen(server, '127.0.0.1', 0);
   const keep = options.database ? { url: database.url, drop: async () => {} } : database;
   return new TestApp(`http://127.0.0.1:${port}`, services, built, clock, server, keep);
 }
