@@ -8,8 +8,11 @@ import { findTargetUser, globalUser, userIdParams } from '../identity/admin-user
 import { userTarget } from '../identity/session-revocation.ts';
 import { findOrgById } from '../orgs/store.ts';
 import { presentOrgQuotas, QUOTA_TARGETS } from './org-quotas.ts';
-import { UNLIMITED, writeQuota } from './store.ts';
+import { MAX_QUOTA_LIMIT, UNLIMITED, writeQuota } from './store.ts';
 import { USER_QUOTA_TARGETS, userQuotas } from './user-quotas.ts';
+
+/** A limit the column holds (a signed 32-bit integer): -1 is unlimited, anything above the range is 400, not a database error. */
+const quotaLimitSchema = { type: 'integer', minimum: UNLIMITED, maximum: MAX_QUOTA_LIMIT } as const;
 
 const orgParams = { type: 'object', properties: { orgId: { type: 'string', minLength: 1, maxLength: 40 } }, required: ['orgId'] } as const;
 
@@ -38,7 +41,7 @@ export const quotaRoutes: RouteModule = (routes) => {
       properties: { orgId: { type: 'string', minLength: 1, maxLength: 40 }, target: { type: 'string', enum: [...QUOTA_TARGETS] } },
       required: ['orgId', 'target'],
     },
-    body: { type: 'object', properties: { limit: { type: 'integer', minimum: UNLIMITED } }, required: ['limit'], additionalProperties: false },
+    body: { type: 'object', properties: { limit: quotaLimitSchema }, required: ['limit'], additionalProperties: false },
     async handler({ ctx, params, body, principal, services, authorize }) {
       // Raising its own quota is not an org admin's call: orgs.quotas:write is a server-admin action.
       await authorize('orgs.quotas:write', { kind: 'orgs', id: params.orgId }, { orgId: params.orgId });
@@ -74,7 +77,7 @@ export const quotaRoutes: RouteModule = (routes) => {
       type: 'object',
       properties: {
         target: { type: 'string', enum: [...USER_QUOTA_TARGETS] },
-        limit: { type: 'integer', minimum: UNLIMITED },
+        limit: quotaLimitSchema,
       },
       required: ['target', 'limit'],
       additionalProperties: false,

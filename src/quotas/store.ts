@@ -7,6 +7,8 @@ import { dialectOf } from '../db/knex.ts';
 import { ForbiddenError } from '../errors.ts';
 
 export const UNLIMITED = -1;
+/** The largest limit the quotas.limit column holds (INT on MariaDB). */
+export const MAX_QUOTA_LIMIT = 2_147_483_647;
 export type QuotaScope = 'org' | 'user';
 
 export async function findQuotaOverrides(db: Knex, scope: QuotaScope, scopeId: string): Promise<Map<string, number>> {
