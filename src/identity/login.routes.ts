@@ -9,6 +9,7 @@ import { actorOf } from '../http/actor.ts';
 import { verifyPassword } from '../crypto/password.ts';
 import { ForbiddenError, UnauthorizedError } from '../errors.ts';
 import { clientIp } from '../http/client-ip.ts';
+import { safeRedirect } from '../http/redirect.ts';
 import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
 import { clearAttempts, lockedOut, lockoutKey, takeAttemptSlot } from './lockout.ts';
@@ -18,11 +19,6 @@ import { revokeSession } from './sessions.store.ts';
 import { findMembershipsOfUser, findUserByLoginOrEmail, markUserSeen, type UserRow } from './users.store.ts';
 
 export const INVALID_CREDENTIALS = 'invalid username or password';
-
-/** A same-site path to go to after login; anything else (another host, a scheme) becomes "/". */
-export function safeRedirect(target: unknown): string {
-  return typeof target === 'string' && /^\/(?![/\\])[^\s]*$/.test(target) ? target : '/';
-}
 
 /**
  * Every login provider of the spec with its enabled flag and where a browser starts it
