@@ -5,10 +5,10 @@
  * character, and no `..` segment (`/..%2f..%2fevil.example` climbs out of the path).
  */
 const MAX_DECODING_ROUNDS = 4;
-const UNSAFE_CHARACTER = /[\\\u0000-\u001f\u007f]/;
+const isUnsafeCharacter = (char: string) => char === '\\' || char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f;
 
 function isLocalPath(path: string): boolean {
-  if (!path.startsWith('/') || path.startsWith('//') || UNSAFE_CHARACTER.test(path)) return false;
+  if (!path.startsWith('/') || path.startsWith('//') || [...path].some(isUnsafeCharacter)) return false;
   const [pathname = ''] = path.split(/[?#]/, 1);
   return !pathname.split('/').some((segment) => segment === '..' || segment === '.');
 }
