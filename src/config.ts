@@ -37,6 +37,8 @@ export interface Config {
   authzRevisionPollMs: number;
   /** How many org policy documents an instance keeps loaded (least recently used dropped first). */
   authzMaxLoadedOrgs: number;
+  /** Test mode: every loaded policy document is checked against a fresh build after each commit. */
+  authzVerifyDocuments: boolean;
   policyWasmPath: string;
   /** Default quota limits per target (-1 = unlimited), from the QUOTA_* variables. */
   quotaDefaults: Record<QuotaTarget, number>;
@@ -198,6 +200,7 @@ export function loadConfig(env: Env = process.env): Config {
     auditRetentionDays: readInt(env, 'AUDIT_RETENTION_DAYS', 90, 1),
     authzRevisionPollMs: readInt(env, 'AUTHZ_REVISION_POLL_MS', 1000, 50),
     authzMaxLoadedOrgs: readInt(env, 'AUTHZ_MAX_LOADED_ORGS', 256, 1),
+    authzVerifyDocuments: readBool(env, 'AUTHZ_VERIFY_DOCUMENTS', nodeEnv === 'test'),
     policyWasmPath: env.POLICY_WASM_PATH || path.resolve('policies/build/authz.wasm'),
     quotaDefaults: Object.fromEntries(QUOTA_TARGETS.map((target) => [target, readInt(env, QUOTA_VARIABLES[target], -1, -1)])) as Record<QuotaTarget, number>,
     secretKey: readSecret(env, 'SECRET_KEY', nodeEnv, dataDir),

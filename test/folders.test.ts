@@ -28,6 +28,22 @@ describe('folders', () => {
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
     return res.body.uid;
   }
+  /** A dashboard and an alert rule in the folder, made through the API like any user's. */
+  async function addDashboard(folderUid: string, uid: string): Promise<void> {
+    const res = await as(editor).post('/api/dashboards/db', { dashboard: { uid, title: uid }, folderUid });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+  }
+  async function addAlertRule(folderUid: string, uid: string): Promise<void> {
+    const res = await as(editor).post('/api/v1/provisioning/alert-rules', {
+      uid,
+      title: uid,
+      folderUID: folderUid,
+      ruleGroup: 'group',
+      condition: 'A',
+      data: [{ refId: 'A', datasourceUid: 'prom', model: { expr: 'up' } }],
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+  }
   /** A chain of `levels` nested folders; returns their uids, root first. */
   async function chain(levels: number, tag: string): Promise<string[]> {
     const uids: string[] = [];
@@ -129,11 +145,9 @@ describe('folders', () => {
     it('counts subfolders, dashboards and alert rules; 401, 403, 404', async () => {
       const uid = await createFolder({ uid: 'counted', title: 'Counted' });
       await createFolder({ title: 'sub', parentUid: uid });
-      const now = app.clock.now();
-      await app
-        .db('dashboards')
-        .insert([1, 2].map((n) => ({ org_id: ORG, uid: `counted-d${n}`, title: `d${n}`, folder_uid: uid, created_at: now, updated_at: now })));
-      await app.db('alert_rules').insert({ org_id: ORG, uid: 'counted-r1', title: 'r1', folder_uid: uid, created_at: now, updated_at: now });
+      await addDashboard(uid, 'counted-d1');
+      await addDashboard(uid, 'counted-d2');
+      await addAlertRule(uid, 'counted-r1');
       expect((await as(viewer).get(`/api/folders/${uid}/counts`)).body).to.deep.equal({ folder: 1, dashboard: 2, alertrule: 1 });
       expect((await app.request('GET', `/api/folders/${uid}/counts`)).status).to.equal(401);
       expect((await as(outsider).get(`/api/folders/${uid}/counts`)).status).to.equal(403);
@@ -231,9 +245,8 @@ describe('folders', () => {
     async function fill(tag: string): Promise<void> {
       await createFolder({ uid: `${tag}`, title: tag });
       await createFolder({ uid: `${tag}-sub`, title: `${tag} sub`, parentUid: tag });
-      const now = app.clock.now();
-      await app.db('dashboards').insert({ org_id: ORG, uid: `${tag}-dash`, title: 'd', folder_uid: `${tag}-sub`, created_at: now, updated_at: now });
-      await app.db('alert_rules').insert({ org_id: ORG, uid: `${tag}-rule`, title: 'r', folder_uid: `${tag}-sub`, created_at: now, updated_at: now });
+      await addDashboard(`${tag}-sub`, `${tag}-dash`);
+      await addAlertRule(`${tag}-sub`, `${tag}-rule`);
     }
 
     it('401, 403 for a Viewer, 404', async () => {

@@ -32,6 +32,8 @@ interface OrgPolicy {
   refreshing: Promise<void> | null;
   /** While a background rebuild reads the DB: the fragments patched meanwhile, to re-apply after it. */
   replay: PolicyFragment[] | null;
+  /** With verifyDocuments: the loaded document as a plain value, rebuilt and patched alongside the wasm copy. */
+  mirror: Record<string, unknown> | null;
 }
 
 export interface EngineStats {
@@ -44,6 +46,56 @@ export interface EngineStats {
 export interface EngineOptions extends DocumentSettings {
   /** How many org documents stay loaded; past it the least recently used one is dropped. */
   maxLoadedOrgs: number;
+  /**
+   * Test mode: after every committed transaction each loaded document must equal a fresh build
+   * from SQL, or the transaction's caller gets an error naming where they differ. A write that
+   * names the wrong fragment (or none) would otherwise leave a stale allow that nothing repairs.
+   */
+  verifyDocuments?: boolean;
+}
+
+/** How often a drifted document is re-checked before it counts: a commit's notice may still be on its way. */
+const DRIFT_CHECKS = 3;
+const DRIFT_RECHECK_MS = 20;
+
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The document as canonical JSON: object keys sorted, lists of strings sorted (the policy reads
+ * them as sets: a member's roles and teams come in whatever order the query returned), undefined
+ * left out.
+ */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (Array.isArray(v)) return v.every((item) => typeof item === 'string') ? [...(v as string[])].sort(byText) : v;
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).sort(([a], [b]) => byText(a, b)));
+    return v;
+  });
+}
+
+/** The first top-level section and key where two documents differ, for the drift error. */
+function firstDifference(loaded: Record<string, unknown>, fresh: Record<string, unknown>): string {
+  for (const section of new Set([...Object.keys(loaded), ...Object.keys(fresh)])) {
+    const [a, b] = [loaded[section], fresh[section]];
+    if (canonical(a) === canonical(b)) continue;
+    if (a && b && typeof a === 'object' && typeof b === 'object') {
+      for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+        const [x, y] = [(a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]];
+        if (canonical(x) !== canonical(y)) return `${section}.${key}: loaded ${canonical(x)}, in the database ${canonical(y)}`;
+      }
+    }
+    return `${section}: loaded ${canonical(a)}, in the database ${canonical(b)}`;
+  }
+  return 'no difference';
+}
+
+/** Sets (or, with undefined, removes) the value at path, as PolicyInstance.patch does in wasm. */
+function patchMirror(mirror: Record<string, unknown>, path: string[], value: unknown): void {
+  let node = mirror;
+  for (const key of path.slice(0, -1)) node = (node[key] ??= {}) as Record<string, unknown>;
+  const last = path[path.length - 1]!;
+  if (value === undefined) delete node[last];
+  else node[last] = value;
 }
 
 export class AuthzEngine implements PolicyChangeListener {
@@ -110,6 +162,26 @@ export class AuthzEngine implements PolicyChangeListener {
     }
   }
 
+  /** Test mode (verifyDocuments): checks every loaded document against a fresh build; throws on drift. */
+  async verifyAfterCommit(): Promise<void> {
+    if (!this.options.verifyDocuments) return;
+    for (const key of [...this.orgs.keys()]) await this.verifyDocument(key === SERVER_KEY ? null : key);
+  }
+
+  private async verifyDocument(orgId: string | null): Promise<void> {
+    for (let check = 1; ; check++) {
+      const org = await this.ready(orgId);
+      const revision = await this.readRevision(orgId);
+      // A change made elsewhere (another instance, a commit whose notice is on its way) is the revision poll's to bring.
+      if (revision !== org.revision || !org.mirror) return;
+      const fresh = (await buildOrgDocument(this.db, orgId, this.options)) as unknown as Record<string, unknown>;
+      if ((await this.readRevision(orgId)) !== revision || org.pending.length > 0 || org.needsRebuild) return;
+      if (canonical(org.mirror) === canonical(fresh)) return;
+      if (check >= DRIFT_CHECKS) throw new Error(`policy document drift in org ${orgId ?? '(server)'}: ${firstDifference(org.mirror, fresh)}`);
+      await new Promise((resolve) => setTimeout(resolve, DRIFT_RECHECK_MS));
+    }
+  }
+
   /** Polls the org revisions written by other instances; changes elsewhere show within `intervalMs`. */
   startRevisionPoll(intervalMs: number): void {
     this.stopRevisionPoll();
@@ -150,7 +222,7 @@ export class AuthzEngine implements PolicyChangeListener {
       org = this.orgs.get(key);
       if (!org) {
         this.evictLeastRecentlyUsed();
-        org = { instance, lastUsed: 0, needsRebuild: true, pending: [], revision: -1, documentBytes: 0, refreshing: null, replay: null };
+        org = { instance, lastUsed: 0, needsRebuild: true, pending: [], revision: -1, documentBytes: 0, refreshing: null, replay: null, mirror: null };
         this.orgs.set(key, org);
       }
     }
@@ -193,7 +265,10 @@ export class AuthzEngine implements PolicyChangeListener {
     try {
       const revision = await this.readRevision(orgId);
       const patches = (await Promise.all(batch.map((fragment) => loadFragment(this.db, orgId, fragment)))).flat();
-      for (const patch of patches) org.instance.patch(patch.path, patch.value);
+      for (const patch of patches) {
+        org.instance.patch(patch.path, patch.value);
+        if (org.mirror) patchMirror(org.mirror, patch.path, patch.value);
+      }
       this.counters.patches += patches.length;
       org.replay?.push(...batch);
       org.revision = Math.max(org.revision, revision);
@@ -206,8 +281,10 @@ export class AuthzEngine implements PolicyChangeListener {
 
   private async rebuild(orgId: string | null, org: OrgPolicy): Promise<void> {
     const revision = await this.readRevision(orgId);
-    const json = encoder.encode(JSON.stringify(await buildOrgDocument(this.db, orgId, this.options)));
+    const document = await buildOrgDocument(this.db, orgId, this.options);
+    const json = encoder.encode(JSON.stringify(document));
     org.instance.setData(json.buffer as ArrayBuffer);
+    if (this.options.verifyDocuments) org.mirror = JSON.parse(JSON.stringify(document)) as Record<string, unknown>;
     org.documentBytes = json.byteLength;
     org.revision = revision;
     this.counters.rebuilds++;

@@ -12,6 +12,8 @@ export const ALL_ORGS = '*';
 export interface PolicyChangeListener {
   /** Called after commit: org id (`*` = every org) -> the fragments it changed, or 'all'. */
   policyDataChanged(changes: ReadonlyMap<string, OrgChange>): void;
+  /** Called after every commit; in test mode it checks the loaded policy documents against the database. */
+  verifyAfterCommit(): Promise<void>;
 }
 
 export interface Tx {
@@ -59,5 +61,6 @@ async function transactOnce<T>(db: Knex, listener: PolicyChangeListener, work: (
     return value;
   });
   if (changes.size > 0) listener.policyDataChanged(changes);
+  await listener.verifyAfterCommit();
   return result;
 }

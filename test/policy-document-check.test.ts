@@ -1,0 +1,40 @@
+import { expect } from 'chai';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+import { createUser } from './helpers/factories.ts';
+
+/**
+ * The test-mode check (AUTHZ_VERIFY_DOCUMENTS, on for the whole suite): after every commit each
+ * loaded policy document must equal a fresh build, so a write that reports the wrong fragment,
+ * or none, fails where it happens instead of leaving a stale allow behind.
+ */
+describe('policy documents are checked against the database after every commit (test mode)', () => {
+  let app: TestApp;
+  before(async () => {
+    app = await startTestApp();
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  it('fails a transaction that changes policy data without reporting it', async () => {
+    const user = await createUser(app, { role: 'Viewer' });
+    expect((await app.request('GET', '/api/user/permissions', { cookie: user.cookie })).status, 'the org document is loaded').to.equal(200);
+    // A store with a bug: it writes a member's role and names no fragment.
+    const forgetful = app.services.transact(async (tx) => {
+      await tx.db('org_members').where({ org_id: 'org_main', user_id: user.id }).update({ role: 'Admin' });
+    });
+    let failure: unknown;
+    await forgetful.catch((err: unknown) => (failure = err));
+    expect(String(failure)).to.match(new RegExp(`policy document drift in org org_main: members\\.${user.id}: loaded .*"role":"Viewer"`));
+  });
+
+  it('passes a transaction that reports what it changed', async () => {
+    const user = await createUser(app, { role: 'Viewer' });
+    expect((await app.request('GET', '/api/user/permissions', { cookie: user.cookie })).status).to.equal(200);
+    await app.services.transact(async (tx) => {
+      await tx.db('org_members').where({ org_id: 'org_main', user_id: user.id }).update({ role: 'Editor' });
+      tx.policyChanged('org_main', { kind: 'member', userId: user.id });
+    });
+    expect((await app.request('GET', '/api/user/permissions', { cookie: user.cookie })).body).to.have.property('dashboards:create');
+  });
+});
