@@ -10,7 +10,7 @@ import { createServices, systemClock, type Clock, type Services } from './servic
 
 export async function startServices(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Services> {
   const db = createDb(config);
-  await migrateToLatest(db);
+  await migrateToLatest(db, logger);
   const policy = await PolicyModule.fromFile(config.policyWasmPath);
   const engine = new AuthzEngine(db, policy, { legacyAclEnabled: config.legacyAclEnabled, maxLoadedOrgs: config.authzMaxLoadedOrgs, verifyDocuments: config.authzVerifyDocuments }, logger);
   engine.startRevisionPoll(config.authzRevisionPollMs);

@@ -5,6 +5,7 @@
  * the change.
  */
 import type { Knex } from 'knex';
+import { dialectOf } from './knex.ts';
 import { mergeChange, type OrgChange, type PolicyFragment } from '../authz/fragments.ts';
 
 export const ALL_ORGS = '*';
@@ -26,11 +27,25 @@ export interface Tx {
   policyChanged(orgId?: string, ...fragments: PolicyFragment[]): void;
 }
 
-/** MySQL picks a deadlock victim and expects it to be retried; `work` must touch only the DB. */
-const DEADLOCK_RETRIES = 3;
+/**
+ * InnoDB picks a deadlock victim (or gives up waiting for a lock) and expects the transaction
+ * to be run again. `work` must touch only the DB: audit entries are written through `tx.db`
+ * and the engine hears of policy changes only after the commit, so a retry repeats nothing
+ * outside the database. The backoff is exponential with full jitter, so the losers of one
+ * deadlock do not collide again in lockstep.
+ */
+const RETRYABLE_CODES = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
+const MAX_ATTEMPTS = 12;
+const BACKOFF_BASE_MS = 10;
+const BACKOFF_CAP_MS = 1000;
 
-function isDeadlock(err: unknown): boolean {
-  return (err as { code?: string } | null)?.code === 'ER_LOCK_DEADLOCK';
+function isRetryable(err: unknown): boolean {
+  return RETRYABLE_CODES.has((err as { code?: string } | null)?.code ?? '');
+}
+
+function backoff(attempt: number): Promise<void> {
+  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt);
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
 }
 
 export async function transact<T>(db: Knex, listener: PolicyChangeListener, work: (tx: Tx) => Promise<T>): Promise<T> {
@@ -38,9 +53,20 @@ export async function transact<T>(db: Knex, listener: PolicyChangeListener, work
     try {
       return await transactOnce(db, listener, work);
     } catch (err) {
-      if (!isDeadlock(err) || attempt >= DEADLOCK_RETRIES) throw err;
+      if (!isRetryable(err) || attempt >= MAX_ATTEMPTS) throw err;
+      await backoff(attempt);
     }
   }
+}
+
+/**
+ * READ COMMITTED on MySQL/MariaDB: under REPEATABLE READ, InnoDB takes gap and next-key locks
+ * on every locking read and unique check, and parallel inserts into the same index ranges
+ * (role_permissions, org_members, teams) deadlock one another. The rows a write depends on are
+ * locked explicitly (lockOrg, lockQuotaOwner), which READ COMMITTED honours just the same.
+ */
+function writeIsolation(db: Knex): Knex.TransactionConfig | undefined {
+  return dialectOf(db) === 'mysql' ? { isolationLevel: 'read committed' } : undefined;
 }
 
 async function transactOnce<T>(db: Knex, listener: PolicyChangeListener, work: (tx: Tx) => Promise<T>): Promise<T> {
@@ -59,7 +85,7 @@ async function transactOnce<T>(db: Knex, listener: PolicyChangeListener, work: (
       await bump;
     }
     return value;
-  });
+  }, writeIsolation(db));
   if (changes.size > 0) listener.policyDataChanged(changes);
   await listener.verifyAfterCommit();
   return result;
