@@ -7,7 +7,7 @@
 import type { Knex } from 'knex';
 import { recordAudit } from '../audit/writer.ts';
 import { actorOf } from '../http/actor.ts';
-import { hashPassword, MIN_PASSWORD_LENGTH } from '../crypto/password.ts';
+import { hashPassword } from '../crypto/password.ts';
 import type { Tx } from '../db/transaction.ts';
 import { BadRequestError } from '../errors.ts';
 import { pageOf, searchQuerySchema } from '../http/pagination.ts';
@@ -27,15 +27,14 @@ import {
   findMembershipsOfUsers,
   insertUser,
   lockEnabledServerAdminIds,
-  profileSchema,
   setUserDisabled,
   setUserPassword,
   setUserServerAdmin,
   type UserRow,
 } from './users.store.ts';
+import { emailSchema, loginSchema, nameSchema, newPasswordSchema, profileSchema } from '../http/schemas.ts';
 
 const NEW_USER_ROLE = 'Viewer';
-const passwordSchema = { type: 'string', minLength: MIN_PASSWORD_LENGTH, maxLength: 1024 } as const;
 
 /** Users as the API shows them, with orgs, theme and login labels in three queries for any number. */
 async function presentUsers(db: Knex, rows: UserRow[]) {
@@ -79,10 +78,10 @@ export const adminUserRoutes: RouteModule = (routes) => {
     body: {
       type: 'object',
       properties: {
-        name: { type: 'string', minLength: 1, maxLength: 190 },
-        login: { type: 'string', minLength: 1, maxLength: 190, pattern: '^[A-Za-z0-9._@+-]+$' },
-        email: { type: 'string', minLength: 3, maxLength: 190, pattern: '^[^\\s@]+@[^\\s@]+$' },
-        password: passwordSchema,
+        name: nameSchema,
+        login: loginSchema,
+        email: emailSchema,
+        password: newPasswordSchema,
       },
       required: ['name', 'login', 'email', 'password'],
       additionalProperties: false,
@@ -156,7 +155,7 @@ export const adminUserRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     params: userIdParams,
-    body: { type: 'object', properties: { password: passwordSchema }, required: ['password'], additionalProperties: false },
+    body: { type: 'object', properties: { password: newPasswordSchema }, required: ['password'], additionalProperties: false },
     async handler({ ctx, body, params, principal, services, authorize }) {
       await authorize('users.password:write', globalUser(params.userId));
       const user = await findTargetUser(services.db, params.userId);

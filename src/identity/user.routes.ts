@@ -1,7 +1,7 @@
 /** The current user: profile, password, preferences, default org, permissions (`/api/user…`). */
 import { recordAudit } from '../audit/writer.ts';
 import { actorOf } from '../http/actor.ts';
-import { hashPassword, MIN_PASSWORD_LENGTH } from '../crypto/password.ts';
+import { hashPassword } from '../crypto/password.ts';
 import { clientIp } from '../http/client-ip.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import { permissionDenied, type RouteModule } from '../http/route.ts';
@@ -13,7 +13,8 @@ import { changeProfile, profileChanges } from './profile.ts';
 import { confirmOwnPassword } from './reauthenticate.ts';
 import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
 import { presentUser } from './user.presenter.ts';
-import { findMembershipsOfUser, findUserById, profileSchema, setDefaultOrg, setUserPassword } from './users.store.ts';
+import { findMembershipsOfUser, findUserById, setDefaultOrg, setUserPassword } from './users.store.ts';
+import { newPasswordSchema, profileSchema } from '../http/schemas.ts';
 
 async function currentProfile(services: Services, userId: string) {
   const user = await findUserById(services.db, userId);
@@ -78,7 +79,7 @@ export const currentUserRoutes: RouteModule = (routes) => {
       type: 'object',
       properties: {
         oldPassword: { type: 'string', minLength: 1, maxLength: 1024 },
-        newPassword: { type: 'string', minLength: MIN_PASSWORD_LENGTH, maxLength: 1024 },
+        newPassword: newPasswordSchema,
       },
       required: ['oldPassword', 'newPassword'],
       additionalProperties: false,
