@@ -12,17 +12,13 @@ import { clientIp } from '../http/client-ip.ts';
 import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
 import { clearAttempts, lockedOut, lockoutKey, takeAttemptSlot } from './lockout.ts';
+import { safeRedirect } from './post-login-redirect.ts';
 import type { Principal } from './principal.ts';
 import { clearSessionCookie, issueSession, setSessionCookie } from './sessions.ts';
 import { revokeSession } from './sessions.store.ts';
 import { findMembershipsOfUser, findUserByLoginOrEmail, markUserSeen, type UserRow } from './users.store.ts';
 
 export const INVALID_CREDENTIALS = 'invalid username or password';
-
-/** A same-site path to go to after login; anything else (another host, a scheme) becomes "/". */
-export function safeRedirect(target: unknown): string {
-  return typeof target === 'string' && /^\/(?![/\\])[^\s]*$/.test(target) ? target : '/';
-}
 
 /**
  * Every login provider of the spec with its enabled flag and where a browser starts it

@@ -1,0 +1,46 @@
+/**
+ * Where a browser goes after login. Only a path on this site is followed, and it must stay one
+ * however many times a browser, a proxy or the next page percent-decodes it: `/%2F%5Cevil.example`
+ * decodes to `//\evil.example`, which a browser reads as another host.
+ */
+
+/** Beyond this many layers of percent-encoding a target is refused: nobody encodes a path twice by accident. */
+const MAX_DECODING_ROUNDS = 3;
+
+/** Controls are refused because browsers drop tabs and newlines, turning `/\t/x` into `//x`. */
+const UNSAFE = /[\\\u0000-\u001F\u007F]|\/\//;
+
+function climbsAboveRoot(path: string): boolean {
+  let depth = 0;
+  for (const segment of path.split(/[?#]/, 1)[0]!.split('/').slice(1)) {
+    if (segment === '..') depth -= 1;
+    else if (segment !== '.' && segment !== '') depth += 1;
+    if (depth < 0) return true;
+  }
+  return false;
+}
+
+function isLocalPath(path: string): boolean {
+  return path.startsWith('/') && !UNSAFE.test(path) && !climbsAboveRoot(path);
+}
+
+function staysLocal(target: string): boolean {
+  let current = target;
+  for (let round = 0; round <= MAX_DECODING_ROUNDS; round += 1) {
+    if (!isLocalPath(current)) return false;
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(current);
+    } catch {
+      return false;
+    }
+    if (decoded === current) return true;
+    current = decoded;
+  }
+  return false;
+}
+
+/** `target` if it is a path on this site at every decoding, else "/". */
+export function safeRedirect(target: unknown): string {
+  return typeof target === 'string' && staysLocal(target) ? target : '/';
+}
