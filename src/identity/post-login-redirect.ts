@@ -7,8 +7,11 @@
 /** Beyond this many layers of percent-encoding a target is refused: nobody encodes a path twice by accident. */
 const MAX_DECODING_ROUNDS = 3;
 
-/** Controls are refused because browsers drop tabs and newlines, turning `/\t/x` into `//x`. */
-const UNSAFE = /[\\\u0000-\u001F\u007F]|\/\//;
+/** `//` and `\\` name another host; controls are refused because browsers drop tabs and newlines, turning `/\t/x` into `//x`. */
+function hasUnsafeCharacter(path: string): boolean {
+  if (path.includes('//') || path.includes('\\')) return true;
+  return [...path].some((character) => character.charCodeAt(0) < 0x20 || character.charCodeAt(0) === 0x7f);
+}
 
 function climbsAboveRoot(path: string): boolean {
   let depth = 0;
@@ -21,7 +24,7 @@ function climbsAboveRoot(path: string): boolean {
 }
 
 function isLocalPath(path: string): boolean {
-  return path.startsWith('/') && !UNSAFE.test(path) && !climbsAboveRoot(path);
+  return path.startsWith('/') && !hasUnsafeCharacter(path) && !climbsAboveRoot(path);
 }
 
 function staysLocal(target: string): boolean {
