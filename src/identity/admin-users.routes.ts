@@ -14,6 +14,7 @@ import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { DEFAULT_ORG_ID } from '../orgs/store.ts';
 import { readThemes } from '../preferences/store.ts';
+import { assertAcceptablePassword } from './password-policy.ts';
 import { adminUserSessionRoutes, findTargetUser, globalUser, userIdParams } from './admin-users.sessions.ts';
 import { assertNoClash, changeProfile } from './profile.ts';
 import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
@@ -88,6 +89,7 @@ export const adminUserRoutes: RouteModule = (routes) => {
     },
     async handler({ ctx, body, principal, services, authorize }) {
       await authorize('users:create');
+      assertAcceptablePassword(body.password, body);
       const passwordHash = await hashPassword(body.password);
       const now = services.clock.now();
       const userId = await services.transact(async (tx) => {
@@ -159,6 +161,7 @@ export const adminUserRoutes: RouteModule = (routes) => {
     async handler({ ctx, body, params, principal, services, authorize }) {
       await authorize('users.password:write', globalUser(params.userId));
       const user = await findTargetUser(services.db, params.userId);
+      assertAcceptablePassword(body.password, user);
       const passwordHash = await hashPassword(body.password);
       const now = services.clock.now();
       const revokedSessions = await services.transact(async (tx) => {

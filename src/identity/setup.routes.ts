@@ -9,6 +9,7 @@ import { ConflictError, UnauthorizedError } from '../errors.ts';
 import type { RouteContext, RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
 import { readSetting, writeSetting } from '../settings/store.ts';
+import { assertAcceptablePassword } from './password-policy.ts';
 import { issueSession, setSessionCookie } from './sessions.ts';
 import { createFirstAdmin } from './setup.ts';
 import { anyHumanUserExists } from './users.store.ts';
@@ -67,6 +68,7 @@ export const setupRoutes: RouteModule = (routes) => {
     async handler({ ctx, body, services }) {
       const actor = actorOf(ctx);
       const login = body.login ?? body.email;
+      assertAcceptablePassword(body.password, { login, email: body.email });
       const created = await createFirstAdmin(services, { login, email: body.email, name: body.name, password: body.password }, actor, async (tx, userId) => {
         const session = await issueSession(tx, ctx, userId, services.clock.now());
         await recordAudit(

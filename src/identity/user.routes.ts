@@ -9,6 +9,7 @@ import { ownRecord, subjectOf } from '../http/subject.ts';
 import { findOrgById } from '../orgs/store.ts';
 import { preferencesSchema, readPreferences, writePreferences } from '../preferences/store.ts';
 import type { Services } from '../services.ts';
+import { assertAcceptablePassword } from './password-policy.ts';
 import { changeProfile, profileChanges } from './profile.ts';
 import { confirmOwnPassword } from './reauthenticate.ts';
 import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
@@ -89,6 +90,7 @@ export const currentUserRoutes: RouteModule = (routes) => {
       const user = await findUserById(services.db, principal.user.id);
       if (!user?.password_hash) throw new BadRequestError('this account has no local password');
       await confirmOwnPassword(services.db, services.clock, clientIp(ctx), { id: user.id, password_hash: user.password_hash }, body.oldPassword, 'the old password is not correct');
+      assertAcceptablePassword(body.newPassword, user);
       const passwordHash = await hashPassword(body.newPassword);
       const now = services.clock.now();
       await services.transact(async (tx) => {
