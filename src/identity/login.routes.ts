@@ -9,6 +9,7 @@ import { actorOf } from '../http/actor.ts';
 import { verifyPassword } from '../crypto/password.ts';
 import { ForbiddenError, UnauthorizedError } from '../errors.ts';
 import { clientIp } from '../http/client-ip.ts';
+import { safeRedirect } from '../http/redirect.ts';
 import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
 import { clearAttempts, lockedOut, lockoutKey, takeAttemptSlot } from './lockout.ts';
