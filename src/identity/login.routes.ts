@@ -13,7 +13,6 @@ import { safeRedirect } from '../http/redirect.ts';
 import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
 import { clearAttempts, lockedOut, lockoutKey, takeAttemptSlot } from './lockout.ts';
-import { safeRedirect } from './post-login-redirect.ts';
 import type { Principal } from './principal.ts';
 import { clearSessionCookie, issueSession, setSessionCookie } from './sessions.ts';
 import { revokeSession } from './sessions.store.ts';
