@@ -7,13 +7,14 @@
 import type { Knex } from 'knex';
 import { recordAudit } from '../audit/writer.ts';
 import { actorOf } from '../http/actor.ts';
-import { hashPassword, MIN_PASSWORD_LENGTH } from '../crypto/password.ts';
+import { hashPassword } from '../crypto/password.ts';
 import type { Tx } from '../db/transaction.ts';
 import { BadRequestError } from '../errors.ts';
 import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { DEFAULT_ORG_ID } from '../orgs/store.ts';
 import { readThemes } from '../preferences/store.ts';
+import { assertAcceptablePassword } from './password-policy.ts';
 import { adminUserSessionRoutes, findTargetUser, globalUser, userIdParams } from './admin-users.sessions.ts';
 import { assertNoClash, changeProfile } from './profile.ts';
 import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
@@ -27,15 +28,14 @@ import {
   findMembershipsOfUsers,
   insertUser,
   lockEnabledServerAdminIds,
-  profileSchema,
   setUserDisabled,
   setUserPassword,
   setUserServerAdmin,
   type UserRow,
 } from './users.store.ts';
+import { emailSchema, loginSchema, nameSchema, newPasswordSchema, profileSchema } from '../http/schemas.ts';
 
 const NEW_USER_ROLE = 'Viewer';
-const passwordSchema = { type: 'string', minLength: MIN_PASSWORD_LENGTH, maxLength: 1024 } as const;
 
 /** Users as the API shows them, with orgs, theme and login labels in three queries for any number. */
 async function presentUsers(db: Knex, rows: UserRow[]) {
@@ -79,16 +79,17 @@ export const adminUserRoutes: RouteModule = (routes) => {
     body: {
       type: 'object',
       properties: {
-        name: { type: 'string', minLength: 1, maxLength: 190 },
-        login: { type: 'string', minLength: 1, maxLength: 190, pattern: '^[A-Za-z0-9._@+-]+$' },
-        email: { type: 'string', minLength: 3, maxLength: 190, pattern: '^[^\\s@]+@[^\\s@]+$' },
-        password: passwordSchema,
+        name: nameSchema,
+        login: loginSchema,
+        email: emailSchema,
+        password: newPasswordSchema,
       },
       required: ['name', 'login', 'email', 'password'],
       additionalProperties: false,
     },
     async handler({ ctx, body, principal, services, authorize }) {
       await authorize('users:create');
+      assertAcceptablePassword(body.password, body);
       const passwordHash = await hashPassword(body.password);
       const now = services.clock.now();
       const userId = await services.transact(async (tx) => {
@@ -156,10 +157,11 @@ export const adminUserRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     params: userIdParams,
-    body: { type: 'object', properties: { password: passwordSchema }, required: ['password'], additionalProperties: false },
+    body: { type: 'object', properties: { password: newPasswordSchema }, required: ['password'], additionalProperties: false },
     async handler({ ctx, body, params, principal, services, authorize }) {
       await authorize('users.password:write', globalUser(params.userId));
       const user = await findTargetUser(services.db, params.userId);
+      assertAcceptablePassword(body.password, user);
       const passwordHash = await hashPassword(body.password);
       const now = services.clock.now();
       const revokedSessions = await services.transact(async (tx) => {

@@ -5,6 +5,7 @@
  */
 import type { SecretBox } from '../crypto/secretbox.ts';
 import type { Infer } from '../http/guard.ts';
+import { emailSchema } from '../http/schemas.ts';
 
 const url = { type: 'string', maxLength: 2048, pattern: '^https?://' } as const;
 
@@ -29,7 +30,7 @@ export const platformSettingsSchema = {
     notifications: {
       type: 'object',
       properties: {
-        email: { type: 'string', maxLength: 190, pattern: '^[^\\s@]+@[^\\s@]+$' },
+        email: emailSchema,
         webhookUrl: url,
       },
       additionalProperties: false,

@@ -5,15 +5,16 @@
  */
 import { recordAudit, recordFailure } from '../audit/writer.ts';
 import { actorOf } from '../http/actor.ts';
-import { MIN_PASSWORD_LENGTH } from '../crypto/password.ts';
 import { ConflictError, UnauthorizedError } from '../errors.ts';
 import type { RouteContext, RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
 import { readSetting, writeSetting } from '../settings/store.ts';
+import { assertAcceptablePassword } from './password-policy.ts';
 import { issueSession, setSessionCookie } from './sessions.ts';
 import { createFirstAdmin } from './setup.ts';
 import { anyHumanUserExists } from './users.store.ts';
 import { platformSettingsSchema, presentPlatformSettings, sealPlatformSettings, type PlatformSettings, type StoredPlatformSettings } from './platform-settings.ts';
+import { emailSchema, loginSchema, nameSchema, newPasswordSchema } from '../http/schemas.ts';
 
 const SETTINGS_KEY = 'platform';
 const COMPLETE_KEY = 'setup.complete';
@@ -56,10 +57,10 @@ export const setupRoutes: RouteModule = (routes) => {
     body: {
       type: 'object',
       properties: {
-        name: { type: 'string', minLength: 1, maxLength: 190 },
-        login: { type: 'string', minLength: 1, maxLength: 190, pattern: '^[A-Za-z0-9._@+-]+$' },
-        email: { type: 'string', minLength: 3, maxLength: 190, pattern: '^[^\\s@]+@[^\\s@]+$' },
-        password: { type: 'string', minLength: MIN_PASSWORD_LENGTH, maxLength: 1024 },
+        name: nameSchema,
+        login: loginSchema,
+        email: emailSchema,
+        password: newPasswordSchema,
       },
       required: ['name', 'email', 'password'],
       additionalProperties: false,
@@ -67,6 +68,7 @@ export const setupRoutes: RouteModule = (routes) => {
     async handler({ ctx, body, services }) {
       const actor = actorOf(ctx);
       const login = body.login ?? body.email;
+      assertAcceptablePassword(body.password, { login, email: body.email });
       const created = await createFirstAdmin(services, { login, email: body.email, name: body.name, password: body.password }, actor, async (tx, userId) => {
         const session = await issueSession(tx, ctx, userId, services.clock.now());
         await recordAudit(

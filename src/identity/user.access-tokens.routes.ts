@@ -9,6 +9,7 @@ import { assertWithinQuota, lockQuotaOwner } from '../quotas/store.ts';
 import { userQuotaLimit } from '../quotas/user-quotas.ts';
 import { newTokenKey, presentTokenMetadata } from './api-tokens.ts';
 import { countLiveTokensOfOne, findApiTokenOfUser, findApiTokensOfUserPage, insertApiToken, revokeApiToken } from './api-tokens.store.ts';
+import { nameSchema } from '../http/schemas.ts';
 
 export const currentUserAccessTokenRoutes: RouteModule = (routes) => {
   routes.add({
@@ -33,7 +34,7 @@ export const currentUserAccessTokenRoutes: RouteModule = (routes) => {
     body: {
       type: 'object',
       properties: {
-        name: { type: 'string', minLength: 1, maxLength: 190 },
+        name: nameSchema,
         secondsToLive: { type: 'integer', minimum: 1, maximum: 10 * 365 * 86_400 },
       },
       required: ['name'],

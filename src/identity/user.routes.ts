@@ -1,7 +1,7 @@
 /** The current user: profile, password, preferences, default org, permissions (`/api/user…`). */
 import { recordAudit } from '../audit/writer.ts';
 import { actorOf } from '../http/actor.ts';
-import { hashPassword, MIN_PASSWORD_LENGTH } from '../crypto/password.ts';
+import { hashPassword } from '../crypto/password.ts';
 import { clientIp } from '../http/client-ip.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import { permissionDenied, type RouteModule } from '../http/route.ts';
@@ -9,11 +9,13 @@ import { ownRecord, subjectOf } from '../http/subject.ts';
 import { findOrgById } from '../orgs/store.ts';
 import { preferencesSchema, readPreferences, writePreferences } from '../preferences/store.ts';
 import type { Services } from '../services.ts';
+import { assertAcceptablePassword } from './password-policy.ts';
 import { changeProfile, profileChanges } from './profile.ts';
 import { confirmOwnPassword } from './reauthenticate.ts';
 import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
 import { presentUser } from './user.presenter.ts';
-import { findMembershipsOfUser, findUserById, profileSchema, setDefaultOrg, setUserPassword } from './users.store.ts';
+import { findMembershipsOfUser, findUserById, setDefaultOrg, setUserPassword } from './users.store.ts';
+import { newPasswordSchema, profileSchema } from '../http/schemas.ts';
 
 async function currentProfile(services: Services, userId: string) {
   const user = await findUserById(services.db, userId);
@@ -78,7 +80,7 @@ export const currentUserRoutes: RouteModule = (routes) => {
       type: 'object',
       properties: {
         oldPassword: { type: 'string', minLength: 1, maxLength: 1024 },
-        newPassword: { type: 'string', minLength: MIN_PASSWORD_LENGTH, maxLength: 1024 },
+        newPassword: newPasswordSchema,
       },
       required: ['oldPassword', 'newPassword'],
       additionalProperties: false,
@@ -88,6 +90,7 @@ export const currentUserRoutes: RouteModule = (routes) => {
       const user = await findUserById(services.db, principal.user.id);
       if (!user?.password_hash) throw new BadRequestError('this account has no local password');
       await confirmOwnPassword(services.db, services.clock, clientIp(ctx), { id: user.id, password_hash: user.password_hash }, body.oldPassword, 'the old password is not correct');
+      assertAcceptablePassword(body.newPassword, user);
       const passwordHash = await hashPassword(body.newPassword);
       const now = services.clock.now();
       await services.transact(async (tx) => {

@@ -89,17 +89,6 @@ export async function findUserByLoginOrEmail(db: Knex, loginOrEmail: string): Pr
   return db('users').where('login', value).orWhere('email', value).orderByRaw('CASE WHEN login = ? THEN 0 ELSE 1 END', [value]).first();
 }
 
-export const profileSchema = {
-  type: 'object',
-  properties: {
-    name: { type: 'string', minLength: 1, maxLength: 190 },
-    email: { type: 'string', minLength: 3, maxLength: 190, pattern: '^[^\\s@]+@[^\\s@]+$' },
-    login: { type: 'string', minLength: 1, maxLength: 190, pattern: '^[A-Za-z0-9._@+-]+$' },
-  },
-  minProperties: 1,
-  additionalProperties: false,
-} as const;
-
 /** Changes name, email and login; uniqueness is the database's (a duplicate becomes a 409). */
 export async function updateUserProfile(db: Knex, userId: string, profile: { name?: string; email?: string; login?: string }, now: number): Promise<void> {
   const changes: Record<string, unknown> = { updated_at: now };

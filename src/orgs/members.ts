@@ -20,12 +20,13 @@ import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import type { Services } from '../services.ts';
 import { presentMember } from './presenter.ts';
 import { findHumanAdminIds, findHumanMember, findHumanMembersPage, findOrgById, isOrgMember, lockOrg, removeOrgMembership, setMemberRole, type MemberRow, type OrgRow } from './store.ts';
+import { loginOrEmailSchema } from '../http/schemas.ts';
 
 export const orgRoleSchema = { type: 'string', enum: [...ORG_ROLES] } as const;
 
 export const addMemberBodySchema = {
   type: 'object',
-  properties: { loginOrEmail: { type: 'string', minLength: 1, maxLength: 190 }, role: orgRoleSchema },
+  properties: { loginOrEmail: loginOrEmailSchema, role: orgRoleSchema },
   required: ['loginOrEmail', 'role'],
   additionalProperties: false,
 } as const;

@@ -16,16 +16,16 @@ import { addOrgMember } from '../identity/users.store.ts';
 import { addMemberBodySchema, addMemberByLoginOrEmail, changeMemberRole, listOrgMembers, memberRoleBodySchema, membershipTarget, removeMember, type Caller } from './members.ts';
 import { normalizeAddress, presentOrg, presentOrgSummary } from './presenter.ts';
 import { DEFAULT_ORG_ID, deleteOrgAndDependents, findOrgByName, findOrgDetails, findOrgNameClash, findOrgsPage, insertOrg, lockOrg, updateOrg, type OrgRow } from './store.ts';
+import { nonBlankNameSchema, optionalEmailSchema } from '../http/schemas.ts';
 
 const CREATOR_ROLE = 'Admin';
 
-const orgNameSchema = { type: 'string', minLength: 1, maxLength: 190, pattern: '\\S' } as const;
 const addressLineSchema = { type: 'string', maxLength: 190 } as const;
 
 export const orgUpdateBodySchema = {
   type: 'object',
   properties: {
-    name: orgNameSchema,
+    name: nonBlankNameSchema,
     address: {
       type: 'object',
       properties: {
@@ -39,7 +39,7 @@ export const orgUpdateBodySchema = {
       additionalProperties: false,
     },
     // '' clears it
-    billingEmail: { type: 'string', maxLength: 190, pattern: '^(|[^\\s@]+@[^\\s@]+)$' },
+    billingEmail: optionalEmailSchema,
   },
   minProperties: 1,
   additionalProperties: false,
@@ -114,7 +114,7 @@ export const orgRoutes: RouteModule = (routes) => {
     path: '/api/orgs',
     access: 'authenticated',
     level: 'server',
-    body: { type: 'object', properties: { name: orgNameSchema }, required: ['name'], additionalProperties: false },
+    body: { type: 'object', properties: { name: nonBlankNameSchema }, required: ['name'], additionalProperties: false },
     async handler(route) {
       const { ctx, body, principal, services, authorize } = route;
       await authorize('orgs:create');

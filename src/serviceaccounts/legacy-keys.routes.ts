@@ -11,6 +11,7 @@ import { createLegacyKey, deleteLegacyKey, migrateLegacyKeys } from './legacy-ke
 import { presentLegacyKey } from './presenter.ts';
 import { findLegacyKeysPage, permissionsOfOrgRole, SERVICE_ACCOUNT_ROLES } from './store.ts';
 import { MAX_SECONDS_TO_LIVE } from './tokens.ts';
+import { nonBlankNameSchema } from '../http/schemas.ts';
 
 const everyServiceAccount = { scope: 'serviceaccounts:*' };
 
@@ -41,7 +42,7 @@ export const legacyKeyRoutes: RouteModule = (routes) => {
     body: {
       type: 'object',
       properties: {
-        name: { type: 'string', minLength: 1, maxLength: 100, pattern: '\\S' },
+        name: { ...nonBlankNameSchema, maxLength: 100 },
         role: { type: 'string', enum: SERVICE_ACCOUNT_ROLES },
         secondsToLive: { type: 'integer', minimum: 1, maximum: MAX_SECONDS_TO_LIVE },
       },

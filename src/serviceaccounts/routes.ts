@@ -23,8 +23,8 @@ import {
   updateServiceAccount,
 } from './store.ts';
 import { serviceAccountTokenRoutes } from './tokens.routes.ts';
+import { nonBlankNameSchema } from '../http/schemas.ts';
 
-const nameSchema = { type: 'string', minLength: 1, maxLength: 190, pattern: '\\S' } as const;
 /** `?orgId` selects the active org (the route layer reads it); the schema must let it through. */
 const roleSchema = { type: 'string', enum: SERVICE_ACCOUNT_ROLES } as const;
 const serviceAccountIdParams = {
@@ -41,7 +41,7 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
     level: 'org',
     body: {
       type: 'object',
-      properties: { name: nameSchema, role: roleSchema, isDisabled: { type: 'boolean' } },
+      properties: { name: nonBlankNameSchema, role: roleSchema, isDisabled: { type: 'boolean' } },
       required: ['name', 'role'],
       additionalProperties: false,
     },
@@ -103,7 +103,7 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
     params: serviceAccountIdParams,
     body: {
       type: 'object',
-      properties: { name: nameSchema, role: roleSchema, isDisabled: { type: 'boolean' } },
+      properties: { name: nonBlankNameSchema, role: roleSchema, isDisabled: { type: 'boolean' } },
       minProperties: 1,
       additionalProperties: false,
     },

@@ -14,8 +14,8 @@ import { lockQuotaOwner } from '../quotas/store.ts';
 import { serviceAccountResource } from './presenter.ts';
 import { findServiceAccountOrFail } from './store.ts';
 import { issueServiceAccountToken, newTokenSchema } from './tokens.ts';
+import { idSchema } from '../http/schemas.ts';
 
-const idSchema = { type: 'string', minLength: 1, maxLength: 40 } as const;
 const accountParams = { type: 'object', properties: { id: idSchema }, required: ['id'] } as const;
 const tokenParams = { type: 'object', properties: { id: idSchema, tokenId: idSchema }, required: ['id', 'tokenId'] } as const;
 

@@ -12,6 +12,7 @@ import { newTokenKey, principalFromToken } from '../identity/api-tokens.ts';
 import { insertApiToken } from '../identity/api-tokens.store.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import type { ServiceAccountRow } from './store.ts';
+import { nameSchema } from '../http/schemas.ts';
 
 /** Longest accepted lifetime: ten years. */
 export const MAX_SECONDS_TO_LIVE = 10 * 365 * 86_400;
@@ -19,7 +20,7 @@ export const MAX_SECONDS_TO_LIVE = 10 * 365 * 86_400;
 export const newTokenSchema = {
   type: 'object',
   properties: {
-    name: { type: 'string', minLength: 1, maxLength: 190 },
+    name: nameSchema,
     secondsToLive: { type: 'integer', minimum: 1, maximum: MAX_SECONDS_TO_LIVE },
   },
   required: ['name'],

@@ -15,9 +15,8 @@ import { grantTeamAdmin } from './team-admins.ts';
 import { findTeamOrFail, teamAuditTarget, teamIdParams, teamResource } from './team-target.ts';
 import { teamMemberRoutes } from './team.members.ts';
 import { teamPreferenceRoutes } from './team.preferences.ts';
+import { nameSchema, optionalEmailSchema } from '../http/schemas.ts';
 
-const nameSchema = { type: 'string', minLength: 1, maxLength: 190 } as const;
-const emailSchema = { type: 'string', maxLength: 190, pattern: '^$|^[^\\s@]+@[^\\s@]+$' } as const;
 
 /** Names are compared as given, so surrounding blanks are dropped first; a blank name is no name. */
 function teamName(name: string): string {
@@ -36,7 +35,7 @@ export const teamRoutes: RouteModule = (routes) => {
     level: 'org',
     body: {
       type: 'object',
-      properties: { name: nameSchema, email: emailSchema },
+      properties: { name: nameSchema, email: optionalEmailSchema },
       required: ['name'],
       additionalProperties: false,
     },
@@ -108,7 +107,7 @@ export const teamRoutes: RouteModule = (routes) => {
     params: teamIdParams,
     body: {
       type: 'object',
-      properties: { name: nameSchema, email: emailSchema },
+      properties: { name: nameSchema, email: optionalEmailSchema },
       minProperties: 1,
       additionalProperties: false,
     },
