@@ -44,6 +44,8 @@ export interface Config {
   secretKey: string;
   /** Signs the session cookie (HMAC-SHA256), and short-lived state handed to browsers. */
   jwtSecret: string;
+  /** ROTATE_SECRETS: the secrets (JWT_SECRET, SECRET_KEY) whose new value this boot adopts for every instance. */
+  rotateSecrets: Array<'JWT_SECRET' | 'SECRET_KEY'>;
   /**
    * Deprecated `API_KEYS`: the legacy keys `POST /api/serviceaccounts/migrate` turns into hidden
    * service accounts of org_main. A comma-separated list of `<name>:<role>:<key>`: name letters,
@@ -171,6 +173,13 @@ function readSecret(env: Env, name: string, nodeEnv: Config['env'], dataDir: str
   return generated;
 }
 
+function readRotateSecrets(env: Env): Config['rotateSecrets'] {
+  return readList(env, 'ROTATE_SECRETS').map((name) => {
+    if (name !== 'JWT_SECRET' && name !== 'SECRET_KEY') throw new ConfigError(`ROTATE_SECRETS names JWT_SECRET or SECRET_KEY, got "${name}"`);
+    return name;
+  });
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'test' ? 'test' : 'development';
   const dataDir = env.DATA_DIR || path.resolve('data');
@@ -202,6 +211,7 @@ export function loadConfig(env: Env = process.env): Config {
     quotaDefaults: Object.fromEntries(QUOTA_TARGETS.map((target) => [target, readInt(env, QUOTA_VARIABLES[target], -1, -1)])) as Record<QuotaTarget, number>,
     secretKey: readSecret(env, 'SECRET_KEY', nodeEnv, dataDir),
     jwtSecret: readSecret(env, 'JWT_SECRET', nodeEnv, dataDir),
+    rotateSecrets: readRotateSecrets(env),
     apiKeys: readApiKeys(env),
   };
 }

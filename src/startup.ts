@@ -6,11 +6,18 @@ import type { Config } from './config.ts';
 import { SecretBox } from './crypto/secretbox.ts';
 import { createDb } from './db/knex.ts';
 import { migrateToLatest } from './db/migrate.ts';
+import { checkSecrets } from './settings/secret-check.ts';
 import { createServices, systemClock, type Clock, type Services } from './services.ts';
 
 export async function startServices(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Services> {
   const db = createDb(config);
-  await migrateToLatest(db);
+  try {
+    await migrateToLatest(db);
+    await checkSecrets(db, config, clock.now());
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
   const policy = await PolicyModule.fromFile(config.policyWasmPath);
   const engine = new AuthzEngine(db, policy, { legacyAclEnabled: config.legacyAclEnabled, maxLoadedOrgs: config.authzMaxLoadedOrgs }, logger);
   engine.startRevisionPoll(config.authzRevisionPollMs);
