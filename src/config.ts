@@ -14,6 +14,8 @@ export interface Config {
   /** `mysql://…` selects MySQL/MariaDB; anything else is the embedded SQLite file. */
   databaseUrl: string | null;
   sqliteFile: string;
+  /** How long boot waits for the database to answer (DB_CONNECT_TIMEOUT_MS) before giving up. */
+  dbConnectTimeoutMs: number;
   logLevel: string;
   bodyLimitBytes: number;
   legacyAclEnabled: boolean;
@@ -189,6 +191,7 @@ export function loadConfig(env: Env = process.env): Config {
     port: readPort(env),
     databaseUrl: env.DATABASE_URL?.trim() || null,
     sqliteFile: path.join(dataDir, 'gatehouse.sqlite'),
+    dbConnectTimeoutMs: readInt(env, 'DB_CONNECT_TIMEOUT_MS', 60_000, 0),
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     legacyAclEnabled: readBool(env, 'LEGACY_ACL_ENABLED', true),

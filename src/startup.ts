@@ -4,6 +4,7 @@ import { AuthzEngine } from './authz/engine.ts';
 import { PolicyModule } from './authz/wasm.ts';
 import type { Config } from './config.ts';
 import { SecretBox } from './crypto/secretbox.ts';
+import { waitForDatabase } from './db/connect.ts';
 import { createDb } from './db/knex.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { checkSecrets } from './settings/secret-check.ts';
@@ -12,6 +13,7 @@ import { createServices, systemClock, type Clock, type Services } from './servic
 export async function startServices(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Services> {
   const db = createDb(config);
   try {
+    await waitForDatabase(db, config.dbConnectTimeoutMs, logger);
     await migrateToLatest(db);
     await checkSecrets(db, config, clock.now());
   } catch (err) {
