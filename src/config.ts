@@ -14,6 +14,8 @@ export interface Config {
   /** `mysql://…` selects MySQL/MariaDB; anything else is the embedded SQLite file. */
   databaseUrl: string | null;
   sqliteFile: string;
+  /** How long boot waits for the database to answer (DB_CONNECT_TIMEOUT_MS) before giving up. */
+  dbConnectTimeoutMs: number;
   logLevel: string;
   bodyLimitBytes: number;
   legacyAclEnabled: boolean;
@@ -46,6 +48,8 @@ export interface Config {
   secretKey: string;
   /** Signs the session cookie (HMAC-SHA256), and short-lived state handed to browsers. */
   jwtSecret: string;
+  /** ROTATE_SECRETS: the secrets (JWT_SECRET, SECRET_KEY) whose new value this boot adopts for every instance. */
+  rotateSecrets: Array<'JWT_SECRET' | 'SECRET_KEY'>;
   /**
    * Deprecated `API_KEYS`: the legacy keys `POST /api/serviceaccounts/migrate` turns into hidden
    * service accounts of org_main. A comma-separated list of `<name>:<role>:<key>`: name letters,
@@ -173,6 +177,13 @@ function readSecret(env: Env, name: string, nodeEnv: Config['env'], dataDir: str
   return generated;
 }
 
+function readRotateSecrets(env: Env): Config['rotateSecrets'] {
+  return readList(env, 'ROTATE_SECRETS').map((name) => {
+    if (name !== 'JWT_SECRET' && name !== 'SECRET_KEY') throw new ConfigError(`ROTATE_SECRETS names JWT_SECRET or SECRET_KEY, got "${name}"`);
+    return name;
+  });
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'test' ? 'test' : 'development';
   const dataDir = env.DATA_DIR || path.resolve('data');
@@ -182,6 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
     port: readPort(env),
     databaseUrl: env.DATABASE_URL?.trim() || null,
     sqliteFile: path.join(dataDir, 'gatehouse.sqlite'),
+    dbConnectTimeoutMs: readInt(env, 'DB_CONNECT_TIMEOUT_MS', 60_000, 0),
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     legacyAclEnabled: readBool(env, 'LEGACY_ACL_ENABLED', true),
@@ -205,6 +217,7 @@ export function loadConfig(env: Env = process.env): Config {
     quotaDefaults: Object.fromEntries(QUOTA_TARGETS.map((target) => [target, readInt(env, QUOTA_VARIABLES[target], -1, -1)])) as Record<QuotaTarget, number>,
     secretKey: readSecret(env, 'SECRET_KEY', nodeEnv, dataDir),
     jwtSecret: readSecret(env, 'JWT_SECRET', nodeEnv, dataDir),
+    rotateSecrets: readRotateSecrets(env),
     apiKeys: readApiKeys(env),
   };
 }

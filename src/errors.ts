@@ -54,6 +54,12 @@ export class PayloadTooLargeError extends ServiceError {
     super(413, message);
   }
 }
+/** A dependency (the database) cannot be reached for now; the client may retry after the given seconds. */
+export class ServiceUnavailableError extends ServiceError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super(503, message, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
 export class TooManyRequestsError extends ServiceError {
   constructor(message: string, retryAfterSeconds: number) {
     super(429, message, { 'Retry-After': String(retryAfterSeconds) });

@@ -8,16 +8,7 @@ import { createServer, listen } from './http/server.ts';
 import { startServices } from './startup.ts';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(`configuration error: ${err.message}`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfig();
   const logger = pino({ level: config.logLevel });
   const services = await startServices(config, logger);
   await bootstrap(services);
@@ -38,6 +29,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  // The environment's fault, or secrets the instances on the database do not share: the operator's to fix.
+  if (err instanceof ConfigError) {
+    console.error(`configuration error: ${err.message}`);
+    process.exit(2);
+  }
   console.error(err);
   process.exit(1);
 });

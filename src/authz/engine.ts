@@ -6,6 +6,7 @@
  */
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import { isDatabaseUnavailable } from '../db/errors.ts';
 import { ALL_ORGS, type PolicyChangeListener } from '../db/transaction.ts';
 import { buildOrgDocument, loadFragment, readPolicyRevisions, type DocumentSettings } from './document.ts';
 import type { OrgChange, PolicyFragment } from './fragments.ts';
@@ -309,6 +310,8 @@ export class AuthzEngine implements PolicyChangeListener {
   }
 
   private failClosed(err: unknown): Decision {
+    // An unreachable database is no denial: the request fails as a whole (503) and may be retried.
+    if (isDatabaseUnavailable(err)) throw err;
     this.logger.error({ err }, 'policy evaluation failed; denying');
     return { allow: false, reasons: ['policy evaluation failed'] };
   }

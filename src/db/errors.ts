@@ -1,13 +1,45 @@
 /**
- * DB constraint errors, translated in one place for both dialects: a duplicate is a 409 with a
- * message, a dangling reference a 409 too; nothing of the driver's text reaches the client.
+ * DB errors, translated in one place for both dialects: a duplicate is a 409 with a message, a
+ * dangling reference a 409 too, an unreachable database a 503 with Retry-After; nothing of the
+ * driver's text reaches the client.
  */
-import { ConflictError } from '../errors.ts';
+import { ConflictError, ServiceError, ServiceUnavailableError } from '../errors.ts';
 
 interface DriverError {
   code?: string;
   errno?: number;
   message?: string;
+  name?: string;
+  /** mysql2: the connection is unusable (lost, refused, closed). */
+  fatal?: boolean;
+}
+
+/** Seconds a client is asked to wait while the database is unreachable. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'ER_CON_COUNT_ERROR',
+  'ER_SERVER_SHUTDOWN',
+  'SQLITE_BUSY',
+]);
+
+/** The database cannot be reached or is too busy to answer: not the request's fault, and it passes. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const driver = err as DriverError | null;
+  if (!driver || typeof driver !== 'object') return false;
+  // knex's pool gave up waiting for a connection (acquireConnectionTimeout).
+  if (driver.name === 'KnexTimeoutError') return true;
+  return (!!driver.code && UNAVAILABLE_CODES.has(driver.code)) || driver.fatal === true;
 }
 
 const UNIQUE_CODES = new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY', 'ER_DUP_ENTRY']);
@@ -17,8 +49,9 @@ const REFERENCE_CODES = new Set([
   'ER_ROW_IS_REFERENCED_2',
 ]);
 
-/** Returns the HTTP error for a constraint violation, or null when `err` is something else. */
-export function translateDbError(err: unknown): ConflictError | null {
+/** Returns the HTTP error for a constraint violation or an outage, or null when `err` is something else. */
+export function translateDbError(err: unknown): ServiceError | null {
+  if (isDatabaseUnavailable(err)) return new ServiceUnavailableError('database unavailable', DATABASE_RETRY_AFTER_SECONDS);
   const code = (err as DriverError | null)?.code;
   if (!code) return null;
   if (UNIQUE_CODES.has(code)) return new ConflictError('a resource with the same unique value already exists');

@@ -14,9 +14,17 @@ export async function writeSetting(db: Knex, key: string, value: unknown, now: n
     .merge(['value', 'updated_at']);
 }
 
+/** Writes a setting unless it exists already (the first of several instances booting at once wins). */
+export async function insertSettingIfAbsent(db: Knex, key: string, value: unknown, now: number): Promise<void> {
+  await db('settings')
+    .insert({ key, value: JSON.stringify(value), updated_at: now })
+    .onConflict('key')
+    .ignore();
+}
+
 /** Makes sure a lock row exists (at boot, before anything contends for it). */
 export async function ensureLockRow(db: Knex, key: string, now: number): Promise<void> {
-  await db('settings').insert({ key, value: 'null', updated_at: now }).onConflict('key').ignore();
+  await insertSettingIfAbsent(db, key, null, now);
 }
 
 /**
