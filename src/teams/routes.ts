@@ -13,8 +13,8 @@ import { presentTeam } from './presenter.ts';
 import { countMembersOfTeams, deleteTeam, findOrgMemberForTeam, findTeamByName, findTeamIdsByName, findTeamsByIds, insertTeam, insertTeamMember, TEAM_ADMIN, updateTeam } from './store.ts';
 import { grantTeamAdmin } from './team-admins.ts';
 import { findTeamOrFail, teamAuditTarget, teamIdParams, teamResource } from './team-target.ts';
-import { teamMemberRoutes } from './team.members.ts';
-import { teamPreferenceRoutes } from './team.preferences.ts';
+import { teamMemberRoutes } from './team.members.routes.ts';
+import { teamPreferenceRoutes } from './team.preferences.routes.ts';
 
 const nameSchema = { type: 'string', minLength: 1, maxLength: 190 } as const;
 const emailSchema = { type: 'string', maxLength: 190, pattern: '^$|^[^\\s@]+@[^\\s@]+$' } as const;
