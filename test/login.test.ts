@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createUser, DEFAULT_PASSWORD } from './helpers/factories.ts';
+import { auditEntries, createUser, DEFAULT_PASSWORD } from './helpers/factories.ts';
 import { CookieJar, createTestDatabase, startTestApp, type TestApp } from './helpers/app.ts';
 
 const INVALID = 'invalid username or password';
@@ -27,7 +27,7 @@ describe('local login', () => {
       jar.absorb(res.setCookie);
       expect((await app.request('GET', '/api/user', { jar })).body.id).to.equal(user.id);
     }
-    const entries = await app.db('audit_log').where({ action: 'user.login', actor_id: user.id, outcome: 'success' });
+    const entries = await auditEntries(app, { action: 'user.login', actor_id: user.id, outcome: 'success' });
     expect(entries).to.have.length(2);
     expect(JSON.stringify(entries)).not.to.include(DEFAULT_PASSWORD);
   });
@@ -53,8 +53,8 @@ describe('local login', () => {
       expect(res.body).to.deep.equal({ message: INVALID });
       expect(res.setCookie).to.be.empty;
     }
-    const failures = await app.db('audit_log').where({ action: 'user.login_failed', outcome: 'failure' }).select('metadata', 'target_name');
-    expect(failures.map((f: { metadata: string }) => JSON.parse(f.metadata).reason)).to.have.members(['wrong password', 'unknown user', 'disabled user', 'service account']);
+    const failures = await auditEntries(app, { action: 'user.login_failed', outcome: 'failure' });
+    expect(failures.map((f) => f.metadata!.reason)).to.have.members(['wrong password', 'unknown user', 'disabled user', 'service account']);
     expect(JSON.stringify(failures)).not.to.include('wrong password!');
   });
 
@@ -109,7 +109,7 @@ describe('local login', () => {
       const statuses = results.map((r) => r.status);
       expect(statuses.filter((s) => s === 401)).to.have.length(5);
       expect(statuses.filter((s) => s === 429)).to.have.length(45);
-      const checked = (await app.db('audit_log').where('action', 'user.login_failed').select('metadata')).filter((e: { metadata: string }) => JSON.parse(e.metadata).reason === 'wrong password');
+      const checked = (await auditEntries(app, 'user.login_failed')).filter((e) => e.metadata!.reason === 'wrong password');
       expect(checked).to.have.length(5);
     });
 

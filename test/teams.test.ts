@@ -1,10 +1,9 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { addMember, addTeamMember, assignRoleToTeam, buildManyTeams, buildTeam, createOrg, createUser, type TestTeam, type TestUser } from './helpers/factories.ts';
+import { addMember, addTeamMember, assignRoleToTeam, buildManyTeams, buildTeam, createOrg, createUser, DENIED, type TestTeam, type TestUser } from './helpers/factories.ts';
 
 const TEAM_FIELDS = ['id', 'orgId', 'name', 'email', 'avatarUrl', 'memberCount'];
 const MEMBER_FIELDS = ['orgId', 'teamId', 'userId', 'login', 'email', 'name', 'permission', 'avatarUrl'];
-const DENIED = /^permission denied: you need [\w.:]+ to do this$/;
 const UNKNOWN_TEAM = 'team_doesnotexist00';
 const ADMIN_ACTIONS = ['team.permissions:read', 'team.permissions:write', 'teams:read', 'teams:write'];
 
