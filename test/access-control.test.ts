@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { FIXED_ROLES } from '../src/accesscontrol/builtin-roles.ts';
-import { createOrg, createUser, type TestUser } from './helpers/factories.ts';
+import { auditEntries, createOrg, createUser, type TestUser } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 const NAMED_FIXED_ROLES = [
@@ -89,7 +89,7 @@ describe('access control: status and seeding', () => {
       const again = await app.request('POST', '/api/access-control/seed', { cookie: serverAdmin.cookie });
       expect(again.body).to.include({ created: 1, updated: 1, unchanged: 58 });
       expect(await app.count('role_permissions')).to.equal(before);
-      const audit = await app.db('audit_log').where({ action: 'role.seeded', actor_id: serverAdmin.id }).select('id');
+      const audit = await auditEntries(app, { action: 'role.seeded', actor_id: serverAdmin.id });
       expect(audit).to.have.length(2);
     });
   });

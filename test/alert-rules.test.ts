@@ -1,8 +1,7 @@
 /** `/api/v1/provisioning/alert-rules…`: Grafana's rule fields, folder-scoped permissions, moves, quota. */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { auditEntries, createUser, DENIED, type TestUser } from './helpers/factories.ts';
-import { assignRole, caller } from './helpers/orgs.ts';
+import { api, assignRole, auditEntries, createUser, DENIED, type TestUser } from './helpers/factories.ts';
 
 const ORG = 'org_main';
 const PATH = '/api/v1/provisioning/alert-rules';
@@ -35,14 +34,14 @@ describe('alert rules', () => {
     editor = await createUser(app, { role: 'Editor' });
     viewer = await createUser(app, { role: 'Viewer' });
     outsider = await createUser(app, { role: 'None' });
-    for (const uid of ['alerts-a', 'alerts-b']) expect((await caller(app, editor).post('/api/folders', { uid, title: uid })).status).to.equal(201);
-    expect((await caller(app, editor).post('/api/folders', { uid: 'alerts-a-sub', title: 'sub', parentUid: 'alerts-a' })).status).to.equal(201);
+    for (const uid of ['alerts-a', 'alerts-b']) expect((await api(app, editor).post('/api/folders', { uid, title: uid })).status).to.equal(201);
+    expect((await api(app, editor).post('/api/folders', { uid: 'alerts-a-sub', title: 'sub', parentUid: 'alerts-a' })).status).to.equal(201);
   });
   after(async () => {
     await app.close();
   });
 
-  const as = (who: TestUser) => caller(app, who);
+  const as = (who: TestUser) => api(app, who);
   async function create(body: Record<string, unknown>, who: TestUser = editor) {
     const res = await as(who).post(PATH, body);
     expect(res.status, JSON.stringify(res.body)).to.equal(201);

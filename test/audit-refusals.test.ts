@@ -1,7 +1,6 @@
 import { expect } from 'chai';
-import { auditEntries, createUser, DENIED } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { createTeam } from './helpers/teams.ts';
+import { auditEntries, buildTeam, createUser, DENIED } from './helpers/factories.ts';
 
 /** A state-changing request the policy refuses (403) leaves one failure entry; a refused read none. */
 describe('audit of refused requests', () => {
@@ -37,7 +36,7 @@ describe('audit of refused requests', () => {
 
   it('names the resource of a refused change as its target, for a token caller too', async () => {
     const viewer = await createUser(app, { role: 'Viewer' });
-    const team = await createTeam(app, { name: 'kept' });
+    const team = await buildTeam(app, { name: 'kept' });
     const issued = await app.request('POST', '/api/user/access-tokens', { cookie: viewer.cookie, body: { name: 'cli' } });
     const res = await app.request('PUT', `/api/teams/${team.id}`, { token: issued.body.key, body: { name: 'renamed' } });
     expect(res.status).to.equal(403);

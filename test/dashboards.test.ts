@@ -1,8 +1,7 @@
 /** `/api/dashboards…`: save with optimistic locking, read with the caller's rights, delete; folder inheritance and moves. */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { auditEntries, createUser, DENIED, type TestUser } from './helpers/factories.ts';
-import { assignRole, caller } from './helpers/orgs.ts';
+import { api, assignRole, auditEntries, createUser, DENIED, type TestUser } from './helpers/factories.ts';
 
 const ORG = 'org_main';
 
@@ -19,14 +18,14 @@ describe('dashboards', () => {
     editor = await createUser(app, { role: 'Editor' });
     viewer = await createUser(app, { role: 'Viewer' });
     outsider = await createUser(app, { role: 'None' });
-    for (const uid of ['team-a', 'team-b']) expect((await caller(app, editor).post('/api/folders', { uid, title: uid })).status).to.equal(201);
-    expect((await caller(app, editor).post('/api/folders', { uid: 'team-a-sub', title: 'sub', parentUid: 'team-a' })).status).to.equal(201);
+    for (const uid of ['team-a', 'team-b']) expect((await api(app, editor).post('/api/folders', { uid, title: uid })).status).to.equal(201);
+    expect((await api(app, editor).post('/api/folders', { uid: 'team-a-sub', title: 'sub', parentUid: 'team-a' })).status).to.equal(201);
   });
   after(async () => {
     await app.close();
   });
 
-  const as = (who: TestUser) => caller(app, who);
+  const as = (who: TestUser) => api(app, who);
   async function save(body: Record<string, unknown>, who: TestUser = editor) {
     const res = await as(who).post('/api/dashboards/db', body);
     expect(res.status, JSON.stringify(res.body)).to.equal(200);

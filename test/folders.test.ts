@@ -1,8 +1,7 @@
 /** `/api/folders…`: the tree, its limits, its policy (inheritance follows moves) and the cascade on delete. */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { auditEntries, createUser, DENIED, type TestUser } from './helpers/factories.ts';
-import { assignRole, caller } from './helpers/orgs.ts';
+import { api, assignRole, auditEntries, createUser, DENIED, type TestUser } from './helpers/factories.ts';
 
 const ORG = 'org_main';
 
@@ -22,7 +21,7 @@ describe('folders', () => {
     await app.close();
   });
 
-  const as = (who: TestUser) => caller(app, who);
+  const as = (who: TestUser) => api(app, who);
   async function createFolder(body: Record<string, unknown>, who: TestUser = editor): Promise<string> {
     const res = await as(who).post('/api/folders', body);
     expect(res.status, JSON.stringify(res.body)).to.equal(201);

@@ -6,11 +6,9 @@
 import { expect } from 'chai';
 import type { RouteEntry } from '../src/http/route.ts';
 import type { JSONSchema } from '../src/http/guard.ts';
-import { addMember, createOrg, createUser, type TestUser } from './helpers/factories.ts';
-import { createServiceAccount, issueToken } from './helpers/serviceaccounts.ts';
-import { addTeamMember, createTeam, type TestTeam } from './helpers/teams.ts';
 import { sample } from './helpers/schema-sample.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { addMember, addTeamMember, buildServiceAccount, buildTeam, buildToken, createOrg, createUser, type TestTeam, type TestUser } from './helpers/factories.ts';
 
 interface OrgWorld {
   orgId: string;
@@ -37,15 +35,15 @@ async function buildWorld(app: TestApp, orgId: string, tag: string): Promise<Org
   const admin = await createUser(app, { orgId, role: 'Admin', login: `admin-${tag}` });
   const viewer = await createUser(app, { orgId, role: 'Viewer', login: `viewer-${tag}` });
   const as = { cookie: admin.cookie, headers: { 'X-Svc-Org-Id': orgId } };
-  const team = await createTeam(app, { orgId, name: `team-${tag}` });
+  const team = await buildTeam(app, { orgId, name: `team-${tag}` });
   await addTeamMember(app, team, viewer.id, 4);
   const roleUid = `custom:role-${tag}`;
   const role = await app.request('POST', '/api/access-control/roles', { ...as, body: { uid: roleUid, name: roleUid, displayName: `Role ${tag}`, permissions: [{ action: 'teams:read', scope: 'teams:*' }] } });
   expect(role.status, JSON.stringify(role.body)).to.equal(201);
   expect((await app.request('POST', `/api/access-control/users/${viewer.id}/roles`, { ...as, body: { roleUid } })).status).to.equal(200);
   expect((await app.request('POST', `/api/access-control/teams/${team.id}/roles`, { ...as, body: { roleUid } })).status).to.equal(200);
-  const account = await createServiceAccount(app, { orgId, name: `robot-${tag}`, role: 'Editor' });
-  const token = await issueToken(app, account);
+  const account = await buildServiceAccount(app, { orgId, name: `robot-${tag}`, role: 'Editor' });
+  const token = await buildToken(app, account);
   const legacy = await app.request('POST', '/api/auth/keys', { ...as, body: { name: `key-${tag}`, role: 'Viewer' } });
   expect(legacy.status, JSON.stringify(legacy.body)).to.equal(201);
   await app.request('PUT', '/api/org/preferences', { ...as, body: { timezone: `tz-${tag}` } });

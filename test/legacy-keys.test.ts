@@ -1,9 +1,8 @@
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { sha256Hex } from '../src/crypto/tokens.ts';
-import { addMember, createOrg, createUser, type TestUser } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { assignOrgRole, auditEntries, createServiceAccount, issueToken } from './helpers/serviceaccounts.ts';
+import { addMember, assignRole, auditEntries, buildServiceAccount, buildToken, createOrg, createUser, type TestUser } from './helpers/factories.ts';
 
 const CI_KEY = 'legacy-ci-key-0123456789';
 const RO_KEY = 'readonly:key:with:colons';
@@ -67,8 +66,8 @@ describe('legacy API keys', () => {
       expect((await migrate()).status).to.equal(401);
       expect((await migrate(viewer.cookie)).status).to.equal(403);
       expect((await migrate(admin.cookie)).status).to.equal(403);
-      const account = await createServiceAccount(app, { role: 'Admin' });
-      expect((await app.request('POST', '/api/serviceaccounts/migrate', { token: (await issueToken(app, account)).key })).status).to.equal(403);
+      const account = await buildServiceAccount(app, { role: 'Admin' });
+      expect((await app.request('POST', '/api/serviceaccounts/migrate', { token: (await buildToken(app, account)).key })).status).to.equal(403);
       expect(await app.count('users', { is_service_account: true })).to.equal(1);
     });
 
@@ -86,12 +85,12 @@ describe('legacy API keys', () => {
       expect(await app.db('org_members').where('user_id', ci.serviceAccountId).select('org_id', 'role')).to.deep.equal([{ org_id: 'org_main', role: 'Editor' }]);
       expect(await app.db('api_tokens').where('id', ci.tokenId).first()).to.include({ kind: 'sa', user_id: ci.serviceAccountId, org_id: 'org_main', name: 'ci', token_hash: sha256Hex(CI_KEY), expires_at: null });
 
-      const entries = (await auditEntries(app, 'api_key.migrated')).sort((a, b) => a.target_name.localeCompare(b.target_name));
+      const entries = (await auditEntries(app, 'api_key.migrated')).sort((a, b) => a.target_name!.localeCompare(b.target_name!));
       expect(entries.map((e) => [e.actor_id, e.org_id, e.target_type, e.target_id, e.target_name])).to.deep.equal([
         [serverAdmin.id, 'org_main', 'api_key', ci.tokenId, 'ci'],
         [serverAdmin.id, 'org_main', 'api_key', reports.tokenId, 'reports'],
       ]);
-      expect(JSON.parse(entries[0]!.metadata)).to.deep.equal({ serviceAccountId: ci.serviceAccountId, role: 'Editor', source: 'API_KEYS' });
+      expect(entries[0]!.metadata).to.deep.equal({ serviceAccountId: ci.serviceAccountId, role: 'Editor', source: 'API_KEYS' });
       const audit = JSON.stringify(await app.db('audit_log').select('*'));
       expect(audit).not.to.include(CI_KEY).and.not.to.include(sha256Hex(CI_KEY));
 
@@ -131,7 +130,7 @@ describe('legacy API keys', () => {
     });
 
     it('refuses (409) an entry whose legacy-<name> is an ordinary service account', async () => {
-      await createServiceAccount(app, { name: 'legacy-ci' });
+      await buildServiceAccount(app, { name: 'legacy-ci' });
       const res = await migrate(serverAdmin.cookie);
       expect(res.status).to.equal(409);
       expect(res.body.message).to.match(/legacy-ci exists and is not the account of a legacy API key/);
@@ -203,7 +202,7 @@ describe('legacy API keys', () => {
       expect((await app.request('GET', '/api/user/permissions', { token: res.body.key })).body).to.have.property('dashboards:write');
       const [entry] = await auditEntries(app, 'api_key.created');
       expect(entry).to.include({ actor_id: admin.id, org_id: 'org_main', target_type: 'api_key', target_id: res.body.id, target_name: 'grafana-agent' });
-      expect(JSON.parse(entry!.metadata)).to.deep.equal({ serviceAccountId: account.id, role: 'Editor', secondsToLive: 3600 });
+      expect(entry!.metadata).to.deep.equal({ serviceAccountId: account.id, role: 'Editor', secondsToLive: 3600 });
       expect(JSON.stringify(await app.db('audit_log').select('*'))).not.to.include(res.body.key);
     });
 
@@ -217,7 +216,7 @@ describe('legacy API keys', () => {
       expect(duplicate.body.message).to.match(/an API key named "dup" already exists/);
 
       const editor = await createUser(app, { role: 'Editor' });
-      await assignOrgRole(app, 'org_main', editor.id, 'fixed:serviceaccounts:writer');
+      await assignRole(app, 'org_main', editor.id, 'fixed:serviceaccounts:writer');
       expect((await createKey(editor.cookie, { name: 'by-editor', role: 'Editor' })).status).to.equal(201);
       expect((await createKey(editor.cookie, { name: 'too-strong', role: 'Admin' })).status).to.equal(403);
 
@@ -246,7 +245,7 @@ describe('legacy API keys', () => {
       const ci = (await migrate(serverAdmin.cookie)).body.migrated[0];
       const brief = await createKey(admin.cookie, { name: 'brief', role: 'Viewer', secondsToLive: 60 });
       await createKey(admin.cookie, { name: 'elsewhere', role: 'Viewer' }, { 'x-svc-org-id': orgId });
-      await createServiceAccount(app).then((account) => issueToken(app, account));
+      await buildServiceAccount(app).then((account) => buildToken(app, account));
 
       const names = async (query = '', headers: Record<string, string> = {}) => ((await app.request('GET', `/api/auth/keys${query}`, { cookie: admin.cookie, headers })).body.keys as Array<{ name: string }>).map((k) => k.name);
       expect(await names()).to.deep.equal(['brief', 'ci', 'reports']);
@@ -273,12 +272,12 @@ describe('legacy API keys', () => {
       expect(await app.count('api_tokens', { user_id: accountId })).to.equal(0);
       const [entry] = await auditEntries(app, 'api_key.deleted');
       expect(entry).to.include({ actor_id: admin.id, org_id: 'org_main', target_type: 'api_key', target_id: created.body.id, target_name: 'temp' });
-      expect(JSON.parse(entry!.metadata)).to.deep.equal({ serviceAccountId: accountId, serviceAccountDeleted: true });
+      expect(entry!.metadata).to.deep.equal({ serviceAccountId: accountId, serviceAccountDeleted: true });
       expect((await app.request('DELETE', `/api/auth/keys/${created.body.id}`, { cookie: admin.cookie })).status).to.equal(404);
     });
 
     it('DELETE finds only legacy keys of the active org (404 otherwise)', async () => {
-      const ordinary = await issueToken(app, await createServiceAccount(app));
+      const ordinary = await buildToken(app, await buildServiceAccount(app));
       expect((await app.request('DELETE', `/api/auth/keys/${ordinary.id}`, { cookie: admin.cookie })).status).to.equal(404);
       expect((await app.request('DELETE', '/api/auth/keys/tok_missing', { cookie: admin.cookie })).status).to.equal(404);
       const orgId = await createOrg(app);

@@ -1,17 +1,6 @@
 import { expect } from 'chai';
-import { addMember, auditEntries, createOrg, createUser, DENIED, liveSessions, sessionCookie, type TestUser } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import {
-  assignRole,
-  caller,
-  createServiceAccount,
-  createTeam,
-  EMPTY_ADDRESS,
-  MEMBER_FIELDS,
-  ORG_FIELDS,
-  orgFootprint,
-  setUsersQuota,
-} from './helpers/orgs.ts';
+import { addMember, api, assignRole, auditEntries, buildServiceAccount, buildTeam, buildToken, createOrg, createUser, DENIED, EMPTY_ADDRESS, liveSessions, MEMBER_FIELDS, ORG_FIELDS, orgFootprint, sessionCookie, setUsersQuota, type TestUser } from './helpers/factories.ts';
 
 const SEEDED_ROLES = 60;
 
@@ -87,7 +76,7 @@ describe('orgs at server level (/api/orgs)', () => {
 
     it('an org admin reaches their own org through /api/orgs/<id>', async () => {
       const { orgId, admin, viewer } = await orgWithPeople();
-      const as = caller(app, admin);
+      const as = api(app, admin);
       expect((await as.get(`/api/orgs/${orgId}`)).status).to.equal(200);
       expect((await as.get(`/api/orgs/${orgId}/users`)).status).to.equal(200);
       expect((await as.patch(`/api/orgs/${orgId}/users/${viewer.id}`, { role: 'Editor' })).status).to.equal(200);
@@ -96,8 +85,8 @@ describe('orgs at server level (/api/orgs)', () => {
     it('a member holding fixed:orgs:reader may read the org, not change it', async () => {
       const { orgId, viewer } = await orgWithPeople();
       await assignRole(app, orgId, viewer.id, 'fixed:orgs:reader');
-      expect((await caller(app, viewer).get(`/api/orgs/${orgId}`)).status).to.equal(200);
-      expect((await caller(app, viewer).put(`/api/orgs/${orgId}`, { name: 'Nope' })).status).to.equal(403);
+      expect((await api(app, viewer).get(`/api/orgs/${orgId}`)).status).to.equal(200);
+      expect((await api(app, viewer).put(`/api/orgs/${orgId}`, { name: 'Nope' })).status).to.equal(403);
     });
   });
 
@@ -105,7 +94,7 @@ describe('orgs at server level (/api/orgs)', () => {
     it('lists every org by name with totalCount, also to a server admin who belongs to no org', async () => {
       await createOrg(app, { name: 'Alpha Listing' });
       await createOrg(app, { name: 'Beta Listing' });
-      const res = await caller(app, outsider).get('/api/orgs?perpage=1000');
+      const res = await api(app, outsider).get('/api/orgs?perpage=1000');
       expect(res.status).to.equal(200);
       expect(res.body).to.have.all.keys('totalCount', 'orgs', 'page', 'perPage');
       expect(res.body.totalCount).to.equal(await app.count('orgs'));
@@ -118,16 +107,16 @@ describe('orgs at server level (/api/orgs)', () => {
 
     it('searches by part of the name, ignoring case, with % and _ taken literally', async () => {
       const id = await createOrg(app, { name: 'Searchable 100% Org' });
-      const res = await caller(app, root).get(`/api/orgs?query=${encodeURIComponent('SEARCHABLE 100%')}`);
+      const res = await api(app, root).get(`/api/orgs?query=${encodeURIComponent('SEARCHABLE 100%')}`);
       expect(res.status).to.equal(200);
       expect(res.body).to.include({ totalCount: 1 });
       expect(res.body.orgs).to.deep.equal([{ id, name: 'Searchable 100% Org' }]);
-      expect((await caller(app, root).get('/api/orgs?query=_earchable')).body.totalCount).to.equal(0);
+      expect((await api(app, root).get('/api/orgs?query=_earchable')).body.totalCount).to.equal(0);
     });
 
     it('pages with perpage and page', async () => {
-      const all = (await caller(app, root).get('/api/orgs?perpage=1000')).body.orgs.map((o: { id: string }) => o.id);
-      const res = await caller(app, root).get('/api/orgs?perpage=2&page=2');
+      const all = (await api(app, root).get('/api/orgs?perpage=1000')).body.orgs.map((o: { id: string }) => o.id);
+      const res = await api(app, root).get('/api/orgs?perpage=2&page=2');
       expect(res.status).to.equal(200);
       expect(res.body).to.include({ page: 2, perPage: 2, totalCount: all.length });
       expect(res.body.orgs.map((o: { id: string }) => o.id)).to.deep.equal(all.slice(2, 4));
@@ -135,7 +124,7 @@ describe('orgs at server level (/api/orgs)', () => {
 
     it('is 400 on bad paging or unknown parameters', async () => {
       for (const query of ['perpage=0', 'perpage=abc', 'page=0', 'perpage=100000', 'sort=name']) {
-        const res = await caller(app, root).get(`/api/orgs?${query}`);
+        const res = await api(app, root).get(`/api/orgs?${query}`);
         expect(res.status, query).to.equal(400);
         expect(res.body.message).to.be.a('string');
       }
@@ -144,7 +133,7 @@ describe('orgs at server level (/api/orgs)', () => {
 
   describe('POST /api/orgs', () => {
     it('creates the org, seeds its roles and makes the creator its Admin, default org unchanged', async () => {
-      const res = await caller(app, root).post('/api/orgs', { name: '  Fresh Org  ' });
+      const res = await api(app, root).post('/api/orgs', { name: '  Fresh Org  ' });
       expect(res.status).to.equal(201);
       expect(res.body).to.have.all.keys(...ORG_FIELDS);
       expect(res.body).to.deep.equal({ id: res.body.id, name: 'Fresh Org', address: EMPTY_ADDRESS, billingEmail: '' });
@@ -164,14 +153,14 @@ describe('orgs at server level (/api/orgs)', () => {
       expect(added).to.include({ actor_id: root.id, target_type: 'user', target_id: root.id, outcome: 'success' });
 
       // The creator administers it at once, through the active org too.
-      const here = caller(app, root, orgId);
+      const here = api(app, root, orgId);
       expect((await here.get('/api/org')).body).to.include({ id: orgId });
       expect((await here.get('/api/org/users')).body.orgUsers.map((m: { userId: string }) => m.userId)).to.deep.equal([root.id]);
     });
 
     it('lets a server admin who belongs to no org create one', async () => {
       const loner = await createUser(app, { svcAdmin: true, orgId: null });
-      const res = await caller(app, loner).post('/api/orgs', { name: 'Loner Made' });
+      const res = await api(app, loner).post('/api/orgs', { name: 'Loner Made' });
       expect(res.status).to.equal(201);
       expect(await membership(res.body.id, loner.id)).to.deep.equal({ role: 'Admin' });
       expect((await app.db('users').where('id', loner.id).first('default_org_id')).default_org_id).to.equal(null);
@@ -181,7 +170,7 @@ describe('orgs at server level (/api/orgs)', () => {
       await createOrg(app, { name: 'Taken Name' });
       const before = await app.count('orgs');
       for (const name of ['Taken Name', 'taken name', ' TAKEN NAME ']) {
-        const res = await caller(app, root).post('/api/orgs', { name });
+        const res = await api(app, root).post('/api/orgs', { name });
         expect(res.status, name).to.equal(409);
         expect(res.body.message).to.match(/already exists/);
       }
@@ -191,7 +180,7 @@ describe('orgs at server level (/api/orgs)', () => {
     it('is 400 on a missing, blank, too long or mistyped name and on unknown fields', async () => {
       const before = await app.count('orgs');
       for (const body of [{}, { name: '' }, { name: '   ' }, { name: 'x'.repeat(191) }, { name: 42 }, { name: 'Ok', extra: true }]) {
-        const res = await caller(app, root).post('/api/orgs', body);
+        const res = await api(app, root).post('/api/orgs', body);
         expect(res.status, JSON.stringify(body)).to.equal(400);
         expect(res.body.message).to.be.a('string');
       }
@@ -203,10 +192,10 @@ describe('orgs at server level (/api/orgs)', () => {
   describe('GET /api/orgs/:id and /api/orgs/name/:name', () => {
     it('shows the org to its admin, by id and by name', async () => {
       const { orgId, admin } = await orgWithPeople('Lookup Org');
-      const byId = await caller(app, admin).get(`/api/orgs/${orgId}`);
+      const byId = await api(app, admin).get(`/api/orgs/${orgId}`);
       expect(byId.status).to.equal(200);
       expect(byId.body).to.deep.equal({ id: orgId, name: 'Lookup Org', address: EMPTY_ADDRESS, billingEmail: '' });
-      const byName = await caller(app, admin).get(`/api/orgs/name/${encodeURIComponent('Lookup Org')}`);
+      const byName = await api(app, admin).get(`/api/orgs/name/${encodeURIComponent('Lookup Org')}`);
       expect(byName.status).to.equal(200);
       expect(byName.body).to.deep.equal(byId.body);
     });
@@ -214,16 +203,16 @@ describe('orgs at server level (/api/orgs)', () => {
     it('by name is 403 for an org admin of another org, 404 for a server admin when no org has it', async () => {
       const { admin } = await orgWithPeople();
       await orgWithPeople('Someone Elses');
-      expect((await caller(app, admin).get(`/api/orgs/name/${encodeURIComponent('Someone Elses')}`)).status).to.equal(403);
+      expect((await api(app, admin).get(`/api/orgs/name/${encodeURIComponent('Someone Elses')}`)).status).to.equal(403);
       // an unknown name does not tell a non-server-admin that it is unknown
-      expect((await caller(app, admin).get('/api/orgs/name/No%20Such%20Org')).status).to.equal(403);
-      const res = await caller(app, root).get('/api/orgs/name/No%20Such%20Org');
+      expect((await api(app, admin).get('/api/orgs/name/No%20Such%20Org')).status).to.equal(403);
+      const res = await api(app, root).get('/api/orgs/name/No%20Such%20Org');
       expect(res.status).to.equal(404);
       expect(res.body.message).to.equal('no org named No Such Org');
     });
 
     it('is 400 for an over-long id', async () => {
-      expect((await caller(app, root).get(`/api/orgs/${'x'.repeat(41)}`)).status).to.equal(400);
+      expect((await api(app, root).get(`/api/orgs/${'x'.repeat(41)}`)).status).to.equal(400);
     });
   });
 
@@ -231,7 +220,7 @@ describe('orgs at server level (/api/orgs)', () => {
     it('changes name, address and billing email, stores them, and audits what changed', async () => {
       const { orgId, admin } = await orgWithPeople('Before Rename');
       const address = { address1: '1 Main St', city: 'Springfield', zipCode: '12345', country: 'US' };
-      const res = await caller(app, admin).put(`/api/orgs/${orgId}`, { name: 'After Rename', address, billingEmail: 'billing@example.test' });
+      const res = await api(app, admin).put(`/api/orgs/${orgId}`, { name: 'After Rename', address, billingEmail: 'billing@example.test' });
       expect(res.status).to.equal(200);
       const expectedAddress = { ...EMPTY_ADDRESS, ...address };
       expect(res.body).to.deep.equal({ id: orgId, name: 'After Rename', address: expectedAddress, billingEmail: 'billing@example.test' });
@@ -243,28 +232,28 @@ describe('orgs at server level (/api/orgs)', () => {
       expect(entry!.metadata).to.deep.equal({ fields: ['address', 'billingEmail', 'name'], previousName: 'Before Rename' });
 
       // an address replaces the stored one whole; the same values again change and audit nothing
-      const again = await caller(app, admin).put(`/api/orgs/${orgId}`, { address: { city: 'Shelbyville' } });
+      const again = await api(app, admin).put(`/api/orgs/${orgId}`, { address: { city: 'Shelbyville' } });
       expect(again.body.address).to.deep.equal({ ...EMPTY_ADDRESS, city: 'Shelbyville' });
-      await caller(app, admin).put(`/api/orgs/${orgId}`, { address: { city: 'Shelbyville' }, name: 'After Rename' });
+      await api(app, admin).put(`/api/orgs/${orgId}`, { address: { city: 'Shelbyville' }, name: 'After Rename' });
       expect(await auditEntries(app, { action: 'org.updated', target_id: orgId })).to.have.length(2);
       // '' clears the billing email
-      expect((await caller(app, admin).put(`/api/orgs/${orgId}`, { billingEmail: '' })).body.billingEmail).to.equal('');
+      expect((await api(app, admin).put(`/api/orgs/${orgId}`, { billingEmail: '' })).body.billingEmail).to.equal('');
     });
 
     it('is 409 for a name another org has, and allows a change of case of its own', async () => {
       const { orgId, admin } = await orgWithPeople('Case Org');
       await createOrg(app, { name: 'Occupied Org' });
-      const res = await caller(app, admin).put(`/api/orgs/${orgId}`, { name: 'occupied org' });
+      const res = await api(app, admin).put(`/api/orgs/${orgId}`, { name: 'occupied org' });
       expect(res.status).to.equal(409);
       expect((await orgRow(orgId)).name).to.equal('Case Org');
-      expect((await caller(app, admin).put(`/api/orgs/${orgId}`, { name: 'CASE ORG' })).body.name).to.equal('CASE ORG');
+      expect((await api(app, admin).put(`/api/orgs/${orgId}`, { name: 'CASE ORG' })).body.name).to.equal('CASE ORG');
     });
 
     it('is 400 on an empty body, bad fields or types', async () => {
       const { orgId, admin } = await orgWithPeople();
       const bodies = [{}, { name: '' }, { billingEmail: 'not-an-email' }, { address: { planet: 'Mars' } }, { address: 'Main St' }, { address: { city: 7 } }, { id: 'org_x' }];
       for (const body of bodies) {
-        const res = await caller(app, admin).put(`/api/orgs/${orgId}`, body);
+        const res = await api(app, admin).put(`/api/orgs/${orgId}`, body);
         expect(res.status, JSON.stringify(body)).to.equal(400);
         expect(res.body.message).to.be.a('string');
       }
@@ -278,8 +267,9 @@ describe('orgs at server level (/api/orgs)', () => {
       const survivor = await createOrg(app, { name: 'Survivor Org' });
       // the Viewer also belongs to the survivor; the Admin belongs nowhere else
       await addMember(app, survivor, viewer.id, 'Admin');
-      const sa = await createServiceAccount(app, orgId, 'Editor');
-      const team = await createTeam(app, orgId, [admin.id, viewer.id]);
+      const sa = await buildServiceAccount(app, { orgId, role: 'Editor' });
+      await buildToken(app, sa);
+      const team = (await buildTeam(app, { orgId: orgId, members: [admin.id, viewer.id], preferences: { timezone: 'utc', theme: 'dark' } })).id;
       await assignRole(app, orgId, viewer.id, 'fixed:dashboards:reader');
       await assignRole(app, orgId, viewer.id, `managed:users:${viewer.id}:permissions`, [{ action: 'dashboards:read', scope: 'dashboards:uid:abc' }]);
       await setUsersQuota(app, orgId, 50);
@@ -300,7 +290,7 @@ describe('orgs at server level (/api/orgs)', () => {
       });
       const survivorRoles = await app.count('roles', { org_id: survivor });
 
-      const res = await caller(app, outsider).delete(`/api/orgs/${orgId}`);
+      const res = await api(app, outsider).delete(`/api/orgs/${orgId}`);
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ message: 'org deleted' });
       const after = await orgFootprint(app, orgId, [team]);
@@ -321,21 +311,21 @@ describe('orgs at server level (/api/orgs)', () => {
       const res2 = await app.request('GET', '/api/org', { cookie: admin.cookie });
       expect(res2.status).to.equal(403);
       expect(res2.body.message).to.equal('user is not a member of any org');
-      expect((await caller(app, viewer).get('/api/org')).body).to.deep.include({ id: survivor });
+      expect((await api(app, viewer).get('/api/org')).body).to.deep.include({ id: survivor });
     });
 
     it('refuses the default org with 400 and an unknown org with 404', async () => {
-      const res = await caller(app, root).delete('/api/orgs/org_main');
+      const res = await api(app, root).delete('/api/orgs/org_main');
       expect(res.status).to.equal(400);
       expect(res.body.message).to.equal('the default org org_main cannot be deleted');
       expect(await app.count('orgs', { id: 'org_main' })).to.equal(1);
-      const unknown = await caller(app, root).delete('/api/orgs/org_0000000000000000');
+      const unknown = await api(app, root).delete('/api/orgs/org_0000000000000000');
       expect(unknown.status).to.equal(404);
     });
 
     it('is 403 for the admin of the org itself', async () => {
       const { orgId, admin } = await orgWithPeople();
-      expect((await caller(app, admin).delete(`/api/orgs/${orgId}`)).status).to.equal(403);
+      expect((await api(app, admin).delete(`/api/orgs/${orgId}`)).status).to.equal(403);
       expect(await app.count('orgs', { id: orgId })).to.equal(1);
     });
   });
@@ -343,8 +333,8 @@ describe('orgs at server level (/api/orgs)', () => {
   describe('members (/api/orgs/:id/users)', () => {
     it('lists the people of the org with their roles, never service accounts', async () => {
       const { orgId, admin, editor, viewer } = await orgWithPeople();
-      await createServiceAccount(app, orgId);
-      const res = await caller(app, admin).get(`/api/orgs/${orgId}/users`);
+      await buildToken(app, await buildServiceAccount(app, { orgId }));
+      const res = await api(app, admin).get(`/api/orgs/${orgId}/users`);
       expect(res.status).to.equal(200);
       expect(res.body).to.have.all.keys('totalCount', 'orgUsers', 'page', 'perPage');
       expect(res.body).to.include({ totalCount: 3, page: 1, perPage: 100 });
@@ -355,14 +345,14 @@ describe('orgs at server level (/api/orgs)', () => {
       expect(byId.get(editor.id)).to.include({ role: 'Editor' });
       expect(byId.get(viewer.id)).to.include({ role: 'Viewer' });
       expect((byId.get(viewer.id) as { avatarUrl: string }).avatarUrl).to.match(/^https:\/\/secure\.gravatar\.com\/avatar\/[0-9a-f]{32}/);
-      expect((await caller(app, root).get('/api/orgs/org_0000000000000000/users')).status).to.be.oneOf([403, 404]);
+      expect((await api(app, root).get('/api/orgs/org_0000000000000000/users')).status).to.be.oneOf([403, 404]);
     });
 
     it('adds an existing person by login or email, once, and audits it', async () => {
       const { orgId, admin } = await orgWithPeople('Adding Org');
       const joiner = await createUser(app, { role: 'Viewer' });
       const byEmail = await createUser(app, { orgId: null });
-      const res = await caller(app, admin).post(`/api/orgs/${orgId}/users`, { loginOrEmail: joiner.login.toUpperCase(), role: 'Editor' });
+      const res = await api(app, admin).post(`/api/orgs/${orgId}/users`, { loginOrEmail: joiner.login.toUpperCase(), role: 'Editor' });
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ message: 'user added to the org', userId: joiner.id });
       expect(await membership(orgId, joiner.id)).to.deep.equal({ role: 'Editor' });
@@ -370,14 +360,14 @@ describe('orgs at server level (/api/orgs)', () => {
       expect(entry).to.include({ actor_id: admin.id, org_id: orgId, target_type: 'user', target_name: joiner.login, outcome: 'success' });
       expect(entry!.metadata).to.deep.equal({ org: 'Adding Org', role: 'Editor' });
       // the membership counts at once, and adding changes no session
-      expect((await caller(app, joiner, orgId).get('/api/org/preferences')).status).to.equal(200);
+      expect((await api(app, joiner, orgId).get('/api/org/preferences')).status).to.equal(200);
       expect(await liveSessions(app, joiner.id)).to.equal(1);
       // their default org stays; someone who belonged nowhere lands in this one
       expect((await app.db('users').where('id', joiner.id).first('default_org_id')).default_org_id).to.equal('org_main');
-      expect((await caller(app, admin).post(`/api/orgs/${orgId}/users`, { loginOrEmail: byEmail.email, role: 'None' })).status).to.equal(200);
+      expect((await api(app, admin).post(`/api/orgs/${orgId}/users`, { loginOrEmail: byEmail.email, role: 'None' })).status).to.equal(200);
       expect((await app.db('users').where('id', byEmail.id).first('default_org_id')).default_org_id).to.equal(orgId);
 
-      const dup = await caller(app, admin).post(`/api/orgs/${orgId}/users`, { loginOrEmail: joiner.email, role: 'Admin' });
+      const dup = await api(app, admin).post(`/api/orgs/${orgId}/users`, { loginOrEmail: joiner.email, role: 'Admin' });
       expect(dup.status).to.equal(409);
       expect(dup.body.message).to.match(/already a member/);
       expect(await membership(orgId, joiner.id)).to.deep.equal({ role: 'Editor' });
@@ -385,14 +375,15 @@ describe('orgs at server level (/api/orgs)', () => {
 
     it('is 404 for nobody or a service account, 400 on bad input', async () => {
       const { orgId, admin } = await orgWithPeople();
-      const sa = await createServiceAccount(app, 'org_main');
+      const sa = await buildServiceAccount(app, { orgId: 'org_main' });
+      await buildToken(app, sa);
       for (const loginOrEmail of ['nobody-at-all', 'nobody@example.test', sa.login]) {
-        const res = await caller(app, admin).post(`/api/orgs/${orgId}/users`, { loginOrEmail, role: 'Viewer' });
+        const res = await api(app, admin).post(`/api/orgs/${orgId}/users`, { loginOrEmail, role: 'Viewer' });
         expect(res.status, loginOrEmail).to.equal(404);
         expect(res.body.message).to.equal('no user with that login or email');
       }
       for (const body of [{}, { loginOrEmail: 'x' }, { role: 'Viewer' }, { loginOrEmail: 'x', role: 'Owner' }, { loginOrEmail: 5, role: 'Viewer' }, { loginOrEmail: 'x', role: 'Viewer', orgId: 'o' }]) {
-        expect((await caller(app, admin).post(`/api/orgs/${orgId}/users`, body)).status, JSON.stringify(body)).to.equal(400);
+        expect((await api(app, admin).post(`/api/orgs/${orgId}/users`, body)).status, JSON.stringify(body)).to.equal(400);
       }
       expect(await app.count('org_members', { org_id: orgId })).to.equal(3);
     });
@@ -401,30 +392,30 @@ describe('orgs at server level (/api/orgs)', () => {
       const { orgId, admin } = await orgWithPeople();
       await setUsersQuota(app, orgId, 3);
       const joiner = await createUser(app);
-      const res = await caller(app, admin).post(`/api/orgs/${orgId}/users`, { loginOrEmail: joiner.login, role: 'Viewer' });
+      const res = await api(app, admin).post(`/api/orgs/${orgId}/users`, { loginOrEmail: joiner.login, role: 'Viewer' });
       expect(res.status).to.equal(403);
       expect(res.body.message).to.match(/^quota exceeded for users/);
       expect(await membership(orgId, joiner.id)).to.equal(undefined);
       await setUsersQuota(app, orgId, 4);
-      expect((await caller(app, admin).post(`/api/orgs/${orgId}/users`, { loginOrEmail: joiner.login, role: 'Viewer' })).status).to.equal(200);
+      expect((await api(app, admin).post(`/api/orgs/${orgId}/users`, { loginOrEmail: joiner.login, role: 'Viewer' })).status).to.equal(200);
     });
 
     it('re-roles a member: the change counts at once, their sessions end, it is audited', async () => {
       const { orgId, admin, viewer } = await orgWithPeople('Rerole Org');
-      const res = await caller(app, admin).patch(`/api/orgs/${orgId}/users/${viewer.id}`, { role: 'Admin' });
+      const res = await api(app, admin).patch(`/api/orgs/${orgId}/users/${viewer.id}`, { role: 'Admin' });
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ message: 'org user updated' });
       expect(await membership(orgId, viewer.id)).to.deep.equal({ role: 'Admin' });
       expect(await liveSessions(app, viewer.id)).to.equal(0);
-      expect((await caller(app, viewer).get(`/api/orgs/${orgId}`)).status).to.equal(401);
+      expect((await api(app, viewer).get(`/api/orgs/${orgId}`)).status).to.equal(401);
       const fresh = { cookie: await sessionCookie(app, viewer.id) };
-      expect((await caller(app, fresh).get(`/api/orgs/${orgId}/users`)).status).to.equal(200);
+      expect((await api(app, fresh).get(`/api/orgs/${orgId}/users`)).status).to.equal(200);
       const [entry] = await auditEntries(app, { action: 'org.member_role_changed', target_id: viewer.id });
       expect(entry).to.include({ actor_id: admin.id, org_id: orgId, target_name: viewer.login, outcome: 'success' });
       expect(entry!.metadata).to.deep.equal({ org: 'Rerole Org', from: 'Viewer', to: 'Admin' });
       expect(await auditEntries(app, { action: 'session.revoked', target_id: viewer.id })).to.have.length(1);
       // the same role again is no change: no audit, sessions kept
-      expect((await caller(app, admin).patch(`/api/orgs/${orgId}/users/${viewer.id}`, { role: 'Admin' })).status).to.equal(200);
+      expect((await api(app, admin).patch(`/api/orgs/${orgId}/users/${viewer.id}`, { role: 'Admin' })).status).to.equal(200);
       expect(await liveSessions(app, viewer.id)).to.equal(1);
       expect(await auditEntries(app, { action: 'org.member_role_changed', target_id: viewer.id })).to.have.length(1);
     });
@@ -432,7 +423,7 @@ describe('orgs at server level (/api/orgs)', () => {
     it('never demotes or removes the last Admin (400, audited as a failure)', async () => {
       const { orgId, admin, viewer } = await orgWithPeople();
       // a service account that is Admin does not count: it cannot administer people
-      await createServiceAccount(app, orgId, 'Admin');
+      await buildToken(app, await buildServiceAccount(app, { orgId, role: 'Admin' }));
       for (const [method, body, message] of [
         ['PATCH', { role: 'Editor' }, 'cannot demote the last Admin of the org: make another member Admin first'],
         ['DELETE', undefined, 'cannot remove the last Admin of the org: make another member Admin first'],
@@ -448,23 +439,24 @@ describe('orgs at server level (/api/orgs)', () => {
       for (const failure of failures) expect(failure).to.include({ actor_id: admin.id, org_id: orgId, target_type: 'user' });
 
       // with a second Admin, the first may step down
-      await caller(app, admin).patch(`/api/orgs/${orgId}/users/${viewer.id}`, { role: 'Admin' });
-      expect((await caller(app, admin).patch(`/api/orgs/${orgId}/users/${admin.id}`, { role: 'Viewer' })).status).to.equal(200);
+      await api(app, admin).patch(`/api/orgs/${orgId}/users/${viewer.id}`, { role: 'Admin' });
+      expect((await api(app, admin).patch(`/api/orgs/${orgId}/users/${admin.id}`, { role: 'Viewer' })).status).to.equal(200);
       expect(await membership(orgId, admin.id)).to.deep.equal({ role: 'Viewer' });
     });
 
     it('is 404 for a non-member or a service account, 400 for a bad role', async () => {
       const { orgId, admin } = await orgWithPeople();
       const stranger = await createUser(app);
-      const sa = await createServiceAccount(app, orgId);
+      const sa = await buildServiceAccount(app, { orgId });
+      await buildToken(app, sa);
       for (const id of [stranger.id, sa.id, 'usr_doesnotexist']) {
-        const patched = await caller(app, admin).patch(`/api/orgs/${orgId}/users/${id}`, { role: 'Editor' });
+        const patched = await api(app, admin).patch(`/api/orgs/${orgId}/users/${id}`, { role: 'Editor' });
         expect(patched.status, id).to.equal(404);
         expect(patched.body.message).to.equal(`user ${id} is not a member of this org`);
-        expect((await caller(app, admin).delete(`/api/orgs/${orgId}/users/${id}`)).status, id).to.equal(404);
+        expect((await api(app, admin).delete(`/api/orgs/${orgId}/users/${id}`)).status, id).to.equal(404);
       }
       for (const body of [{}, { role: 'admin' }, { role: 4 }, { role: 'Editor', extra: 1 }]) {
-        expect((await caller(app, admin).patch(`/api/orgs/${orgId}/users/${stranger.id}`, body)).status, JSON.stringify(body)).to.equal(400);
+        expect((await api(app, admin).patch(`/api/orgs/${orgId}/users/${stranger.id}`, body)).status, JSON.stringify(body)).to.equal(400);
       }
       expect(await membership(orgId, sa.id)).to.deep.equal({ role: 'Viewer' });
     });
@@ -473,12 +465,12 @@ describe('orgs at server level (/api/orgs)', () => {
       const { orgId, admin, editor } = await orgWithPeople('Removal Org');
       await app.db('users').where('id', editor.id).update({ default_org_id: orgId });
       await addMember(app, 'org_main', editor.id, 'Viewer');
-      const team = await createTeam(app, orgId, [editor.id]);
+      const team = (await buildTeam(app, { orgId: orgId, members: [editor.id], preferences: { timezone: 'utc', theme: 'dark' } })).id;
       await assignRole(app, orgId, editor.id, 'fixed:dashboards:reader');
       await assignRole(app, orgId, editor.id, `managed:users:${editor.id}:permissions`, [{ action: 'dashboards:read', scope: 'dashboards:uid:d1' }]);
       await app.db('legacy_acl').insert({ org_id: orgId, dashboard_uid: 'd1', user_id: editor.id, permission: 1 });
 
-      const res = await caller(app, admin).delete(`/api/orgs/${orgId}/users/${editor.id}`);
+      const res = await api(app, admin).delete(`/api/orgs/${orgId}/users/${editor.id}`);
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ message: 'user removed from the org' });
       expect(await membership(orgId, editor.id)).to.equal(undefined);
@@ -493,7 +485,7 @@ describe('orgs at server level (/api/orgs)', () => {
       expect(entry!.metadata).to.deep.equal({ org: 'Removal Org', role: 'Editor' });
       // the policy dropped them at once
       const fresh = { cookie: await sessionCookie(app, editor.id) };
-      expect((await caller(app, fresh, orgId).get('/api/org/preferences')).status).to.equal(403);
+      expect((await api(app, fresh, orgId).get('/api/org/preferences')).status).to.equal(403);
     });
   });
 
@@ -501,7 +493,7 @@ describe('orgs at server level (/api/orgs)', () => {
     it('administers any org through /api/orgs/<id>…, but not through /api/org', async () => {
       const { orgId, viewer } = await orgWithPeople('Administered Org');
       const joiner = await createUser(app);
-      const as = caller(app, outsider);
+      const as = api(app, outsider);
       expect((await as.get(`/api/orgs/${orgId}`)).status).to.equal(200);
       expect((await as.get(`/api/orgs/name/${encodeURIComponent('Administered Org')}`)).status).to.equal(200);
       expect((await as.put(`/api/orgs/${orgId}`, { billingEmail: 'root@example.test' })).body.billingEmail).to.equal('root@example.test');
@@ -511,7 +503,7 @@ describe('orgs at server level (/api/orgs)', () => {
       expect((await as.delete(`/api/orgs/${orgId}/users/${joiner.id}`)).status).to.equal(200);
       expect(await membership(orgId, outsider.id)).to.equal(undefined);
 
-      const here = caller(app, outsider, orgId);
+      const here = api(app, outsider, orgId);
       for (const [method, path] of [
         ['get', '/api/org'],
         ['get', '/api/org/users'],
@@ -524,7 +516,7 @@ describe('orgs at server level (/api/orgs)', () => {
     });
 
     it('gets 404 for an unknown org id on every /api/orgs/<id>… endpoint', async () => {
-      const as = caller(app, outsider);
+      const as = api(app, outsider);
       const unknown = 'org_0000000000000000';
       for (const [method, path, body] of [
         ['get', `/api/orgs/${unknown}`, undefined],

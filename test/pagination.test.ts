@@ -1,9 +1,6 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { createOrg, createUser, sessionCookie, type TestUser } from './helpers/factories.ts';
-import { caller } from './helpers/orgs.ts';
-import { createServiceAccount, issueToken } from './helpers/serviceaccounts.ts';
-import { addTeamMember, createTeam } from './helpers/teams.ts';
+import { addTeamMember, api, buildServiceAccount, buildTeam, buildToken, createOrg, createUser, sessionCookie, type TestUser } from './helpers/factories.ts';
 
 /**
  * The spec's list convention on every list endpoint: `perpage` and `page` (from 1) are honoured
@@ -23,12 +20,12 @@ describe('lists: perpage, page and totalCount on every list endpoint', () => {
     admin = await createUser(app, { orgId, role: 'Admin' });
     serverAdmin = await createUser(app, { orgId, role: 'Admin', svcAdmin: true });
     const people = [await createUser(app, { orgId }), await createUser(app, { orgId }), await createUser(app, { orgId })];
-    const team = await createTeam(app, { orgId });
+    const team = await buildTeam(app, { orgId });
     for (const person of people) await addTeamMember(app, team, person.id);
-    const account = await createServiceAccount(app, { orgId });
-    for (let i = 0; i < 3; i += 1) await issueToken(app, account);
-    for (const name of ['k1', 'k2', 'k3']) expect((await caller(app, admin, orgId).post('/api/auth/keys', { name, role: 'Viewer' })).status).to.equal(201);
-    for (const name of ['p1', 'p2', 'p3']) expect((await caller(app, admin).post('/api/user/access-tokens', { name })).status).to.equal(201);
+    const account = await buildServiceAccount(app, { orgId });
+    for (let i = 0; i < 3; i += 1) await buildToken(app, account);
+    for (const name of ['k1', 'k2', 'k3']) expect((await api(app, admin, orgId).post('/api/auth/keys', { name, role: 'Viewer' })).status).to.equal(201);
+    for (const name of ['p1', 'p2', 'p3']) expect((await api(app, admin).post('/api/user/access-tokens', { name })).status).to.equal(201);
     for (let i = 0; i < 2; i += 1) await sessionCookie(app, admin.id);
     const now = app.clock.now();
     for (const n of [1, 2, 3]) await app.db('user_auth_links').insert({ id: `lnk_${n}`, user_id: admin.id, auth_module: 'oauth_generic', auth_id: `sub-${n}`, label: 'Generic OIDC', created_at: now + n, updated_at: now + n });
@@ -56,7 +53,7 @@ describe('lists: perpage, page and totalCount on every list endpoint', () => {
     await app.close();
   });
 
-  const get = (user: TestUser, path: string) => caller(app, user, orgId).get(path);
+  const get = (user: TestUser, path: string) => api(app, user, orgId).get(path);
   const withQuery = (path: string, query: string) => `${path}${path.includes('?') ? '&' : '?'}${query}`;
 
   it('each answers the envelope, pages through all its items once, and refuses bad paging with 400', async () => {

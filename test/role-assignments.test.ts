@@ -1,11 +1,9 @@
 import { expect } from 'chai';
 import { insertRole } from '../src/accesscontrol/store.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { addMember, createOrg, createUser, liveSessions, type TestUser } from './helpers/factories.ts';
-import { addTeamMember, api, auditsOf, createTeam, customRole, grantRole, signInAgain } from './helpers/roles.ts';
+import { addMember, addTeamMember, api, assignRole, auditEntries, buildRole, buildTeam, createOrg, createUser, DELEGATION_DENIED, DENIED, liveSessions, signInAgain, type TestUser } from './helpers/factories.ts';
 
 /** Any refusal: a policy deny, or the delegation rule's own message. */
-const DENIED = /^permission denied: /;
 
 const ASSIGNED_ROLE_FIELDS = ['uid', 'name', 'displayName', 'description', 'groupName', 'global', 'hidden', 'version', 'permissions', 'globalAssignment'];
 
@@ -25,11 +23,11 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
     orgAdmin = await createUser(app, { role: 'Admin' });
     viewer = await createUser(app, { role: 'Viewer' });
     rolesWriter = await createUser(app, { role: 'Viewer' });
-    await grantRole(app, rolesWriter.id, 'fixed:roles:writer');
-    const custom = customRole({ permissions: [{ action: 'serviceaccounts:read', scope: 'serviceaccounts:*' }] });
+    await assignRole(app, 'org_main', rolesWriter.id, 'fixed:roles:writer');
+    const custom = buildRole({ permissions: [{ action: 'serviceaccounts:read', scope: 'serviceaccounts:*' }] });
     expect((await api(app, orgAdmin).post('/api/access-control/roles', custom)).status).to.equal(201);
     customUid = custom.uid;
-    const global = customRole({ global: true, permissions: [{ action: 'orgs.quotas:read', scope: 'orgs:*' }] });
+    const global = buildRole({ global: true, permissions: [{ action: 'orgs.quotas:read', scope: 'orgs:*' }] });
     expect((await api(app, serverAdmin).post('/api/access-control/roles', global)).status).to.equal(201);
     globalUid = global.uid;
   });
@@ -56,7 +54,7 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
     let team: string;
     before(async () => {
       target = await createUser(app, { role: 'Viewer' });
-      team = await createTeam(app);
+      team = (await buildTeam(app)).id;
     });
     const endpoints = (): Array<{ method: string; path: string; body?: unknown }> => [
       { method: 'GET', path: `/api/access-control/users/${target.id}/roles` },
@@ -106,10 +104,10 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
       expect(next.status).to.equal(200);
       expect(next.body).to.have.property('serviceaccounts:read').that.deep.equals(['serviceaccounts:*']);
       expect((await api(app, user).get('/api/serviceaccounts/search')).status).to.equal(200);
-      const [audit] = await auditsOf(app, 'role.assigned', user.id);
+      const [audit] = await auditEntries(app, { action: 'role.assigned', target_id: user.id });
       expect(audit).to.include({ actor_id: orgAdmin.id, org_id: 'org_main', target_type: 'user', target_name: user.login, outcome: 'success' });
       expect(audit!.metadata).to.deep.equal({ roleUid: customUid, global: false });
-      expect(await auditsOf(app, 'session.revoked', user.id)).to.deep.equal([]);
+      expect(await auditEntries(app, { action: 'session.revoked', target_id: user.id })).to.deep.equal([]);
     });
 
     it('POST answers 409 when the role is already assigned, 404 on an unknown user, a non-member or an unknown role', async () => {
@@ -160,7 +158,7 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
       expect((await api(app, serverAdmin).post(path, { roleUid: globalUid, global: true })).status).to.equal(409);
       expect(await permissionsOf(user)).to.have.property('orgs.quotas:read');
       expect(await permissionsOf(user, other)).to.have.property('orgs.quotas:read');
-      const [audit] = await auditsOf(app, 'role.assigned', user.id);
+      const [audit] = await auditEntries(app, { action: 'role.assigned', target_id: user.id });
       expect(audit).to.include({ org_id: null });
       expect(audit!.metadata).to.deep.equal({ roleUid: globalUid, global: true });
 
@@ -203,7 +201,7 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
       expect(paged.body.roles.map((r: { uid: string }) => r.uid)).to.deep.equal([res.body.roles[1].uid]);
 
       const reader = await createUser(app, { role: 'Viewer' });
-      await grantRole(app, reader.id, 'fixed:roles:reader');
+      await assignRole(app, 'org_main', reader.id, 'fixed:roles:reader');
       expect((await api(app, reader).get(`/api/access-control/users/${user.id}/roles`)).status).to.equal(200);
       expect((await api(app, orgAdmin).get('/api/access-control/users/usr_doesnotexist0000/roles')).status).to.equal(404);
       expect((await api(app, orgAdmin).get(`/api/access-control/users/${user.id}/roles?includeHidden=perhaps`)).status).to.equal(400);
@@ -222,7 +220,7 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
       expect(await liveSessions(app, user.id)).to.equal(2);
       expect((await api(app, signedIn).get('/api/user/permissions')).body).not.to.have.property('serviceaccounts:read');
       expect((await api(app, signedIn).get('/api/serviceaccounts/search')).status).to.equal(403);
-      const [audit] = await auditsOf(app, 'role.unassigned', user.id);
+      const [audit] = await auditEntries(app, { action: 'role.unassigned', target_id: user.id });
       expect(audit).to.include({ actor_id: orgAdmin.id, org_id: 'org_main', target_type: 'user' });
       expect(audit!.metadata).to.deep.equal({ roleUid: customUid, global: false });
 
@@ -257,8 +255,8 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
       const permissions = (await api(app, signedIn).get('/api/user/permissions')).body;
       expect(permissions).to.have.property('folders:read');
       expect(permissions).not.to.have.property('serviceaccounts:read');
-      expect((await auditsOf(app, 'role.assigned', user.id)).map((a) => a.metadata.roleUid)).to.include('fixed:folders:reader');
-      expect((await auditsOf(app, 'role.unassigned', user.id)).map((a) => a.metadata.roleUid)).to.deep.equal([customUid]);
+      expect((await auditEntries(app, { action: 'role.assigned', target_id: user.id })).map((a) => a.metadata!.roleUid)).to.include('fixed:folders:reader');
+      expect((await auditEntries(app, { action: 'role.unassigned', target_id: user.id })).map((a) => a.metadata!.roleUid)).to.deep.equal([customUid]);
 
       // the same set again changes nothing and signs nobody out
       const fresh = await signInAgain(app, user);
@@ -302,7 +300,7 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
         const user = await createUser(app, { role: 'Viewer' });
         const res = await api(app, rolesWriter).post(`/api/access-control/users/${user.id}/roles`, { roleUid: 'fixed:dashboards:writer' });
         expect(res.status).to.equal(403);
-        expect(res.body.message).to.match(DENIED);
+        expect(res.body.message).to.match(DELEGATION_DENIED);
         expect(await userRoleRows(user.id)).to.deep.equal([]);
       });
 
@@ -318,7 +316,7 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
 
   describe('teams', () => {
     it('POST assigns a role to a team: every member gets it at their next request, on the session they have', async () => {
-      const team = await createTeam(app, 'org_main', 'Assigned Team');
+      const team = (await buildTeam(app, { orgId: 'org_main', name: 'Assigned Team' })).id;
       const [a, b] = [await createUser(app, { role: 'Viewer' }), await createUser(app, { role: 'Viewer' })];
       const outsider = await createUser(app, { role: 'Viewer' });
       await addTeamMember(app, team, a.id);
@@ -334,7 +332,7 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
       }
       expect(await liveSessions(app, outsider.id)).to.equal(1);
       expect(await permissionsOf(outsider)).not.to.have.property('serviceaccounts:read');
-      const [audit] = await auditsOf(app, 'role.assigned', team);
+      const [audit] = await auditEntries(app, { action: 'role.assigned', target_id: team });
       expect(audit).to.include({ actor_id: orgAdmin.id, org_id: 'org_main', target_type: 'team', target_name: 'Assigned Team' });
       expect(audit!.metadata).to.deep.equal({ roleUid: customUid, global: false });
 
@@ -346,7 +344,7 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
 
     it('a team of another org is not found', async () => {
       const other = await createOrg(app);
-      const foreign = await createTeam(app, other);
+      const foreign = (await buildTeam(app, { orgId: other })).id;
       for (const [method, path, body] of [
         ['GET', `/api/access-control/teams/${foreign}/roles`],
         ['POST', `/api/access-control/teams/${foreign}/roles`, { roleUid: 'fixed:teams:reader' }],
@@ -362,7 +360,7 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
     });
 
     it('GET lists, DELETE unassigns and PUT replaces the roles of a team', async () => {
-      const team = await createTeam(app);
+      const team = (await buildTeam(app)).id;
       const member = await createUser(app, { role: 'Viewer' });
       await addTeamMember(app, team, member.id);
       await api(app, orgAdmin).post(`/api/access-control/teams/${team}/roles`, { roleUid: 'fixed:teams:reader' });
@@ -380,7 +378,7 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
       expect(await teamRoleUids(team)).to.deep.equal(['fixed:teams:reader']);
       expect(await liveSessions(app, signedIn.id)).to.equal(2);
       expect((await api(app, signedIn).get('/api/user/permissions')).body).not.to.have.property('orgs.quotas:read');
-      expect((await auditsOf(app, 'role.unassigned', team))[0]!.metadata).to.deep.equal({ roleUid: globalUid, global: false });
+      expect((await auditEntries(app, { action: 'role.unassigned', target_id: team }))[0]!.metadata).to.deep.equal({ roleUid: globalUid, global: false });
       expect((await api(app, orgAdmin).delete(`/api/access-control/teams/${team}/roles/${globalUid}`)).status).to.equal(404);
 
       const replaced = await api(app, orgAdmin).put(`/api/access-control/teams/${team}/roles`, { roleUids: [customUid] });
@@ -392,7 +390,7 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
     });
 
     it('delegation: a holder of fixed:roles:writer cannot give a team fixed:dashboards:writer', async () => {
-      const team = await createTeam(app);
+      const team = (await buildTeam(app)).id;
       expect((await api(app, rolesWriter).post(`/api/access-control/teams/${team}/roles`, { roleUid: 'fixed:dashboards:writer' })).status).to.equal(403);
       expect((await api(app, rolesWriter).put(`/api/access-control/teams/${team}/roles`, { roleUids: ['fixed:dashboards:writer'] })).status).to.equal(403);
       expect(await teamRoleUids(team)).to.deep.equal([]);

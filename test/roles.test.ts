@@ -1,11 +1,9 @@
 import { expect } from 'chai';
 import { insertRole } from '../src/accesscontrol/store.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { addMember, createOrg, createUser, liveSessions, type TestUser } from './helpers/factories.ts';
-import { addTeamMember, api, auditsOf, createTeam, customRole, grantRole, signInAgain, type RoleBody } from './helpers/roles.ts';
+import { addMember, addTeamMember, api, assignRole, auditEntries, buildRole, buildTeam, createOrg, createUser, DELEGATION_DENIED, DENIED, liveSessions, type RoleBody, signInAgain, type TestUser } from './helpers/factories.ts';
 
 /** Any refusal: a policy deny, or the delegation rule's own message. */
-const DENIED = /^permission denied: /;
 
 const ROLE_FIELDS = ['uid', 'name', 'displayName', 'description', 'groupName', 'global', 'hidden', 'version', 'permissions'];
 
@@ -24,9 +22,9 @@ describe('roles (/api/access-control/roles)', () => {
     orgAdmin = await createUser(app, { role: 'Admin' });
     viewer = await createUser(app, { role: 'Viewer' });
     rolesWriter = await createUser(app, { role: 'Viewer' });
-    await grantRole(app, rolesWriter.id, 'fixed:roles:writer');
+    await assignRole(app, 'org_main', rolesWriter.id, 'fixed:roles:writer');
     rolesReader = await createUser(app, { role: 'Viewer' });
-    await grantRole(app, rolesReader.id, 'fixed:roles:reader');
+    await assignRole(app, 'org_main', rolesReader.id, 'fixed:roles:reader');
   });
   after(async () => {
     await app.close();
@@ -37,7 +35,7 @@ describe('roles (/api/access-control/roles)', () => {
     (await app.db('role_permissions').where('role_id', roleId).orderBy(['action', 'scope']).select('action', 'scope')).map((p: { action: string; scope: string }) => `${p.action} ${p.scope}`);
 
   async function createRole(overrides: Partial<RoleBody> = {}, as: TestUser = orgAdmin) {
-    const body = customRole(overrides);
+    const body = buildRole(overrides);
     const res = await api(app, as).post('/api/access-control/roles', body);
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
     return res.body as RoleBody & { version: number };
@@ -54,7 +52,7 @@ describe('roles (/api/access-control/roles)', () => {
     const endpoints: Array<{ method: string; path: string; body?: () => unknown }> = [
       { method: 'GET', path: '/api/access-control/roles' },
       { method: 'GET', path: '/api/access-control/roles/fixed:dashboards:reader' },
-      { method: 'POST', path: '/api/access-control/roles', body: () => customRole() },
+      { method: 'POST', path: '/api/access-control/roles', body: () => buildRole() },
       { method: 'PUT', path: '/api/access-control/roles/custom:access-target', body: () => ({ version: 1, displayName: 'Changed' }) },
       { method: 'DELETE', path: '/api/access-control/roles/custom:access-target' },
     ];
@@ -84,7 +82,7 @@ describe('roles (/api/access-control/roles)', () => {
     it('a holder of fixed:roles:reader reads but does not write', async () => {
       expect((await api(app, rolesReader).get('/api/access-control/roles')).status).to.equal(200);
       expect((await api(app, rolesReader).get('/api/access-control/roles/custom:access-target')).status).to.equal(200);
-      expect((await api(app, rolesReader).post('/api/access-control/roles', customRole())).status).to.equal(403);
+      expect((await api(app, rolesReader).post('/api/access-control/roles', buildRole())).status).to.equal(403);
       expect((await api(app, rolesReader).delete('/api/access-control/roles/custom:access-target')).status).to.equal(403);
     });
   });
@@ -173,7 +171,7 @@ describe('roles (/api/access-control/roles)', () => {
 
   describe('POST /api/access-control/roles', () => {
     it('creates a custom role in the org: 201, version 1, stored with its permissions, audited', async () => {
-      const body = customRole({
+      const body = buildRole({
         permissions: [
           { action: 'teams:read', scope: 'teams:*' },
           { action: 'dashboards:write', scope: 'folders:uid:f1' },
@@ -199,7 +197,7 @@ describe('roles (/api/access-control/roles)', () => {
       const row = await roleRow(body.uid);
       expect(row).to.include({ org_id: 'org_main', name: body.name, version: 1 });
       expect(await permissionRows(row.id)).to.deep.equal(['dashboards:write folders:uid:f1', 'teams:read teams:*']);
-      const [audit] = await auditsOf(app, 'role.created', body.uid);
+      const [audit] = await auditEntries(app, { action: 'role.created', target_id: body.uid });
       expect(audit).to.include({ actor_id: orgAdmin.id, org_id: 'org_main', target_type: 'role', target_name: body.name, outcome: 'success' });
       expect(audit!.metadata).to.deep.equal({ global: false, permissions: 3 });
     });
@@ -214,7 +212,7 @@ describe('roles (/api/access-control/roles)', () => {
     it('refuses the reserved prefixes basic:, fixed: and managed: with 400 saying so', async () => {
       for (const prefix of ['basic:', 'fixed:', 'managed:']) {
         for (const field of ['uid', 'name'] as const) {
-          const res = await api(app, orgAdmin).post('/api/access-control/roles', customRole({ [field]: `${prefix}mine` }));
+          const res = await api(app, orgAdmin).post('/api/access-control/roles', buildRole({ [field]: `${prefix}mine` }));
           expect(res.status, `${field} ${prefix}`).to.equal(400);
           expect(res.body.message).to.include(`reserved prefix ${prefix}`);
         }
@@ -224,7 +222,7 @@ describe('roles (/api/access-control/roles)', () => {
 
     it('refuses a uid or name that does not start with custom: with 400', async () => {
       for (const overrides of [{ uid: 'mine' }, { name: 'reports' }, { uid: 'custom:' }, { uid: 'Custom:x' }, { uid: 'custom:with space' }, { uid: 'custom:a/b' }]) {
-        const res = await api(app, orgAdmin).post('/api/access-control/roles', customRole(overrides));
+        const res = await api(app, orgAdmin).post('/api/access-control/roles', buildRole(overrides));
         expect(res.status, JSON.stringify(overrides)).to.equal(400);
         expect(res.body.message).to.match(/custom:/);
       }
@@ -242,7 +240,7 @@ describe('roles (/api/access-control/roles)', () => {
         { action: 'dashboards:read', scope: 'dashboards:uid:a b' },
       ];
       for (const permission of bad) {
-        const res = await api(app, orgAdmin).post('/api/access-control/roles', customRole({ permissions: [permission] }));
+        const res = await api(app, orgAdmin).post('/api/access-control/roles', buildRole({ permissions: [permission] }));
         expect(res.status, JSON.stringify(permission)).to.equal(400);
         expect(res.body.message).to.match(/^permissions\[0\]\.(action|scope) /);
       }
@@ -253,15 +251,15 @@ describe('roles (/api/access-control/roles)', () => {
         { action: 'roles:read', scope: 'roles:uid:custom:x' },
         { action: 'teams:read', scope: 'teams:id:*' },
       ];
-      const res = await api(app, orgAdmin).post('/api/access-control/roles', customRole({ permissions: good }));
+      const res = await api(app, orgAdmin).post('/api/access-control/roles', buildRole({ permissions: good }));
       expect(res.status).to.equal(201);
       expect(res.body.permissions).to.have.length(good.length);
     });
 
     it('rejects missing fields, wrong types and unknown fields with 400', async () => {
-      const { uid: _uid, ...noUid } = customRole();
-      const { permissions: _p, ...noPermissions } = customRole();
-      const bodies = [noUid, noPermissions, { ...customRole(), displayName: 7 }, { ...customRole(), permissions: 'all' }, { ...customRole(), permissions: [{ action: 'teams:read' }] }, { ...customRole(), global: 'yes' }, { ...customRole(), version: 3 }];
+      const { uid: _uid, ...noUid } = buildRole();
+      const { permissions: _p, ...noPermissions } = buildRole();
+      const bodies = [noUid, noPermissions, { ...buildRole(), displayName: 7 }, { ...buildRole(), permissions: 'all' }, { ...buildRole(), permissions: [{ action: 'teams:read' }] }, { ...buildRole(), global: 'yes' }, { ...buildRole(), version: 3 }];
       for (const body of bodies) {
         const res = await api(app, orgAdmin).post('/api/access-control/roles', body);
         expect(res.status, JSON.stringify(body)).to.equal(400);
@@ -272,16 +270,16 @@ describe('roles (/api/access-control/roles)', () => {
 
     it('answers 409 on a uid the org already has, or a global role has', async () => {
       const first = await createRole();
-      const dup = await api(app, orgAdmin).post('/api/access-control/roles', customRole({ uid: first.uid }));
+      const dup = await api(app, orgAdmin).post('/api/access-control/roles', buildRole({ uid: first.uid }));
       expect(dup.status).to.equal(409);
       expect(dup.body.message).to.equal(`a role with uid ${first.uid} already exists`);
       const global = await createRole({ global: true }, serverAdmin);
-      expect((await api(app, orgAdmin).post('/api/access-control/roles', customRole({ uid: global.uid }))).status).to.equal(409);
+      expect((await api(app, orgAdmin).post('/api/access-control/roles', buildRole({ uid: global.uid }))).status).to.equal(409);
       expect(await app.count('roles', { uid: first.uid })).to.equal(1);
     });
 
     it('creates a global role only for a server admin', async () => {
-      const body = customRole({ global: true });
+      const body = buildRole({ global: true });
       const refused = await api(app, orgAdmin).post('/api/access-control/roles', body);
       expect(refused.status).to.equal(403);
       expect(await app.count('roles', { uid: body.uid })).to.equal(0);
@@ -289,27 +287,27 @@ describe('roles (/api/access-control/roles)', () => {
       expect(res.status).to.equal(201);
       expect(res.body).to.include({ global: true, version: 1 });
       expect((await roleRow(body.uid, null)).org_id).to.equal(null);
-      const [audit] = await auditsOf(app, 'role.created', body.uid);
+      const [audit] = await auditEntries(app, { action: 'role.created', target_id: body.uid });
       expect(audit).to.include({ org_id: null, actor_id: serverAdmin.id });
       expect(audit!.metadata).to.deep.include({ global: true });
     });
 
     describe('delegation', () => {
       it('an org Admin holds *:* and may create a role with any permission', async () => {
-        const res = await api(app, orgAdmin).post('/api/access-control/roles', customRole({ permissions: [{ action: 'dashboards:write', scope: 'dashboards:*' }, { action: 'users:read', scope: 'users:*' }] }));
+        const res = await api(app, orgAdmin).post('/api/access-control/roles', buildRole({ permissions: [{ action: 'dashboards:write', scope: 'dashboards:*' }, { action: 'users:read', scope: 'users:*' }] }));
         expect(res.status).to.equal(201);
       });
 
       it('a holder of fixed:roles:writer may create a role granting what it holds', async () => {
-        const res = await api(app, rolesWriter).post('/api/access-control/roles', customRole({ permissions: [{ action: 'roles:read', scope: 'roles:*' }, { action: 'dashboards:read', scope: 'dashboards:uid:d1' }] }));
+        const res = await api(app, rolesWriter).post('/api/access-control/roles', buildRole({ permissions: [{ action: 'roles:read', scope: 'roles:*' }, { action: 'dashboards:read', scope: 'dashboards:uid:d1' }] }));
         expect(res.status).to.equal(201);
       });
 
       it('a holder of fixed:roles:writer cannot create a role with dashboards:write: 403', async () => {
-        const body = customRole({ permissions: [{ action: 'dashboards:write', scope: 'dashboards:*' }] });
+        const body = buildRole({ permissions: [{ action: 'dashboards:write', scope: 'dashboards:*' }] });
         const res = await api(app, rolesWriter).post('/api/access-control/roles', body);
         expect(res.status).to.equal(403);
-        expect(res.body.message).to.match(DENIED);
+        expect(res.body.message).to.match(DELEGATION_DENIED);
         expect(await app.count('roles', { uid: body.uid })).to.equal(0);
       });
     });
@@ -330,7 +328,7 @@ describe('roles (/api/access-control/roles)', () => {
       const row = await roleRow(role.uid);
       expect(row).to.include({ version: 2, display_name: 'Renamed' });
       expect(await permissionRows(row.id)).to.deep.equal(['teams:read teams:*']);
-      const [audit] = await auditsOf(app, 'role.updated', role.uid);
+      const [audit] = await auditEntries(app, { action: 'role.updated', target_id: role.uid });
       expect(audit).to.include({ actor_id: orgAdmin.id, org_id: 'org_main', target_type: 'role' });
       expect(audit!.metadata).to.deep.equal({ global: false, version: 2, fields: ['displayName', 'description', 'permissions'] });
     });
@@ -351,7 +349,7 @@ describe('roles (/api/access-control/roles)', () => {
       expect(stale.body.message).to.match(/version 1/);
       expect(await roleRow(role.uid)).to.include({ version: 2, display_name: 'First' });
       expect((await api(app, orgAdmin).put(`/api/access-control/roles/${role.uid}`, { version: 9, displayName: 'Ahead' })).status).to.equal(409);
-      expect(await auditsOf(app, 'role.updated', role.uid)).to.have.length(1);
+      expect(await auditEntries(app, { action: 'role.updated', target_id: role.uid })).to.have.length(1);
     });
 
     it('of two concurrent updates at the same version exactly one wins', async () => {
@@ -421,7 +419,7 @@ describe('roles (/api/access-control/roles)', () => {
       const direct = await createUser(app, { role: 'Viewer' });
       const throughTeam = await createUser(app, { role: 'Viewer' });
       const bystander = await createUser(app, { role: 'Viewer' });
-      const team = await createTeam(app);
+      const team = (await buildTeam(app)).id;
       await addTeamMember(app, team, throughTeam.id);
       expect((await api(app, orgAdmin).post(`/api/access-control/users/${direct.id}/roles`, { roleUid: role.uid })).status).to.equal(200);
       expect((await api(app, orgAdmin).post(`/api/access-control/teams/${team}/roles`, { roleUid: role.uid })).status).to.equal(200);
@@ -440,8 +438,8 @@ describe('roles (/api/access-control/roles)', () => {
       }
       expect([await liveSessions(app, direct.id), await liveSessions(app, throughTeam.id)]).to.deep.equal(sessions);
       expect(await liveSessions(app, bystander.id)).to.equal(1);
-      expect(await auditsOf(app, 'session.revoked', direct.id)).to.deep.equal([]);
-      const [audit] = await auditsOf(app, 'role.updated', role.uid);
+      expect(await auditEntries(app, { action: 'session.revoked', target_id: direct.id })).to.deep.equal([]);
+      const [audit] = await auditEntries(app, { action: 'role.updated', target_id: role.uid });
       expect(audit!.metadata).to.deep.include({ fields: ['permissions'] });
     });
 
@@ -475,7 +473,7 @@ describe('roles (/api/access-control/roles)', () => {
       const next = await api(app, signedIn).get('/api/user/permissions');
       expect(next.status).to.equal(200);
       expect(next.body).not.to.have.property('serviceaccounts:read');
-      const [audit] = await auditsOf(app, 'role.deleted', role.uid);
+      const [audit] = await auditEntries(app, { action: 'role.deleted', target_id: role.uid });
       expect(audit).to.include({ actor_id: orgAdmin.id, org_id: 'org_main', target_name: role.name });
       expect(audit!.metadata).to.deep.equal({ global: false, assignments: 1 });
       expect((await api(app, orgAdmin).get(`/api/access-control/roles/${role.uid}`)).status).to.equal(404);

@@ -1,8 +1,7 @@
 /** `/api/search`: folders and dashboards by title, type and folder, filtered by the policy, paged. */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { createUser, type TestUser } from './helpers/factories.ts';
-import { assignRole, caller } from './helpers/orgs.ts';
+import { api, assignRole, createUser, type TestUser } from './helpers/factories.ts';
 
 const ORG = 'org_main';
 
@@ -13,7 +12,7 @@ describe('search', () => {
   let folderReader: TestUser;
 
   const search = async (who: TestUser, params = '') => {
-    const res = await caller(app, who).get(`/api/search${params}`);
+    const res = await api(app, who).get(`/api/search${params}`);
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     return res.body as {
       totalCount: number;
@@ -28,7 +27,7 @@ describe('search', () => {
     app = await startTestApp();
     editor = await createUser(app, { role: 'Editor' });
     viewer = await createUser(app, { role: 'Viewer' });
-    const as = caller(app, editor);
+    const as = api(app, editor);
     for (const [uid, title, parentUid] of [
       ['ops', 'Ops', undefined],
       ['ops-db', 'Ops databases', 'ops'],
@@ -57,8 +56,8 @@ describe('search', () => {
   it('401 without credentials, 403 for a member who may read no dashboard, 400 on a bad type', async () => {
     expect((await app.request('GET', '/api/search')).status).to.equal(401);
     const nobody = await createUser(app, { role: 'None' });
-    expect((await caller(app, nobody).get('/api/search')).status).to.equal(403);
-    expect((await caller(app, viewer).get('/api/search?type=dash-panel')).status).to.equal(400);
+    expect((await api(app, nobody).get('/api/search')).status).to.equal(403);
+    expect((await api(app, viewer).get('/api/search?type=dash-panel')).status).to.equal(400);
   });
 
   it('finds folders first, then dashboards, each by title, with their folders', async () => {
@@ -95,7 +94,7 @@ describe('search', () => {
 
   it('follows a move at once: a dashboard moved out of the granted folder leaves the results', async () => {
     expect(
-      (await caller(app, editor).post('/api/dashboards/db', { dashboard: { uid: 'd-ops', title: 'Ops overview', version: 1 }, folderUid: 'sales' })).status,
+      (await api(app, editor).post('/api/dashboards/db', { dashboard: { uid: 'd-ops', title: 'Ops overview', version: 1 }, folderUid: 'sales' })).status,
     ).to.equal(200);
     expect(uids(await search(folderReader, '?type=dash-db'))).to.deep.equal(['d-ops-db']);
   });

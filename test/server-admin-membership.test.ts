@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { auditEntries, createUser, DENIED, type TestUser } from './helpers/factories.ts';
-import { api } from './helpers/roles.ts';
+import { api, auditEntries, createUser, DENIED, type TestUser } from './helpers/factories.ts';
 
 /**
  * An org Admin administers the org's people, but not the server's administrators: only a server

@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import { sha256Hex } from '../src/crypto/tokens.ts';
-import { addMember, createOrg, createUser, type TestUser } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { assignOrgRole, auditEntries, createServiceAccount, issueToken } from './helpers/serviceaccounts.ts';
+import { addMember, assignRole, auditEntries, buildServiceAccount, buildToken, createOrg, createUser, type TestUser } from './helpers/factories.ts';
 
 describe('service accounts', () => {
   let app: TestApp;
@@ -21,8 +20,8 @@ describe('service accounts', () => {
 
   /** Every endpoint of the family, with a valid body, against an existing account and token. */
   async function endpoints() {
-    const account = await createServiceAccount(app);
-    const token = await issueToken(app, account);
+    const account = await buildServiceAccount(app);
+    const token = await buildToken(app, account);
     return [
       ['POST', '/api/serviceaccounts', { name: 'new one', role: 'Viewer' }],
       ['GET', '/api/serviceaccounts/search', undefined],
@@ -58,7 +57,7 @@ describe('service accounts', () => {
       expect(await app.db('org_members').where('user_id', res.body.id).select('org_id', 'role')).to.deep.equal([{ org_id: 'org_main', role: 'Editor' }]);
       const [entry] = await auditEntries(app, 'service_account.created');
       expect(entry).to.include({ actor_id: admin.id, org_id: 'org_main', target_type: 'service_account', target_id: res.body.id, target_name: 'CI Bot #1', outcome: 'success' });
-      expect(JSON.parse(entry!.metadata)).to.deep.equal({ login: 'sa-ci-bot-1', role: 'Editor', isDisabled: false });
+      expect(entry!.metadata).to.deep.equal({ login: 'sa-ci-bot-1', role: 'Editor', isDisabled: false });
     });
 
     it('takes isDisabled, and names the org in the login outside org_main', async () => {
@@ -93,7 +92,7 @@ describe('service accounts', () => {
 
     it('is refused to a caller who lacks a permission of the role it would hand out (delegation)', async () => {
       const delegate = await createUser(app, { role: 'Viewer' });
-      await assignOrgRole(app, 'org_main', delegate.id, 'fixed:serviceaccounts:writer');
+      await assignRole(app, 'org_main', delegate.id, 'fixed:serviceaccounts:writer');
       expect((await create(delegate.cookie, { name: 'reader bot', role: 'Viewer' })).status).to.equal(201);
       expect((await create(delegate.cookie, { name: 'editor bot', role: 'Editor' })).status).to.equal(403);
       expect((await create(delegate.cookie, { name: 'admin bot', role: 'Admin' })).status).to.equal(403);
@@ -110,14 +109,14 @@ describe('service accounts', () => {
 
   describe('search', () => {
     it('pages through the org\'s visible accounts with their live token counts', async () => {
-      const alpha = await createServiceAccount(app, { name: 'alpha', role: 'Editor' });
-      const beta = await createServiceAccount(app, { name: 'beta', disabled: true });
-      await createServiceAccount(app, { name: 'legacy-hidden', hidden: true });
+      const alpha = await buildServiceAccount(app, { name: 'alpha', role: 'Editor' });
+      const beta = await buildServiceAccount(app, { name: 'beta', disabled: true });
+      await buildServiceAccount(app, { name: 'legacy-hidden', hidden: true });
       const orgId = await createOrg(app);
-      await createServiceAccount(app, { orgId, name: 'elsewhere' });
-      await issueToken(app, alpha);
-      await issueToken(app, alpha, { secondsToLive: 60 });
-      const revoked = await issueToken(app, alpha);
+      await buildServiceAccount(app, { orgId, name: 'elsewhere' });
+      await buildToken(app, alpha);
+      await buildToken(app, alpha, { secondsToLive: 60 });
+      const revoked = await buildToken(app, alpha);
       await app.db('api_tokens').where('id', revoked.id).update({ revoked_at: app.clock.now() });
       app.clock.advance(61_000);
 
@@ -149,20 +148,20 @@ describe('service accounts', () => {
 
   describe('read, update, delete', () => {
     it('reads one account; an unknown id or an account of another org is 404', async () => {
-      const account = await createServiceAccount(app, { name: 'reader', role: 'Viewer' });
-      await issueToken(app, account);
+      const account = await buildServiceAccount(app, { name: 'reader', role: 'Viewer' });
+      await buildToken(app, account);
       const res = await app.request('GET', `/api/serviceaccounts/${account.id}`, { cookie: admin.cookie });
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ id: account.id, name: 'reader', login: 'sa-reader', orgId: 'org_main', role: 'Viewer', isDisabled: false, tokens: 1 });
-      const foreign = await createServiceAccount(app, { orgId: await createOrg(app) });
+      const foreign = await buildServiceAccount(app, { orgId: await createOrg(app) });
       expect((await app.request('GET', `/api/serviceaccounts/${foreign.id}`, { cookie: admin.cookie })).status).to.equal(404);
       expect((await app.request('GET', '/api/serviceaccounts/usr_missing', { cookie: admin.cookie })).status).to.equal(404);
       expect((await app.request('GET', `/api/serviceaccounts/${admin.id}`, { cookie: admin.cookie })).status).to.equal(404);
     });
 
     it('renames and changes the role, which the policy sees at once, with audit entries', async () => {
-      const account = await createServiceAccount(app, { name: 'worker', role: 'Viewer' });
-      const { key } = await issueToken(app, account);
+      const account = await buildServiceAccount(app, { name: 'worker', role: 'Viewer' });
+      const { key } = await buildToken(app, account);
       expect((await app.request('GET', '/api/user/permissions', { token: key })).body).not.to.have.property('dashboards:write');
 
       const res = await app.request('PATCH', `/api/serviceaccounts/${account.id}`, { cookie: admin.cookie, body: { name: 'Worker 2', role: 'Editor' } });
@@ -172,7 +171,7 @@ describe('service accounts', () => {
       expect((await app.request('GET', '/api/user/permissions', { token: key })).body).to.have.property('dashboards:write');
       const [entry] = await auditEntries(app, 'service_account.updated');
       expect(entry).to.include({ actor_id: admin.id, org_id: 'org_main', target_id: account.id, target_name: 'Worker 2' });
-      expect(JSON.parse(entry!.metadata)).to.deep.equal({ fields: ['name', 'role'], role: 'Editor', previousRole: 'Viewer' });
+      expect(entry!.metadata).to.deep.equal({ fields: ['name', 'role'], role: 'Editor', previousRole: 'Viewer' });
 
       // Nothing changed: nothing recorded.
       expect((await app.request('PATCH', `/api/serviceaccounts/${account.id}`, { cookie: admin.cookie, body: { role: 'Editor' } })).status).to.equal(200);
@@ -180,8 +179,8 @@ describe('service accounts', () => {
     });
 
     it('refuses bad updates: empty or unknown fields (400), a taken name (409), an unknown account (404), a stronger role than the caller holds (403)', async () => {
-      const account = await createServiceAccount(app, { name: 'one' });
-      await createServiceAccount(app, { name: 'two' });
+      const account = await buildServiceAccount(app, { name: 'one' });
+      await buildServiceAccount(app, { name: 'two' });
       const patch = (id: string, body: unknown, cookie = admin.cookie) => app.request('PATCH', `/api/serviceaccounts/${id}`, { cookie, body });
       for (const body of [{}, { login: 'sa-x' }, { role: 'None' }, { isDisabled: 1 }, { name: '' }]) {
         expect((await patch(account.id, body)).status, JSON.stringify(body)).to.equal(400);
@@ -190,17 +189,17 @@ describe('service accounts', () => {
       expect((await patch(account.id, { name: 'ONE' })).status).to.equal(200);
       expect((await patch('usr_missing', { name: 'x' })).status).to.equal(404);
       const delegate = await createUser(app, { role: 'Viewer' });
-      await assignOrgRole(app, 'org_main', delegate.id, 'fixed:serviceaccounts:writer');
+      await assignRole(app, 'org_main', delegate.id, 'fixed:serviceaccounts:writer');
       expect((await patch(account.id, { name: 'by delegate' }, delegate.cookie)).status).to.equal(200);
       expect((await patch(account.id, { role: 'Admin' }, delegate.cookie)).status).to.equal(403);
       expect(await app.db('org_members').where('user_id', account.id).pluck('role')).to.deep.equal(['Viewer']);
     });
 
     it('disabling freezes its tokens (401); enabling thaws those neither revoked nor expired', async () => {
-      const account = await createServiceAccount(app, { role: 'Editor' });
-      const live = await issueToken(app, account);
-      const revoked = await issueToken(app, account);
-      const shortLived = await issueToken(app, account, { secondsToLive: 60 });
+      const account = await buildServiceAccount(app, { role: 'Editor' });
+      const live = await buildToken(app, account);
+      const revoked = await buildToken(app, account);
+      const shortLived = await buildToken(app, account, { secondsToLive: 60 });
       expect((await app.request('DELETE', `/api/serviceaccounts/${account.id}/tokens/${revoked.id}`, { cookie: admin.cookie })).status).to.equal(200);
 
       const disabled = await app.request('PATCH', `/api/serviceaccounts/${account.id}`, { cookie: admin.cookie, body: { isDisabled: true } });
@@ -222,9 +221,9 @@ describe('service accounts', () => {
     });
 
     it('deleting the account deletes its tokens and its membership', async () => {
-      const account = await createServiceAccount(app, { name: 'doomed', role: 'Admin' });
-      const { key } = await issueToken(app, account);
-      await issueToken(app, account);
+      const account = await buildServiceAccount(app, { name: 'doomed', role: 'Admin' });
+      const { key } = await buildToken(app, account);
+      await buildToken(app, account);
       expect((await app.request('GET', '/api/user', { token: key })).status).to.equal(200);
       const res = await app.request('DELETE', `/api/serviceaccounts/${account.id}`, { cookie: admin.cookie });
       expect(res.status).to.equal(200);
@@ -235,14 +234,14 @@ describe('service accounts', () => {
       expect((await app.request('GET', '/api/user', { token: key })).status).to.equal(401);
       const [entry] = await auditEntries(app, 'service_account.deleted');
       expect(entry).to.include({ actor_id: admin.id, org_id: 'org_main', target_id: account.id, target_name: 'doomed' });
-      expect(JSON.parse(entry!.metadata)).to.deep.equal({ login: 'sa-doomed', liveTokens: 2 });
+      expect(entry!.metadata).to.deep.equal({ login: 'sa-doomed', liveTokens: 2 });
       expect((await app.request('DELETE', `/api/serviceaccounts/${account.id}`, { cookie: admin.cookie })).status).to.equal(404);
     });
   });
 
   describe('tokens', () => {
     it('are svc_sa_ + base64url of 32 bytes, shown once, stored hashed and pinned to the org, listed as metadata', async () => {
-      const account = await createServiceAccount(app);
+      const account = await buildServiceAccount(app);
       const res = await app.request('POST', `/api/serviceaccounts/${account.id}/tokens`, { cookie: admin.cookie, body: { name: 'deploy' } });
       expect(res.status).to.equal(201);
       expect(res.body).to.have.all.keys('id', 'name', 'key');
@@ -260,13 +259,13 @@ describe('service accounts', () => {
       expect(JSON.stringify(listed.body)).not.to.include(res.body.key.slice(7));
       const [entry] = await auditEntries(app, 'service_account.token_issued');
       expect(entry).to.include({ actor_id: admin.id, org_id: 'org_main', target_type: 'service_account_token', target_id: res.body.id, target_name: 'deploy' });
-      expect(JSON.parse(entry!.metadata)).to.deep.equal({ serviceAccountId: account.id, secondsToLive: null });
+      expect(entry!.metadata).to.deep.equal({ serviceAccountId: account.id, secondsToLive: null });
       expect(JSON.stringify(await app.db('audit_log').select('*'))).not.to.include(res.body.key).and.not.to.include(row.token_hash);
     });
 
     it('refuse bad input (400), a duplicate name (409) and unknown accounts or tokens (404)', async () => {
-      const account = await createServiceAccount(app);
-      const other = await createServiceAccount(app);
+      const account = await buildServiceAccount(app);
+      const other = await buildServiceAccount(app);
       const issue = (id: string, body: unknown) => app.request('POST', `/api/serviceaccounts/${id}/tokens`, { cookie: admin.cookie, body });
       for (const body of [{}, { name: '' }, { name: 'x', secondsToLive: 0 }, { name: 'x', secondsToLive: 'soon' }, { name: 'x', secondsToLive: 1.5 }, { name: 'x', extra: true }]) {
         expect((await issue(account.id, body)).status, JSON.stringify(body)).to.equal(400);
@@ -283,8 +282,8 @@ describe('service accounts', () => {
     });
 
     it('authenticate as Bearer and as X-Api-Key, acting with the account\'s role in its org', async () => {
-      const editor = await createServiceAccount(app, { role: 'Editor' });
-      const { key } = await issueToken(app, editor);
+      const editor = await buildServiceAccount(app, { role: 'Editor' });
+      const { key } = await buildToken(app, editor);
       const me = await app.request('GET', '/api/user', { token: key });
       expect(me.status).to.equal(200);
       expect(me.body.id).to.equal(editor.id);
@@ -295,8 +294,8 @@ describe('service accounts', () => {
       expect((await app.request('POST', '/api/serviceaccounts', { token: key, body: { name: 'child', role: 'Viewer' } })).status).to.equal(403);
       expect((await app.db('api_tokens').where('user_id', editor.id).first()).last_used_at).not.to.equal(null);
 
-      const boss = await createServiceAccount(app, { role: 'Admin' });
-      const bossKey = (await issueToken(app, boss)).key;
+      const boss = await buildServiceAccount(app, { role: 'Admin' });
+      const bossKey = (await buildToken(app, boss)).key;
       const created = await app.request('POST', '/api/serviceaccounts', { token: bossKey, body: { name: 'child', role: 'Editor' } });
       expect(created.status).to.equal(201);
       const [entry] = await auditEntries(app, 'service_account.created');
@@ -304,8 +303,8 @@ describe('service accounts', () => {
     });
 
     it('stop working once revoked or expired', async () => {
-      const account = await createServiceAccount(app, { role: 'Viewer' });
-      const revoked = await issueToken(app, account);
+      const account = await buildServiceAccount(app, { role: 'Viewer' });
+      const revoked = await buildToken(app, account);
       const res = await app.request('DELETE', `/api/serviceaccounts/${account.id}/tokens/${revoked.id}`, { cookie: admin.cookie });
       expect(res.status).to.equal(200);
       expect((await app.request('GET', '/api/user', { token: revoked.key })).status).to.equal(401);
@@ -324,8 +323,8 @@ describe('service accounts', () => {
 
     it('are pinned to the account\'s org: naming another org is refused', async () => {
       const orgId = await createOrg(app);
-      const account = await createServiceAccount(app, { orgId, role: 'Admin' });
-      const { key } = await issueToken(app, account);
+      const account = await buildServiceAccount(app, { orgId, role: 'Admin' });
+      const { key } = await buildToken(app, account);
       const own = await app.request('GET', '/api/serviceaccounts/search', { token: key, headers: { 'x-svc-org-id': orgId } });
       expect(own.status).to.equal(200);
       expect(own.body.serviceAccounts.map((a: { id: string }) => a.id)).to.deep.equal([account.id]);
@@ -359,7 +358,7 @@ describe('service accounts', () => {
       await app.close();
       app = await startTestApp({ env: { QUOTA_API_KEYS_PER_SA: '2' } });
       admin = await createUser(app, { role: 'Admin' });
-      const account = await createServiceAccount(app);
+      const account = await buildServiceAccount(app);
       const issue = (id: string, name: string, body: object = {}) => app.request('POST', `/api/serviceaccounts/${id}/tokens`, { cookie: admin.cookie, body: { name, ...body } });
       const results = await Promise.all(Array.from({ length: 10 }, (_, i) => issue(account.id, `t${i}`)));
       expect(results.filter((r) => r.status === 201)).to.have.length(2);
@@ -368,7 +367,7 @@ describe('service accounts', () => {
       expect(refused.body.message).to.match(/quota exceeded for api_keys/);
       expect(await app.count('api_tokens', { user_id: account.id })).to.equal(2);
       // Per account: another one has its own two.
-      const other = await createServiceAccount(app);
+      const other = await buildServiceAccount(app);
       expect((await issue(other.id, 'a')).status).to.equal(201);
       expect((await issue(other.id, 'b', { secondsToLive: 10 })).status).to.equal(201);
       expect((await issue(other.id, 'c')).status).to.equal(403);

@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { auditEntries, createUser, DEFAULT_PASSWORD, liveSessions, sessionCookie, type TestUser } from './helpers/factories.ts';
-import { addTeamMember, api, createTeam, customRole } from './helpers/roles.ts';
+import { addTeamMember, api, auditEntries, buildRole, buildTeam, createUser, DEFAULT_PASSWORD, liveSessions, sessionCookie, type TestUser } from './helpers/factories.ts';
 
 /**
  * The spec's session rule, both halves: a change of the user's own standing (org role, removal
@@ -30,10 +29,10 @@ describe('session revocation: on the user\'s own role change, not on role edits'
 
   describe('role edits and assignments: the holder stays signed in and the next request sees the change', () => {
     it('editing a custom role\'s permissions, for a direct holder and a holder through a team', async () => {
-      const role = customRole({ permissions: [{ action: 'teams:read', scope: 'teams:*' }] });
+      const role = buildRole({ permissions: [{ action: 'teams:read', scope: 'teams:*' }] });
       expect((await api(app, orgAdmin).post('/api/access-control/roles', role)).status).to.equal(201);
       const [direct, throughTeam] = [await createUser(app), await createUser(app)];
-      const team = await createTeam(app);
+      const team = (await buildTeam(app)).id;
       await addTeamMember(app, team, throughTeam.id);
       expect((await api(app, orgAdmin).post(`/api/access-control/users/${direct.id}/roles`, { roleUid: role.uid })).status).to.equal(200);
       expect((await api(app, orgAdmin).post(`/api/access-control/teams/${team}/roles`, { roleUid: role.uid })).status).to.equal(200);
@@ -50,7 +49,7 @@ describe('session revocation: on the user\'s own role change, not on role edits'
     });
 
     it('assigning and unassigning a role, and deleting it', async () => {
-      const role = customRole({ permissions: [{ action: 'serviceaccounts:read', scope: 'serviceaccounts:*' }] });
+      const role = buildRole({ permissions: [{ action: 'serviceaccounts:read', scope: 'serviceaccounts:*' }] });
       expect((await api(app, orgAdmin).post('/api/access-control/roles', role)).status).to.equal(201);
       const user = await createUser(app);
       const path = `/api/access-control/users/${user.id}/roles`;

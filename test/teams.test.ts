@@ -1,11 +1,9 @@
 import { expect } from 'chai';
-import { createOrg, createUser, addMember, type TestUser } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { addTeamMember, assignRoleToTeam, createManyTeams, createTeam, type TestTeam } from './helpers/teams.ts';
+import { addMember, addTeamMember, assignRoleToTeam, buildManyTeams, buildTeam, createOrg, createUser, DENIED, type TestTeam, type TestUser } from './helpers/factories.ts';
 
 const TEAM_FIELDS = ['id', 'orgId', 'name', 'email', 'avatarUrl', 'memberCount'];
 const MEMBER_FIELDS = ['orgId', 'teamId', 'userId', 'login', 'email', 'name', 'permission', 'avatarUrl'];
-const DENIED = /^permission denied: you need [\w.:]+ to do this$/;
 const UNKNOWN_TEAM = 'team_doesnotexist00';
 const ADMIN_ACTIONS = ['team.permissions:read', 'team.permissions:write', 'teams:read', 'teams:write'];
 
@@ -91,14 +89,14 @@ describe('teams', () => {
       const name = `${endpoint.method} ${endpoint.path(':id', ':userId')}`;
 
       it(`${name} is 401 without credentials`, async () => {
-        const team = await createTeam(app);
+        const team = await buildTeam(app);
         const res = await app.request(endpoint.method, endpoint.path(team.id, viewer.id), { body: endpoint.body });
         expect(res.status).to.equal(401);
         expect(res.body.message).to.be.a('string');
       });
 
       it(`${name} is 403 for ${endpoint.readable ? 'a member with org role None' : 'a Viewer'}, and changes nothing`, async () => {
-        const team = await createTeam(app);
+        const team = await buildTeam(app);
         const member = await createUser(app);
         await addTeamMember(app, team, member.id);
         const caller = endpoint.readable ? outsider : viewer;
@@ -126,7 +124,7 @@ describe('teams', () => {
     });
 
     it('a team of another org is 404 in the active org, on every team endpoint', async () => {
-      const foreign = await createTeam(app, { orgId: otherOrg });
+      const foreign = await buildTeam(app, { orgId: otherOrg });
       for (const endpoint of endpoints.filter((e) => onATeam(e))) {
         const res = await app.request(endpoint.method, endpoint.path(foreign.id, admin.id), { cookie: admin.cookie, body: endpoint.body });
         expect(res.status, `${endpoint.method} ${endpoint.path(':id', ':userId')}`).to.equal(404);
@@ -156,7 +154,7 @@ describe('teams', () => {
 
     it('lets a holder of teams:create alone administer the team it created (and only that one)', async () => {
       const creator = await createUser(app, { role: 'Viewer' });
-      const other = await createTeam(app);
+      const other = await buildTeam(app);
       await app.services.transact(async (tx) => {
         const role: { id: number } = await tx.db('roles').where({ org_id: 'org_main', uid: 'fixed:teams:creator' }).first('id');
         await tx.db('user_roles').insert({ user_id: creator.id, role_id: role.id, org_id: 'org_main', created_at: app.clock.now() });
@@ -169,7 +167,7 @@ describe('teams', () => {
     });
 
     it('answers 409 for a name the org already has; another org may use it', async () => {
-      const existing = await createTeam(app, { name: 'Duplicated' });
+      const existing = await buildTeam(app, { name: 'Duplicated' });
       const teamsBefore = await app.count('teams');
       const res = await as(admin).post('/api/teams', { name: 'Duplicated' });
       expect(res.status).to.equal(409);
@@ -210,7 +208,7 @@ describe('teams', () => {
       orgViewer = await createUser(app, { orgId: org, role: 'Viewer' });
       lonelyAdmin = await createUser(app, { orgId: org, role: 'None' });
       teams = [];
-      for (const name of ['Alpha', 'Bravo', 'Charlie', 'Delta', 'Echo 100%']) teams.push(await createTeam(app, { orgId: org, name }));
+      for (const name of ['Alpha', 'Bravo', 'Charlie', 'Delta', 'Echo 100%']) teams.push(await buildTeam(app, { orgId: org, name }));
       await addTeamMember(app, teams[2]!, lonelyAdmin.id, 4);
       await addTeamMember(app, teams[2]!, orgViewer.id);
     });
@@ -271,7 +269,7 @@ describe('teams', () => {
       const bulkOrg = await createOrg(app, { name: 'Bulk Teams Org' });
       const bulkAdmin = await createUser(app, { orgId: bulkOrg, role: 'Admin' });
       const teamAdmin = await createUser(app, { orgId: bulkOrg, role: 'None' });
-      const ids = await createManyTeams(app, bulkOrg, 3000, 'bulk');
+      const ids = await buildManyTeams(app, bulkOrg, 3000, 'bulk');
       await addTeamMember(app, { id: ids[2500]!, name: 'bulk 02500', orgId: bulkOrg }, teamAdmin.id, 4);
       const engine = app.services.engine;
       const original = engine.filter.bind(engine);
@@ -296,7 +294,7 @@ describe('teams', () => {
 
   describe('GET /api/teams/:id', () => {
     it('shows the team to a Viewer', async () => {
-      const team = await createTeam(app, { name: 'Readable', email: 'readable@example.test' });
+      const team = await buildTeam(app, { name: 'Readable', email: 'readable@example.test' });
       await addTeamMember(app, team, admin.id);
       const res = await as(viewer).get(`/api/teams/${team.id}`);
       expect(res.status).to.equal(200);
@@ -311,7 +309,7 @@ describe('teams', () => {
 
   describe('PUT /api/teams/:id', () => {
     it('renames and re-addresses the team: 200 with the team, audited with the changed fields', async () => {
-      const team = await createTeam(app, { name: 'Old Name' });
+      const team = await buildTeam(app, { name: 'Old Name' });
       const res = await as(admin).put(`/api/teams/${team.id}`, { name: 'New Name', email: 'new@example.test' });
       expect(res.status).to.equal(200);
       expect(res.body).to.have.all.keys(...TEAM_FIELDS);
@@ -330,15 +328,15 @@ describe('teams', () => {
     });
 
     it('answers 409 when another team of the org has the name', async () => {
-      await createTeam(app, { name: 'Taken Name' });
-      const team = await createTeam(app, { name: 'Free Name' });
+      await buildTeam(app, { name: 'Taken Name' });
+      const team = await buildTeam(app, { name: 'Free Name' });
       const res = await as(admin).put(`/api/teams/${team.id}`, { name: 'Taken Name' });
       expect(res.status).to.equal(409);
       expect(await app.db('teams').where('id', team.id).first('name')).to.deep.equal({ name: 'Free Name' });
     });
 
     it('rejects bad input with 400', async () => {
-      const team = await createTeam(app, { name: 'Stable' });
+      const team = await buildTeam(app, { name: 'Stable' });
       for (const body of [{}, { name: 5 }, { name: '' }, { name: ' ' }, { email: 'nope' }, { id: 'team_other' }]) {
         const res = await as(admin).put(`/api/teams/${team.id}`, body);
         expect(res.status, JSON.stringify(body)).to.equal(400);
@@ -350,7 +348,7 @@ describe('teams', () => {
 
   describe('DELETE /api/teams/:id', () => {
     it('deletes the team with its members, roles, managed role, admin rights and preferences, audited', async () => {
-      const team = await createTeam(app, { name: 'Doomed' });
+      const team = await buildTeam(app, { name: 'Doomed' });
       const teamAdmin = await createUser(app, { role: 'Viewer' });
       const member = await createUser(app, { role: 'Viewer' });
       await addTeamMember(app, team, teamAdmin.id, 4);
@@ -385,7 +383,7 @@ describe('teams', () => {
     });
 
     it('is 403 for the team admin: deleting is not a team-admin right', async () => {
-      const team = await createTeam(app);
+      const team = await buildTeam(app);
       const teamAdmin = await createUser(app, { role: 'Viewer' });
       await addTeamMember(app, team, teamAdmin.id, 4);
       const res = await as(teamAdmin).delete(`/api/teams/${team.id}`);
@@ -397,7 +395,7 @@ describe('teams', () => {
 
   describe('team members', () => {
     it('GET lists the members with their permission, by login', async () => {
-      const team = await createTeam(app);
+      const team = await buildTeam(app);
       const first = await createUser(app, { login: 'aaa-member', name: 'Ann' });
       const second = await createUser(app, { login: 'bbb-member' });
       await addTeamMember(app, team, second.id, 4);
@@ -411,11 +409,11 @@ describe('teams', () => {
       expect(members[0]).to.include({ orgId: 'org_main', teamId: team.id, userId: first.id, login: 'aaa-member', email: first.email, name: 'Ann', permission: 0 });
       expect(members[1]).to.include({ userId: second.id, permission: 4 });
       expect(members[0].avatarUrl).to.match(/^https:\/\/secure\.gravatar\.com\/avatar\//);
-      expect((await as(viewer).get(`/api/teams/${(await createTeam(app)).id}/members`)).body).to.deep.equal({ totalCount: 0, teamMembers: [], page: 1, perPage: 100 });
+      expect((await as(viewer).get(`/api/teams/${(await buildTeam(app)).id}/members`)).body).to.deep.equal({ totalCount: 0, teamMembers: [], page: 1, perPage: 100 });
     });
 
     it('POST adds an org member as Member (0): 200 with the member, audited, visible to the next authorize', async () => {
-      const team = await createTeam(app);
+      const team = await buildTeam(app);
       await assignRoleToTeam(app, team, 'fixed:org.users:reader');
       const user = await createUser(app, { role: 'Viewer' });
       expect(await permissionsOf(user)).to.not.have.property('org.users:read');
@@ -435,7 +433,7 @@ describe('teams', () => {
     });
 
     it('POST answers 400 for a user outside the org, an unknown user, a service account, or a bad body', async () => {
-      const team = await createTeam(app);
+      const team = await buildTeam(app);
       const foreigner = await createUser(app, { orgId: otherOrg });
       const sa = await createUser(app, { login: `sa-team-${Date.now().toString(36)}` });
       await app.db('users').where('id', sa.id).update({ is_service_account: true });
@@ -450,7 +448,7 @@ describe('teams', () => {
     });
 
     it('PUT makes a member Admin (4) and back: the managed role carries the rights, audited both ways', async () => {
-      const team = await createTeam(app);
+      const team = await buildTeam(app);
       const user = await createUser(app, { role: 'Viewer' });
       await addTeamMember(app, team, user.id);
 
@@ -482,7 +480,7 @@ describe('teams', () => {
     });
 
     it('PUT answers 404 for a user who is not in the team and 400 for a bad permission', async () => {
-      const team = await createTeam(app);
+      const team = await buildTeam(app);
       await addTeamMember(app, team, viewer.id);
       const stranger = await createUser(app);
       const missing = await as(admin).put(`/api/teams/${team.id}/members/${stranger.id}`, { permission: 4 });
@@ -497,7 +495,7 @@ describe('teams', () => {
     });
 
     it('DELETE removes the member and its admin rights, audited; a non-member is 404', async () => {
-      const team = await createTeam(app);
+      const team = await buildTeam(app);
       await assignRoleToTeam(app, team, 'fixed:org.users:reader');
       const user = await createUser(app, { role: 'Viewer' });
       await addTeamMember(app, team, user.id, 4);
@@ -520,8 +518,8 @@ describe('teams', () => {
 
   describe('team admins', () => {
     it('a team Admin who is an org Viewer manages its own team, not another, and loses it at demotion', async () => {
-      const own = await createTeam(app, { name: 'Own Team' });
-      const other = await createTeam(app, { name: 'Other Team' });
+      const own = await buildTeam(app, { name: 'Own Team' });
+      const other = await buildTeam(app, { name: 'Other Team' });
       const lead = await createUser(app, { role: 'Viewer' });
       const recruit = await createUser(app, { role: 'Viewer' });
       const second = await createUser(app, { role: 'Viewer' });
@@ -553,7 +551,7 @@ describe('teams', () => {
     });
 
     it('admin rights are per org: the managed role of the team org carries them', async () => {
-      const foreign = await createTeam(app, { orgId: otherOrg });
+      const foreign = await buildTeam(app, { orgId: otherOrg });
       const user = await createUser(app, { role: 'Viewer' });
       await addMember(app, otherOrg, user.id, 'None');
       await addTeamMember(app, foreign, user.id, 4);
@@ -566,7 +564,7 @@ describe('teams', () => {
 
   describe('team preferences', () => {
     it('GET shows defaults, PUT replaces all three (owner_kind team), audited', async () => {
-      const team = await createTeam(app);
+      const team = await buildTeam(app);
       const empty = await as(viewer).get(`/api/teams/${team.id}/preferences`);
       expect(empty.status).to.equal(200);
       expect(empty.body).to.deep.equal({ homeDashboardUid: '', timezone: '', theme: '' });
@@ -583,7 +581,7 @@ describe('teams', () => {
     });
 
     it('PUT rejects bad input with 400', async () => {
-      const team = await createTeam(app);
+      const team = await buildTeam(app);
       for (const body of [{ theme: 'blue' }, { timezone: 5 }, { homeDashboardUid: 'x'.repeat(41) }, { colour: 'red' }]) {
         const res = await as(admin).put(`/api/teams/${team.id}/preferences`, body);
         expect(res.status, JSON.stringify(body)).to.equal(400);

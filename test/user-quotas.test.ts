@@ -1,7 +1,6 @@
 import { expect } from 'chai';
-import { createUser, type TestUser } from './helpers/factories.ts';
-import { createServiceAccount } from './helpers/serviceaccounts.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { buildServiceAccount, createUser, type TestUser } from './helpers/factories.ts';
 
 describe('user quotas', () => {
   let app: TestApp;
@@ -43,7 +42,7 @@ describe('user quotas', () => {
     expect((await setLimit(admin.cookie, user.id, { target: 'api_keys', limit: -2 })).status).to.equal(400);
     expect((await setLimit(admin.cookie, user.id, { target: 'api_keys' })).status).to.equal(400);
     expect((await setLimit(admin.cookie, 'usr_missing', { target: 'api_keys', limit: 1 })).status).to.equal(404);
-    const account = await createServiceAccount(app);
+    const account = await buildServiceAccount(app);
     expect((await setLimit(admin.cookie, account.id, { target: 'api_keys', limit: 1 })).status, 'a service account is not a user here').to.equal(404);
   });
 

@@ -4,7 +4,7 @@ import { actorOf } from '../http/actor.ts';
 import { NotFoundError } from '../errors.ts';
 import type { RouteModule } from '../http/route.ts';
 import { ownRecord } from '../http/subject.ts';
-import { findTargetUser, globalUser, userIdParams } from '../identity/admin-users.sessions.ts';
+import { findTargetUser, globalUser, userIdParams } from '../identity/admin-users.target.ts';
 import { userTarget } from '../identity/session-revocation.ts';
 import { findOrgById } from '../orgs/store.ts';
 import { presentOrgQuotas, QUOTA_TARGETS } from './org-quotas.ts';

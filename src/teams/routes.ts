@@ -13,8 +13,8 @@ import { presentTeam } from './presenter.ts';
 import { countMembersOfTeams, deleteTeam, findOrgMemberForTeam, findTeamByName, findTeamIdsByName, findTeamsByIds, insertTeam, insertTeamMember, TEAM_ADMIN, updateTeam } from './store.ts';
 import { grantTeamAdmin } from './team-admins.ts';
 import { findTeamOrFail, teamAuditTarget, teamIdParams, teamResource } from './team-target.ts';
-import { teamMemberRoutes } from './team.members.ts';
-import { teamPreferenceRoutes } from './team.preferences.ts';
+import { teamMemberRoutes } from './team.members.routes.ts';
+import { teamPreferenceRoutes } from './team.preferences.routes.ts';
 import { nameSchema, optionalEmailSchema } from '../http/schemas.ts';
 
 

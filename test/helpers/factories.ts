@@ -1,4 +1,10 @@
-/** Factories with overrides: build the principals and state a test needs, straight through the stores. */
+/**
+ * The one factories module: `build*` functions with overrides build the principals and state a
+ * test needs straight through the stores; `api` sends requests as a principal; `auditEntries`
+ * reads the audit log; `DENIED` is what a caller learns of a policy deny.
+ */
+import { randomBytes } from 'node:crypto';
+import { insertRole } from '../../src/accesscontrol/store.ts';
 import type { OrgRole } from '../../src/authz/types.ts';
 import { hashPassword } from '../../src/crypto/password.ts';
 import { randomToken, sha256Hex } from '../../src/crypto/tokens.ts';
@@ -7,11 +13,19 @@ import { insertSession } from '../../src/identity/sessions.store.ts';
 import { addOrgMember, insertUser } from '../../src/identity/users.store.ts';
 import { DEFAULT_ORG_ID, insertOrg } from '../../src/orgs/store.ts';
 import { seedOrgRoles } from '../../src/accesscontrol/seed.ts';
+import { writePreferences, type Preferences } from '../../src/preferences/store.ts';
+import { writeQuota } from '../../src/quotas/store.ts';
+import { insertServiceAccount, type ServiceAccountRole, type ServiceAccountRow } from '../../src/serviceaccounts/store.ts';
+import { issueServiceAccountToken } from '../../src/serviceaccounts/tokens.ts';
+import { insertTeam, insertTeamMember, TEAM_ADMIN, type TeamPermission } from '../../src/teams/store.ts';
+import { grantTeamAdmin } from '../../src/teams/team-admins.ts';
 import type { TestApp } from './app.ts';
 
 export const DEFAULT_PASSWORD = 'correct horse battery staple';
 /** What a caller learns of a policy deny. */
 export const DENIED = /^permission denied: you need [\w.:]+ to do this$/;
+/** What a caller learns when a role would grant more than they hold (the delegation rule). */
+export const DELEGATION_DENIED = /^permission denied: role [\w.:]+ grants permissions you do not hold, and you can only grant what you hold$/;
 let defaultHash: Promise<string> | null = null;
 let sequence = 0;
 
@@ -95,8 +109,183 @@ export interface AuditRow {
   metadata: Record<string, any> | null;
 }
 
-/** The audit entries matching `where`, oldest first, metadata parsed. */
-export async function auditEntries(app: TestApp, where: Partial<Record<keyof AuditRow, unknown>>): Promise<AuditRow[]> {
-  const rows = await app.db('audit_log').where(where).orderBy(['timestamp', 'id']).select('*');
+/** The audit entries matching `where` (or of one action), oldest first, metadata parsed. */
+export async function auditEntries(app: TestApp, where: string | Partial<Record<keyof AuditRow, unknown>>): Promise<AuditRow[]> {
+  const rows = await app.db('audit_log').where(typeof where === 'string' ? { action: where } : where).orderBy(['timestamp', 'id']).select('*');
   return rows.map((row: Record<string, any>) => ({ ...row, metadata: row.metadata ? JSON.parse(row.metadata) : null }) as AuditRow);
+}
+
+export const buildUser = createUser;
+export const buildOrg = createOrg;
+
+/** Requests as `user` (a session cookie), in `orgId` (X-Svc-Org-Id) when given. */
+export function api(app: TestApp, user: Pick<TestUser, 'cookie'>, orgId?: string) {
+  const headers = orgId ? { 'x-svc-org-id': orgId } : undefined;
+  const send = (method: string) => (path: string, body?: unknown) => app.request(method, path, { cookie: user.cookie, body, ...(headers && { headers }) });
+  return { get: send('GET'), post: send('POST'), put: send('PUT'), patch: send('PATCH'), delete: send('DELETE') };
+}
+
+/** A fresh session for a user whose sessions a change revoked. */
+export async function signInAgain(app: TestApp, user: TestUser): Promise<TestUser> {
+  return { ...user, cookie: await sessionCookie(app, user.id) };
+}
+
+export interface TestTeam {
+  id: string;
+  name: string;
+  orgId: string;
+}
+
+export interface TeamOverrides {
+  orgId?: string;
+  name?: string;
+  email?: string;
+  /** Users added as plain members. */
+  members?: string[];
+  /** Team preferences to write. */
+  preferences?: Partial<Preferences>;
+}
+
+export async function buildTeam(app: TestApp, overrides: TeamOverrides = {}): Promise<TestTeam> {
+  sequence += 1;
+  const orgId = overrides.orgId ?? DEFAULT_ORG_ID;
+  const name = overrides.name ?? `team ${sequence} ${randomToken(3)}`;
+  const id = await app.services.transact(async (tx) => {
+    const teamId = await insertTeam(tx.db, orgId, { name, email: overrides.email ?? '' }, app.clock.now());
+    tx.policyChanged(orgId, { kind: 'team', teamId });
+    return teamId;
+  });
+  const team = { id, name, orgId };
+  for (const userId of overrides.members ?? []) await addTeamMember(app, team, userId);
+  if (overrides.preferences) await writePreferences(app.db, 'team', id, overrides.preferences, app.clock.now());
+  return team;
+}
+
+/** Adds the user to the team (or team id); an Admin (4) also gets the team-admin rights, as the API does it. */
+export async function addTeamMember(app: TestApp, teamOrId: TestTeam | string, userId: string, permission: TeamPermission = 0): Promise<void> {
+  const team = typeof teamOrId === 'string' ? await findTeam(app, teamOrId) : teamOrId;
+  const now = app.clock.now();
+  await app.services.transact(async (tx) => {
+    await insertTeamMember(tx.db, team.id, userId, permission, now);
+    tx.policyChanged(team.orgId, { kind: 'member', userId });
+    if (permission === TEAM_ADMIN) await grantTeamAdmin(tx, team.orgId, team.id, userId, now);
+  });
+}
+
+async function findTeam(app: TestApp, teamId: string): Promise<TestTeam> {
+  const row = await app.db('teams').where('id', teamId).first('id', 'org_id', 'name');
+  return { id: row.id, orgId: row.org_id, name: row.name };
+}
+
+/** Assigns a role of the team's org (a fixed one, say) to the team. */
+export async function assignRoleToTeam(app: TestApp, team: TestTeam, roleUid: string): Promise<void> {
+  await app.services.transact(async (tx) => {
+    const role: { id: number } = await tx.db('roles').where({ org_id: team.orgId, uid: roleUid }).first('id');
+    await tx.db('team_roles').insert({ team_id: team.id, role_id: role.id, created_at: app.clock.now() });
+    tx.policyChanged(team.orgId, { kind: 'team', teamId: team.id });
+  });
+}
+
+/** Many teams at once (search at scale), named `<prefix> 00001`…; returns their ids in name order. */
+export async function buildManyTeams(app: TestApp, orgId: string, count: number, prefix: string): Promise<string[]> {
+  const now = app.clock.now();
+  const rows = Array.from({ length: count }, (_, i) => ({ id: `team_bulk${randomToken(6).replace(/[^A-Za-z0-9]/g, 'x')}${i}`, org_id: orgId, name: `${prefix} ${String(i).padStart(5, '0')}`, email: '', created_at: now, updated_at: now }));
+  await app.services.transact(async (tx) => {
+    for (let i = 0; i < rows.length; i += 500) await tx.db('teams').insert(rows.slice(i, i + 500));
+    tx.policyChanged(orgId);
+  });
+  return rows.map((row) => row.id);
+}
+
+export interface ServiceAccountOverrides {
+  orgId?: string;
+  name?: string;
+  role?: ServiceAccountRole;
+  disabled?: boolean;
+  hidden?: boolean;
+}
+
+export async function buildServiceAccount(app: TestApp, overrides: ServiceAccountOverrides = {}): Promise<ServiceAccountRow> {
+  sequence += 1;
+  const orgId = overrides.orgId ?? DEFAULT_ORG_ID;
+  return app.services.transact(async (tx) => {
+    const account = await insertServiceAccount(
+      tx.db,
+      { orgId, name: overrides.name ?? `robot ${sequence}`, role: overrides.role ?? 'Viewer', isDisabled: overrides.disabled ?? false, isHidden: overrides.hidden ?? false },
+      app.clock.now(),
+    );
+    tx.policyChanged(orgId, { kind: 'member', userId: account.id });
+    return account;
+  });
+}
+
+/** A token of the account: its id and the key, as `POST …/tokens` would return them. */
+export async function buildToken(app: TestApp, account: ServiceAccountRow, token: { name?: string; secondsToLive?: number } = {}): Promise<{ id: string; key: string }> {
+  sequence += 1;
+  return app.services.transact((tx) => issueServiceAccountToken(tx, app.services.config, account, { name: token.name ?? `token ${sequence}`, secondsToLive: token.secondsToLive }, app.clock.now()));
+}
+
+export interface RoleBody {
+  uid: string;
+  name: string;
+  displayName: string;
+  description?: string;
+  groupName?: string;
+  permissions: Array<{ action: string; scope: string }>;
+  global?: boolean;
+}
+
+/** A valid custom role body (for `POST /api/access-control/roles`) with a fresh uid; `overrides` replace fields. */
+export function buildRole(overrides: Partial<RoleBody> = {}): RoleBody {
+  const slug = `r${randomBytes(4).toString('hex')}`;
+  return {
+    uid: `custom:${slug}`,
+    name: `custom:${slug}`,
+    displayName: `Role ${slug}`,
+    description: 'made by a test',
+    groupName: 'Tests',
+    permissions: [{ action: 'dashboards:read', scope: 'dashboards:*' }],
+    ...overrides,
+  };
+}
+
+/** Assigns the org's role `uid` to a user or service account (a fixed role, or a managed one created here with `permissions`). */
+export async function assignRole(app: TestApp, orgId: string, userId: string, uid: string, permissions: Array<{ action: string; scope: string }> = []): Promise<void> {
+  const now = app.clock.now();
+  await app.services.transact(async (tx) => {
+    let role = await tx.db('roles').where({ org_id: orgId, uid }).first('id');
+    if (!role) {
+      const id = await insertRole(tx.db, orgId, { uid, name: uid, displayName: uid, description: '', groupName: '', permissions }, now, true);
+      role = { id };
+    }
+    await tx.db('user_roles').insert({ user_id: userId, role_id: role.id, org_id: orgId, created_at: now });
+    tx.policyChanged(orgId);
+  });
+}
+
+/** Sets the org's `users` quota, as PUT /api/orgs/<id>/quotas/users does. */
+export async function setUsersQuota(app: TestApp, orgId: string, limit: number): Promise<void> {
+  await writeQuota(app.db, 'org', orgId, 'users', limit, app.clock.now());
+}
+
+/** What the org tests compare. */
+export const ORG_FIELDS = ['id', 'name', 'address', 'billingEmail'];
+export const MEMBER_FIELDS = ['userId', 'login', 'email', 'name', 'role', 'avatarUrl', 'lastSeenAt'];
+export const EMPTY_ADDRESS = { address1: '', address2: '', city: '', zipCode: '', state: '', country: '' };
+
+/** The rows that belong to the org, by table. */
+export async function orgFootprint(app: TestApp, orgId: string, teamIds: string[] = []) {
+  const teamPreferences = teamIds.length ? Number((await app.db('preferences').where('owner_kind', 'team').whereIn('owner_id', teamIds).count({ total: '*' }))[0]!.total) : 0;
+  return {
+    orgs: await app.count('orgs', { id: orgId }),
+    org_members: await app.count('org_members', { org_id: orgId }),
+    teams: await app.count('teams', { org_id: orgId }),
+    roles: await app.count('roles', { org_id: orgId }),
+    user_roles: await app.count('user_roles', { org_id: orgId }),
+    api_tokens: await app.count('api_tokens', { org_id: orgId }),
+    folders: await app.count('folders', { org_id: orgId }),
+    quotas: await app.count('quotas', { scope_kind: 'org', scope_id: orgId }),
+    org_preferences: await app.count('preferences', { owner_kind: 'org', owner_id: orgId }),
+    team_preferences: teamPreferences,
+  };
 }

@@ -1,10 +1,7 @@
 /**
  * Server administration of a user's sessions (`/api/admin/users/<userId>/…`): list them, revoke
- * one, revoke all. Also what the other admin user endpoints share: finding the target user
- * (people only; a service account is managed through its own API) and revoking every session
- * of a user with its audit entry (session-revocation.ts).
+ * one, revoke all.
  */
-import type { Knex } from 'knex';
 import { recordAudit } from '../audit/writer.ts';
 import { actorOf } from '../http/actor.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
@@ -13,22 +10,7 @@ import type { RouteModule } from '../http/route.ts';
 import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
 import { presentSession, sessionLimits } from './sessions.ts';
 import { findLiveSessionsOfUserPage, revokeLiveSessionOfUser } from './sessions.store.ts';
-import { findHumanUserById, type UserRow } from './users.store.ts';
-
-export const userIdParams = {
-  type: 'object',
-  properties: { userId: { type: 'string', minLength: 1, maxLength: 40 } },
-  required: ['userId'],
-} as const;
-
-/** The policy's name for any user at server level: only a server admin holds it. */
-export const globalUser = (id: string) => ({ kind: 'global.users', id });
-
-export async function findTargetUser(db: Knex, userId: string): Promise<UserRow> {
-  const user = await findHumanUserById(db, userId);
-  if (!user) throw new NotFoundError(`user ${userId} not found`);
-  return user;
-}
+import { findTargetUser, globalUser, userIdParams } from './admin-users.target.ts';
 
 export const adminUserSessionRoutes: RouteModule = (routes) => {
   routes.add({
