@@ -261,7 +261,7 @@ describe('roles (/api/access-control/roles)', () => {
     it('rejects missing fields, wrong types and unknown fields with 400', async () => {
       const { uid: _uid, ...noUid } = customRole();
       const { permissions: _p, ...noPermissions } = customRole();
-      const bodies = [noUid, noPermissions, { ...customRole(), displayName: 7 }, { ...customRole(), permissions: 'all' }, { ...customRole(), permissions: [{ action: 'teams:read' }] }, { ...customRole(), global: 'yes' }, { ...customRole(), version: 3 }];
+      const bodies = [noUid, noPermissions, { ...customRole(), displayName: 7 }, { ...customRole(), permissions: 'all' }, { ...customRole(), permissions: [{ scope: 'teams:*' }] }, { ...customRole(), global: 'yes' }, { ...customRole(), version: 3 }];
       for (const body of bodies) {
         const res = await api(app, orgAdmin).post('/api/access-control/roles', body);
         expect(res.status, JSON.stringify(body)).to.equal(400);

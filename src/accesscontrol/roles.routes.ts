@@ -44,8 +44,9 @@ const permissionsSchema = {
   maxItems: 1000,
   items: {
     type: 'object',
-    properties: { action: text(190, 1), scope: text(190, 1) },
-    required: ['action', 'scope'],
+    // an action-only permission (Grafana's) covers the action on every scope: stored as `*`
+    properties: { action: text(190, 1), scope: { ...text(190, 1), default: '*' } },
+    required: ['action'],
     additionalProperties: false,
   },
 } as const;
