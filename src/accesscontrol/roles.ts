@@ -8,7 +8,7 @@
 import type { Knex } from 'knex';
 import type { Subject } from '../authz/types.ts';
 import type { Tx } from '../db/transaction.ts';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../errors.ts';
+import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { RouteContext } from '../http/route.ts';
 import { subjectOf } from '../http/subject.ts';
 import { toPrincipalUser, type UserRow } from '../identity/users.store.ts';
@@ -86,16 +86,11 @@ export const roleOrg = (role: Pick<RoleRow, 'org_id'>): string | undefined => ro
 export const roleScope = (global: boolean) => (global ? { orgId: null } : {});
 
 /**
- * Delegation: the caller must hold every permission the role grants. Asked after the plain check
- * on the role passed, so a refusal here can only mean the caller lacks some of them.
+ * Authorizes `action` on the role and, in the same decision, delegation: the caller must hold
+ * every permission the role grants. The policy words a delegation refusal itself.
  */
-export async function authorizeDelegation(authorize: Authorize, action: Action, uid: string, permissions: Permission[], global: boolean): Promise<void> {
-  try {
-    await authorize(action, roleRef(uid), { ...roleScope(global), delegate: permissions.map((p) => ({ action: p.action, scope: p.scope })) });
-  } catch (err) {
-    if (!(err instanceof ForbiddenError)) throw err;
-    throw new ForbiddenError(`permission denied: role ${uid} grants permissions you do not hold, and you can only grant what you hold`);
-  }
+export async function authorizeRoleChange(authorize: Authorize, action: Action, uid: string, permissions: Permission[], global: boolean): Promise<void> {
+  await authorize(action, roleRef(uid), { ...roleScope(global), delegate: permissions.map((p) => ({ action: p.action, scope: p.scope })) });
 }
 
 /** Tells the policy about a role whose permissions or existence changed, and about whoever held it. */

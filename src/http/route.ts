@@ -134,10 +134,11 @@ export class RouteRegistrar {
           const decision = await services.engine.authorize(input);
           if (!decision.allow) {
             // The reasons can name scopes the caller may not see (a dashboard's folder), so
-            // they go to the log, and the caller learns only which action was refused.
+            // they go to the log, and the caller learns which action was refused, or what the
+            // policy chose to tell (its message is safe to show).
             services.logger.debug({ action, resource, reasons: decision.reasons }, 'authorization denied');
             refusal = { action, orgId: input.org_id, target: refusalTarget(resource, input.org_id), metadata: { request: `${spec.method.toUpperCase()} ${spec.path}` } };
-            throw permissionDenied(action);
+            throw decision.message ? new ForbiddenError(decision.message) : permissionDenied(action);
           }
         },
       };
