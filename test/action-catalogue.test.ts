@@ -20,7 +20,9 @@ function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
 /** Every action-shaped literal of the files, with where it is. */
 function actionLiterals(files: string[], quote: string): Array<{ file: string; action: string }> {
   const pattern = new RegExp(`${quote}([a-z][a-z.]*:[a-z]+)${quote}`, 'g');
-  return files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(pattern)].map((match) => ({ file, action: match[1]! })).filter(({ action }) => !NOT_ACTIONS.test(action)));
+  return files.flatMap((file) =>
+    [...readFileSync(file, 'utf8').matchAll(pattern)].map((match) => ({ file, action: match[1]! })).filter(({ action }) => !NOT_ACTIONS.test(action)),
+  );
 }
 
 describe('action catalogue (src/accesscontrol/actions.ts)', () => {
