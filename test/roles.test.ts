@@ -259,7 +259,7 @@ describe('roles (/api/access-control/roles)', () => {
     it('rejects missing fields, wrong types and unknown fields with 400', async () => {
       const { uid: _uid, ...noUid } = buildRole();
       const { permissions: _p, ...noPermissions } = buildRole();
-      const bodies = [noUid, noPermissions, { ...buildRole(), displayName: 7 }, { ...buildRole(), permissions: 'all' }, { ...buildRole(), permissions: [{ action: 'teams:read' }] }, { ...buildRole(), global: 'yes' }, { ...buildRole(), version: 3 }];
+      const bodies = [noUid, noPermissions, { ...buildRole(), displayName: 7 }, { ...buildRole(), permissions: 'all' }, { ...buildRole(), permissions: [{ scope: 'teams:*' }] }, { ...buildRole(), global: 'yes' }, { ...buildRole(), version: 3 }];
       for (const body of bodies) {
         const res = await api(app, orgAdmin).post('/api/access-control/roles', body);
         expect(res.status, JSON.stringify(body)).to.equal(400);

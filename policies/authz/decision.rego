@@ -33,7 +33,31 @@ decision := _decision(_grants)
 _decision(grants) := {"allow": true, "reasons": grants} if {
 	is_allowed(grants, input)
 	chat.allows(input)
+} else := _refusal(grants)
+
+# A refusal carries a message for the caller only when what it says is safe to show: a
+# delegation refusal names nothing but the caller's own permissions and the role's, which the
+# caller sent or may read. Every other refusal says only which action was refused.
+_refusal(grants) := {"allow": false, "reasons": sort(_denials), "message": delegation_message} if {
+	count(grants) > 0
+	subject.is_active
+	not server.refuses(input.action)
+	chat.allows(input)
+	not delegation.protects_server_admin(input)
+	count(delegation.missing(input)) > 0
 } else := {"allow": false, "reasons": sort(_denials)}
+
+delegation_message := concat("", [
+	"permission denied: ", _role_named(input.resource),
+	"grants permissions you do not hold, and you can only grant what you hold",
+])
+
+_role_named(resource) := concat("", ["role ", resource.uid, " "]) if {
+	resource.kind == "roles"
+	is_string(resource.uid)
+}
+
+else := "the role "
 
 # The one definition of "allowed", shared by decision and filter: some grant matched (grants,
 # from grants_on) and no rule refuses the request (a server-only action, delegation, a server

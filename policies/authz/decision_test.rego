@@ -305,7 +305,9 @@ test_reasons_of_every_kind_are_sorted_together if {
 
 test_a_role_write_needs_every_delegated_permission if {
 	req := object.union(request(user("u_editor"), "dashboards:write", dashboard("d_deep")), {"delegate": [{"action": "teams:write", "scope": "teams:*"}]})
-	_decide(req) == _deny(["you do not hold teams:write on teams:*, which the role grants"])
+	refusal := _deny(["you do not hold teams:write on teams:*, which the role grants"])
+	message := "permission denied: the role grants permissions you do not hold, and you can only grant what you hold"
+	_decide(req) == object.union(refusal, {"message": message})
 	held := [{"action": "dashboards:read", "scope": "dashboards:uid:d_deep"}]
 	ok := object.union(request(user("u_editor"), "dashboards:write", dashboard("d_deep")), {"delegate": held})
 	_allowed(ok)
@@ -343,4 +345,18 @@ test_only_a_server_admin_changes_a_server_admins_org_membership if {
 	_decide(refused) == _deny(["only a server admin may change a server admin's org role or membership"])
 	_allowed(object.union(request(user("u_admin"), "org.users:remove", target), {"target_user": {"server_admin": false}}))
 	_allowed(object.union(request(server_admin("u_admin"), "org.users:write", target), {"target_user": {"server_admin": true}}))
+}
+
+# a refusal other than delegation's says only which action was refused
+test_only_a_delegation_refusal_carries_a_message if {
+	delegate := {"delegate": [{"action": "teams:write", "scope": "teams:*"}]}
+	no_grant := object.union(request(user("u_viewer"), "dashboards:write", dashboard("d_deep")), delegate)
+	not _decide(no_grant).message
+	without_delegation := request(user("u_viewer"), "dashboards:write", dashboard("d_deep"))
+	not _decide(without_delegation).message
+}
+
+test_the_delegation_message_names_a_role_target if {
+	message := "permission denied: role custom:x grants permissions you do not hold, and you can only grant what you hold"
+	authz.delegation_message == message with input as {"resource": {"kind": "roles", "uid": "custom:x"}}
 }

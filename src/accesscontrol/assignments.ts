@@ -14,7 +14,7 @@ import { findUserById } from '../identity/users.store.ts';
 import { isOrgMember } from '../orgs/store.ts';
 import { findTeamInOrg } from '../teams/store.ts';
 import { presentAssignedRole } from './presenter.ts';
-import { assertAssignable, authorizeDelegation, kindOfRole, resolveRole } from './roles.ts';
+import { assertAssignable, authorizeRoleChange, kindOfRole, resolveRole } from './roles.ts';
 import {
   deleteAssignment,
   findAssignedRoles,
@@ -102,7 +102,7 @@ async function applyChanges(route: Route, assignee: Assignee, added: RoleRow[], 
 /** Delegation on each role given or taken: the caller must hold all it grants. */
 async function authorizeEach(route: Route, roles: RoleRow[], global: boolean): Promise<void> {
   const permissions = await findPermissionsByRoleIds(route.services.db, roles.map((role) => role.id));
-  for (const role of roles) await authorizeDelegation(route.authorize, 'roles:write', role.uid, permissions.get(role.id) ?? [], global);
+  for (const role of roles) await authorizeRoleChange(route.authorize, 'roles:write', role.uid, permissions.get(role.id) ?? [], global);
 }
 
 export async function assignRole(route: Route, assignee: Assignee, roleUid: string): Promise<void> {

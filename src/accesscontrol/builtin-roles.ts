@@ -1,3 +1,5 @@
+import type { Action } from './actions.ts';
+
 /**
  * The roles every org is seeded with: the four basic roles (carried by the org role) and the
  * 56 fixed roles, narrow bundles an admin can assign. Definitions only; seed.ts writes them.
@@ -20,7 +22,7 @@ export interface RoleDefinition {
 export const managedUserRoleUid = (userId: string) => `managed:users:${userId}:permissions`;
 export const managedTeamRoleUid = (teamId: string) => `managed:teams:${teamId}:permissions`;
 
-function grant(scope: string, ...actions: string[]): Permission[] {
+function grant(scope: string, ...actions: (Action | '*')[]): Permission[] {
   return actions.map((action) => ({ action, scope }));
 }
 
@@ -104,7 +106,7 @@ const FIXED: FixedSpec[] = [
   ['connectors.permissions', 'reader', 'Read the permissions of all connectors.', grant('connectors:*', 'connectors.permissions:read')],
   ['connectors.permissions', 'writer', 'Read and change the permissions of all connectors.', grant('connectors:*', 'connectors.permissions:read', 'connectors.permissions:write')],
   ['users', 'reader', 'Read every user of the server.', grant('global.users:*', 'users:read')],
-  ['users', 'writer', 'Read, create, change and delete every user of the server.', grant('global.users:*', 'users:read', 'users:create', 'users:write', 'users:delete')],
+  ['users', 'writer', 'Read, create, change, disable, enable and delete every user of the server.', grant('global.users:*', 'users:read', 'users:create', 'users:write', 'users:delete', 'users:disable', 'users:enable')],
   ['org.users', 'reader', 'Read the users of the org.', grant('users:*', 'org.users:read')],
   ['org.users', 'writer', 'Read, add, re-role and remove the users of the org.', grant('users:*', 'org.users:read', 'org.users:add', 'org.users:write', 'org.users:remove')],
   ['teams', 'reader', 'Read all teams.', grant('teams:*', 'teams:read')],

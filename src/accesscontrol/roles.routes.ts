@@ -15,14 +15,13 @@ import {
   assertCustomRole,
   assertCustomRoleName,
   assertValidPermissions,
-  authorizeDelegation,
+  authorizeRoleChange,
   permissionKey,
   permissionsOf,
   policyChangedForRole,
   resolveRole,
   ROLE_CREATION_LOCK,
   roleRef,
-  roleScope,
   roleTarget,
 } from './roles.ts';
 import {
@@ -44,8 +43,9 @@ const permissionsSchema = {
   maxItems: 1000,
   items: {
     type: 'object',
-    properties: { action: text(190, 1), scope: text(190, 1) },
-    required: ['action', 'scope'],
+    // an action-only permission (Grafana's) covers the action on every scope: stored as `*`
+    properties: { action: text(190, 1), scope: { ...text(190, 1), default: '*' } },
+    required: ['action'],
     additionalProperties: false,
   },
 } as const;
@@ -110,11 +110,11 @@ export const roleRoutes: RouteModule = (routes) => {
     },
     async handler({ ctx, body, principal, orgId, services, authorize }) {
       const global = body.global === true;
-      await authorize('roles:write', roleRef(body.uid), roleScope(global));
+      // one decision on the role and all it would grant; its shape is checked once it is allowed
+      await authorizeRoleChange(authorize, 'roles:write', body.uid, body.permissions, global);
       assertCustomRoleName('uid', body.uid);
       assertCustomRoleName('name', body.name);
       assertValidPermissions(body.permissions);
-      await authorizeDelegation(authorize, 'roles:write', body.uid, body.permissions, global);
       const scopeOrg = global ? null : orgId;
       const now = services.clock.now();
       const definition = { uid: body.uid, name: body.name, displayName: body.displayName, description: body.description ?? '', groupName: body.groupName ?? '', permissions: body.permissions };
@@ -161,10 +161,11 @@ export const roleRoutes: RouteModule = (routes) => {
       additionalProperties: false,
     },
     async handler({ ctx, body, params, principal, orgId, services, authorize }) {
+      // asked before the role is looked up, so an unknown uid is no probe; a global role's
+      // change is then decided at the server, in the one decision that checks delegation too
       await authorize('roles:write', roleRef(params.roleUid));
       const role = await resolveRole(services.db, orgId, params.roleUid);
       const global = role.org_id === null;
-      if (global) await authorize('roles:write', roleRef(role.uid), roleScope(true));
       assertCustomRole(role, 'changed');
       if (body.uid !== undefined && body.uid !== role.uid) throw new BadRequestError('a role keeps its uid: create a new role instead');
       if (body.global !== undefined && body.global !== global) throw new BadRequestError(`role ${role.uid} is ${global ? 'global' : 'of this org'} and stays so`);
@@ -177,7 +178,7 @@ export const roleRoutes: RouteModule = (routes) => {
       assertCustomRoleName('name', fields.name);
       if (body.permissions) assertValidPermissions(body.permissions);
       const current = await permissionsOf(services.db, role);
-      await authorizeDelegation(authorize, 'roles:write', role.uid, body.permissions ?? current, global);
+      await authorizeRoleChange(authorize, 'roles:write', role.uid, body.permissions ?? current, global);
 
       const now = services.clock.now();
       await services.transact(async (tx) => {
@@ -218,13 +219,14 @@ export const roleRoutes: RouteModule = (routes) => {
     level: 'org',
     params: roleUidParams,
     async handler({ ctx, params, principal, orgId, services, authorize }) {
+      // asked before the role is looked up, so an unknown uid is no probe; a global role's
+      // change is then decided at the server, in the one decision that checks delegation too
       await authorize('roles:delete', roleRef(params.roleUid));
       const role = await resolveRole(services.db, orgId, params.roleUid);
       const global = role.org_id === null;
-      if (global) await authorize('roles:delete', roleRef(role.uid), roleScope(true));
       assertCustomRole(role, 'deleted');
       // Deleting takes the role's permissions from its holders: the same delegation as a change.
-      await authorizeDelegation(authorize, 'roles:delete', role.uid, await permissionsOf(services.db, role), global);
+      await authorizeRoleChange(authorize, 'roles:delete', role.uid, await permissionsOf(services.db, role), global);
       const now = services.clock.now();
       await services.transact(async (tx) => {
         const assignees = await findAssigneesOfRole(tx.db, role.id);

@@ -8,10 +8,11 @@
 import type { Knex } from 'knex';
 import type { Subject } from '../authz/types.ts';
 import type { Tx } from '../db/transaction.ts';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../errors.ts';
+import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { RouteContext } from '../http/route.ts';
 import { subjectOf } from '../http/subject.ts';
 import { toPrincipalUser, type UserRow } from '../identity/users.store.ts';
+import { isGrantableAction, type Action } from './actions.ts';
 import type { Permission } from './builtin-roles.ts';
 import { findGlobalRole, findPermissionsByRoleIds, findRoleVisibleInOrg, type RoleAssignees, type RoleRow } from './store.ts';
 
@@ -19,7 +20,6 @@ export const CUSTOM_PREFIX = 'custom:';
 const RESERVED_PREFIXES = ['basic:', 'fixed:', 'managed:'] as const;
 
 const UID_PATTERN = /^custom:[A-Za-z0-9._:-]+$/;
-const ACTION_PATTERN = /^[a-z][a-z.]*:([a-z*][a-z.*]*|\*)$|^\*$/;
 // `*`, `<kind>:*` or `<kind>:<attr>:<value>` (a value may hold colons: `roles:uid:custom:x`)
 const SCOPE_PATTERN = /^\*$|^[a-z][a-z.]*:\*$|^[a-z][a-z.]*:[a-zA-Z_]+:\S+$/;
 
@@ -50,7 +50,7 @@ export function assertCustomRoleName(field: 'uid' | 'name', value: string): void
 
 export function assertValidPermissions(permissions: Permission[]): void {
   permissions.forEach(({ action, scope }, i) => {
-    if (!ACTION_PATTERN.test(action)) throw new BadRequestError(`permissions[${i}].action ${action} is not an action: <resource>:<verb>, <resource>:* or *`);
+    if (!isGrantableAction(action)) throw new BadRequestError(`permissions[${i}].action ${action} is not a known action: a catalogued <resource>:<verb>, <resource>:* or *`);
     if (!SCOPE_PATTERN.test(scope)) throw new BadRequestError(`permissions[${i}].scope ${scope} is not a scope: *, <kind>:* or <kind>:<attribute>:<value>`);
   });
 }
@@ -86,16 +86,11 @@ export const roleOrg = (role: Pick<RoleRow, 'org_id'>): string | undefined => ro
 export const roleScope = (global: boolean) => (global ? { orgId: null } : {});
 
 /**
- * Delegation: the caller must hold every permission the role grants. Asked after the plain check
- * on the role passed, so a refusal here can only mean the caller lacks some of them.
+ * Authorizes `action` on the role and, in the same decision, delegation: the caller must hold
+ * every permission the role grants. The policy words a delegation refusal itself.
  */
-export async function authorizeDelegation(authorize: Authorize, action: string, uid: string, permissions: Permission[], global: boolean): Promise<void> {
-  try {
-    await authorize(action, roleRef(uid), { ...roleScope(global), delegate: permissions.map((p) => ({ action: p.action, scope: p.scope })) });
-  } catch (err) {
-    if (!(err instanceof ForbiddenError)) throw err;
-    throw new ForbiddenError(`permission denied: role ${uid} grants permissions you do not hold, and you can only grant what you hold`);
-  }
+export async function authorizeRoleChange(authorize: Authorize, action: Action, uid: string, permissions: Permission[], global: boolean): Promise<void> {
+  await authorize(action, roleRef(uid), { ...roleScope(global), delegate: permissions.map((p) => ({ action: p.action, scope: p.scope })) });
 }
 
 /** Tells the policy about a role whose permissions or existence changed, and about whoever held it. */

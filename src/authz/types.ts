@@ -48,6 +48,8 @@ export interface FilterInput {
 export interface Decision {
   allow: boolean;
   reasons: string[];
+  /** Set by the policy on a refusal whose explanation is safe to show the caller (delegation). */
+  message?: string;
 }
 
 /** action -> scopes the subject holds in the org */

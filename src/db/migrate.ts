@@ -38,7 +38,7 @@ const source: Knex.MigrationSource<string> = {
 const MIGRATION_WAIT_MS = 5 * 60_000;
 const WAIT_STEP_SECONDS = 5;
 const RETRY_PAUSE_MS = 500;
-const MYSQL_LOCK_NAME = 'gatehouse:migrations';
+const MYSQL_LOCK_NAME = 'gatehouse-migrations';
 
 export async function migrateToLatest(db: Knex, logger?: Logger): Promise<void> {
   if (dialectOf(db) === 'mysql') {

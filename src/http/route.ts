@@ -11,6 +11,7 @@ import { actorOf } from './actor.ts';
 import type { AuthzInput, ResourceRef } from '../authz/types.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { Services } from '../services.ts';
+import type { Action } from '../accesscontrol/actions.ts';
 import { ForbiddenError, UnauthorizedError } from '../errors.ts';
 import { compileGuard, type Guard, type Infer, type JSONSchema } from './guard.ts';
 import { resolveActiveOrg } from './org-context.ts';
@@ -32,7 +33,7 @@ export interface RouteContext<B, Q, P> {
    * Asks the policy; throws 403 unless allowed. The org is the route's (the active org on `org`
    * routes, none on `server` routes) unless `options.orgId` names one.
    */
-  authorize(action: string, resource?: ResourceRef, options?: AuthorizeOptions): Promise<void>;
+  authorize(action: Action, resource?: ResourceRef, options?: AuthorizeOptions): Promise<void>;
 }
 
 /** The refusal of an action: what the caller learns of a deny, whatever the policy's reasons. */
@@ -133,10 +134,11 @@ export class RouteRegistrar {
           const decision = await services.engine.authorize(input);
           if (!decision.allow) {
             // The reasons can name scopes the caller may not see (a dashboard's folder), so
-            // they go to the log, and the caller learns only which action was refused.
+            // they go to the log, and the caller learns which action was refused, or what the
+            // policy chose to tell (its message is safe to show).
             services.logger.debug({ action, resource, reasons: decision.reasons }, 'authorization denied');
             refusal = { action, orgId: input.org_id, target: refusalTarget(resource, input.org_id), metadata: { request: `${spec.method.toUpperCase()} ${spec.path}` } };
-            throw permissionDenied(action);
+            throw decision.message ? new ForbiddenError(decision.message) : permissionDenied(action);
           }
         },
       };

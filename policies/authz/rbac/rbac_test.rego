@@ -9,6 +9,7 @@ _roles := {
 	"custom:folders_only": {"folders:*": {"*": true}},
 	"custom:empty": {"dashboards:delete": {}},
 	"basic:admin": {"*": {"*": true}},
+	"custom:action_only": {"teams:read": {"*": true}},
 }
 
 _grants(roles, action, scopes) := grants if {
@@ -73,4 +74,13 @@ test_holders_hold_the_action_on_any_scope if {
 
 test_an_action_without_scopes_is_not_held if {
 	_holders(["custom:empty"], "dashboards:delete") == set()
+}
+
+# an action-only permission (no scope in the request) is stored with scope "*": every target matches
+test_action_only_permission_matches_every_target if {
+	_grants({"custom:action_only"}, "teams:read", ["teams:id:5", "teams:*", "*"]) == {"role custom:action_only grants teams:read on *"}
+}
+
+test_action_only_permission_grants_only_its_action if {
+	count(_grants({"custom:action_only"}, "teams:write", ["teams:id:5", "teams:*", "*"])) == 0
 }

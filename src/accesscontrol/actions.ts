@@ -1,0 +1,111 @@
+/**
+ * The action catalogue: every action the service knows, in TypeScript and in Rego. Handlers
+ * authorize only these, fixed and basic roles grant only these, and a custom role may grant only
+ * these or a wildcard over them (`*`, `<resource>:*`). test/action-catalogue.test.ts fails on an
+ * action-shaped literal in src/ or policies/ that is missing here.
+ */
+export const ACTIONS = [
+  'alert.notifications:read',
+  'alert.notifications:write',
+  'alert.provisioning:read',
+  'alert.provisioning:write',
+  'alert.rules:create',
+  'alert.rules:delete',
+  'alert.rules:read',
+  'alert.rules:write',
+  'alert.silences:create',
+  'alert.silences:read',
+  'alert.silences:write',
+  'annotations:create',
+  'annotations:delete',
+  'annotations:read',
+  'annotations:write',
+  'audit:read',
+  'chat:use',
+  'connectors.permissions:read',
+  'connectors.permissions:write',
+  'connectors:create',
+  'connectors:delete',
+  'connectors:explore',
+  'connectors:query',
+  'connectors:read',
+  'connectors:write',
+  'dashboards.permissions:read',
+  'dashboards.permissions:write',
+  'dashboards:create',
+  'dashboards:delete',
+  'dashboards:read',
+  'dashboards:write',
+  'folders.permissions:read',
+  'folders.permissions:write',
+  'folders:create',
+  'folders:delete',
+  'folders:read',
+  'folders:write',
+  'investigations:create',
+  'investigations:delete',
+  'investigations:read',
+  'investigations:write',
+  'org.users:add',
+  'org.users:read',
+  'org.users:remove',
+  'org.users:write',
+  'orgs.preferences:read',
+  'orgs.preferences:write',
+  'orgs.quotas:read',
+  'orgs.quotas:write',
+  'orgs:create',
+  'orgs:delete',
+  'orgs:read',
+  'orgs:write',
+  'roles:delete',
+  'roles:read',
+  'roles:seed',
+  'roles:write',
+  'server.stats:read',
+  'serviceaccounts:create',
+  'serviceaccounts:delete',
+  'serviceaccounts:migrate',
+  'serviceaccounts:read',
+  'serviceaccounts:write',
+  'settings:read',
+  'settings:write',
+  'team.permissions:read',
+  'team.permissions:write',
+  'teams:create',
+  'teams:delete',
+  'teams:read',
+  'teams:write',
+  'users.authlinks:read',
+  'users.authlinks:write',
+  'users.password:write',
+  'users.permissions:read',
+  'users.permissions:write',
+  'users.preferences:read',
+  'users.preferences:write',
+  'users.quotas:read',
+  'users.quotas:write',
+  'users.sessions:read',
+  'users.sessions:write',
+  'users.tokens:read',
+  'users.tokens:write',
+  'users:create',
+  'users:delete',
+  'users:disable',
+  'users:enable',
+  'users:read',
+  'users:write',
+] as const;
+
+export type Action = (typeof ACTIONS)[number];
+
+const KNOWN_ACTIONS: ReadonlySet<string> = new Set(ACTIONS);
+const KNOWN_RESOURCES: ReadonlySet<string> = new Set(ACTIONS.map((action) => action.slice(0, action.indexOf(':'))));
+
+export const isAction = (value: string): value is Action => KNOWN_ACTIONS.has(value);
+
+/** What a permission may grant: a catalogued action, `<resource>:*` over a catalogued resource, or `*`. */
+export function isGrantableAction(value: string): boolean {
+  if (value === '*' || isAction(value)) return true;
+  return value.endsWith(':*') && KNOWN_RESOURCES.has(value.slice(0, -2));
+}
