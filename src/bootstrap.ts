@@ -20,7 +20,12 @@ export async function bootstrap(services: Services): Promise<void> {
   await services.transact(async (tx) => {
     if (!(await findOrgById(tx.db, DEFAULT_ORG_ID))) {
       await insertOrg(tx.db, { id: DEFAULT_ORG_ID, name: DEFAULT_ORG_NAME }, now);
-      await recordAudit(tx.db, SYSTEM_ACTOR, { action: 'org.created', orgId: DEFAULT_ORG_ID, target: { type: 'org', id: DEFAULT_ORG_ID, name: DEFAULT_ORG_NAME } }, now);
+      await recordAudit(
+        tx.db,
+        SYSTEM_ACTOR,
+        { action: 'org.created', orgId: DEFAULT_ORG_ID, target: { type: 'org', id: DEFAULT_ORG_ID, name: DEFAULT_ORG_NAME } },
+        now,
+      );
     }
     const global = await seedGlobalRoles(tx, now);
     const org = await seedOrgRoles(tx, DEFAULT_ORG_ID, now);

@@ -21,7 +21,12 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
     throw err;
   }
   const policy = await PolicyModule.fromFile(config.policyWasmPath);
-  const engine = new AuthzEngine(db, policy, { legacyAclEnabled: config.legacyAclEnabled, maxLoadedOrgs: config.authzMaxLoadedOrgs, verifyDocuments: config.authzVerifyDocuments }, logger);
+  const engine = new AuthzEngine(
+    db,
+    policy,
+    { legacyAclEnabled: config.legacyAclEnabled, maxLoadedOrgs: config.authzMaxLoadedOrgs, verifyDocuments: config.authzVerifyDocuments },
+    logger,
+  );
   engine.startRevisionPoll(config.authzRevisionPollMs);
   return createServices({ config, db, engine, clock, logger, secretBox: new SecretBox(config.secretKey) });
 }

@@ -31,7 +31,18 @@ describe('personal access tokens', () => {
     const listed = await app.request('GET', '/api/user/access-tokens', { cookie: user.cookie });
     expect(listed.body).to.deep.equal({
       totalCount: 1,
-      tokens: [{ id: res.body.id, name: 'ci', created: new Date(app.clock.now()).toISOString(), expiration: null, lastUsedAt: null, isRevoked: false, hasExpired: false, secondsUntilExpiration: null }],
+      tokens: [
+        {
+          id: res.body.id,
+          name: 'ci',
+          created: new Date(app.clock.now()).toISOString(),
+          expiration: null,
+          lastUsedAt: null,
+          isRevoked: false,
+          hasExpired: false,
+          secondsUntilExpiration: null,
+        },
+      ],
       page: 1,
       perPage: 100,
     });
@@ -41,7 +52,7 @@ describe('personal access tokens', () => {
     expect(audit).not.to.include(res.body.key);
   });
 
-  it('authenticate as Bearer and as X-Api-Key, with the owner\'s current permissions', async () => {
+  it("authenticate as Bearer and as X-Api-Key, with the owner's current permissions", async () => {
     const user = await createUser(app, { role: 'Viewer' });
     const { key } = (await issue(user.cookie, { name: 'script' })).body;
     expect((await app.request('GET', '/api/user', { token: key })).body.id).to.equal(user.id);
@@ -64,7 +75,10 @@ describe('personal access tokens', () => {
     expect((await app.request('GET', '/api/user', { token: key })).status).to.equal(200);
     app.clock.advance(1_000);
     expect((await app.request('GET', '/api/user', { token: key })).status).to.equal(401);
-    expect((await app.request('GET', '/api/user/access-tokens', { cookie: user.cookie })).body.tokens[0]).to.include({ hasExpired: true, secondsUntilExpiration: 0 });
+    expect((await app.request('GET', '/api/user/access-tokens', { cookie: user.cookie })).body.tokens[0]).to.include({
+      hasExpired: true,
+      secondsUntilExpiration: 0,
+    });
   });
 
   it('stop working once revoked; another user cannot revoke them', async () => {

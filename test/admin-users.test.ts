@@ -35,7 +35,14 @@ describe('server administration of users', () => {
   async function expectAudited(action: string, user: { id: string; login: string }, metadata?: Record<string, unknown>) {
     const entries = await audits(action, user.id);
     expect(entries, `${action} entries`).to.have.length(1);
-    expect(entries[0]).to.include({ actor_type: 'user', actor_id: admin.id, actor_name: admin.login, target_type: 'user', target_name: user.login.toLowerCase(), outcome: 'success' });
+    expect(entries[0]).to.include({
+      actor_type: 'user',
+      actor_id: admin.id,
+      actor_name: admin.login,
+      target_type: 'user',
+      target_name: user.login.toLowerCase(),
+      outcome: 'success',
+    });
     if (metadata) expect(entries[0]!.metadata).to.deep.equal(metadata);
   }
 
@@ -184,13 +191,27 @@ describe('server administration of users', () => {
   });
 
   describe('POST /api/admin/users', () => {
-    const body = (overrides: Record<string, unknown> = {}) => ({ name: 'Nina New', login: 'nina', email: 'nina@example.test', password: NEW_PASSWORD, ...overrides });
+    const body = (overrides: Record<string, unknown> = {}) => ({
+      name: 'Nina New',
+      login: 'nina',
+      email: 'nina@example.test',
+      password: NEW_PASSWORD,
+      ...overrides,
+    });
 
     it('creates a local user who joins org_main as Viewer: 201 with the profile, audited', async () => {
       const res = await as(admin).post('/api/admin/users', body({ login: 'Nina', email: 'Nina@Example.test' }));
       expect(res.status).to.equal(201);
       expect(res.body).to.have.all.keys(...USER_FIELDS);
-      expect(res.body).to.include({ login: 'nina', email: 'nina@example.test', name: 'Nina New', orgId: 'org_main', isSvcAdmin: false, isDisabled: false, theme: 'dark' });
+      expect(res.body).to.include({
+        login: 'nina',
+        email: 'nina@example.test',
+        name: 'Nina New',
+        orgId: 'org_main',
+        isSvcAdmin: false,
+        isDisabled: false,
+        theme: 'dark',
+      });
       expect(res.body.orgs).to.deep.equal([{ orgId: 'org_main', name: 'Main Org.', role: 'Viewer' }]);
       expect(res.body.authLabels).to.deep.equal([]);
 
@@ -308,8 +329,16 @@ describe('server administration of users', () => {
       const other = await createOrg(app);
       const user = await createUser(app, { role: 'Editor' });
       await addMember(app, other, user.id, 'Viewer');
-      await app.db('preferences').insert({ owner_kind: 'user', owner_id: user.id, home_dashboard_uid: '', timezone: 'utc', theme: 'light', updated_at: app.clock.now() });
-      const revisions = async () => new Map((await app.db('orgs').select('id', 'policy_revision')).map((o: { id: string; policy_revision: number | string }) => [o.id, Number(o.policy_revision)]));
+      await app
+        .db('preferences')
+        .insert({ owner_kind: 'user', owner_id: user.id, home_dashboard_uid: '', timezone: 'utc', theme: 'light', updated_at: app.clock.now() });
+      const revisions = async () =>
+        new Map(
+          (await app.db('orgs').select('id', 'policy_revision')).map((o: { id: string; policy_revision: number | string }) => [
+            o.id,
+            Number(o.policy_revision),
+          ]),
+        );
       const before = await revisions();
 
       const res = await as(admin).delete(`/api/admin/users/${user.id}`);
@@ -354,8 +383,14 @@ describe('server administration of users', () => {
           lonely.request('DELETE', `/api/admin/users/${a.id}`, { cookie: b.cookie }),
         ]);
         const statuses = [byA.status, byB.status];
-        expect(statuses.filter((s) => s === 200), JSON.stringify([byA.body, byB.body])).to.have.length(1);
-        expect(statuses.filter((s) => s === 400 || s === 401), JSON.stringify([byA.body, byB.body])).to.have.length(1);
+        expect(
+          statuses.filter((s) => s === 200),
+          JSON.stringify([byA.body, byB.body]),
+        ).to.have.length(1);
+        expect(
+          statuses.filter((s) => s === 400 || s === 401),
+          JSON.stringify([byA.body, byB.body]),
+        ).to.have.length(1);
         const loser = statuses.find((s) => s !== 200) === byA.status ? byA : byB;
         if (loser.status === 400) expect(loser.body.message).to.equal('cannot delete the last server admin');
         expect(await lonely.count('users', { is_svc_admin: true })).to.equal(1);

@@ -17,7 +17,12 @@ describe('audit log', () => {
     for (let i = 0; i < 5; i++) {
       await recordAudit(app.db, actor, { action: 'user.login', orgId: 'org_main', target: { type: 'session', id: `ses_${i}` } }, T0 + i * 1000);
     }
-    await recordAudit(app.db, { ...actor, id: 'usr_b', name: 'bob' }, { action: 'user.login_failed', outcome: 'failure', metadata: { reason: 'bad password' } }, T0 + 10_000);
+    await recordAudit(
+      app.db,
+      { ...actor, id: 'usr_b', name: 'bob' },
+      { action: 'user.login_failed', outcome: 'failure', metadata: { reason: 'bad password' } },
+      T0 + 10_000,
+    );
     await recordAudit(app.db, SYSTEM_ACTOR, { action: 'role.seeded' }, T0 + 20_000);
   });
   after(async () => {
@@ -35,8 +40,29 @@ describe('audit log', () => {
     expect(res.status).to.equal(200);
     expect(res.body.totalCount).to.equal(7);
     const [newest] = res.body.items;
-    expect(newest).to.have.all.keys('id', 'timestamp', 'action', 'actorType', 'actorId', 'actorName', 'orgId', 'targetType', 'targetId', 'targetName', 'outcome', 'metadata', 'ip', 'userAgent');
-    expect(newest).to.include({ action: 'role.seeded', actorType: 'system', actorId: null, outcome: 'success', timestamp: new Date(T0 + 20_000).toISOString() });
+    expect(newest).to.have.all.keys(
+      'id',
+      'timestamp',
+      'action',
+      'actorType',
+      'actorId',
+      'actorName',
+      'orgId',
+      'targetType',
+      'targetId',
+      'targetName',
+      'outcome',
+      'metadata',
+      'ip',
+      'userAgent',
+    );
+    expect(newest).to.include({
+      action: 'role.seeded',
+      actorType: 'system',
+      actorId: null,
+      outcome: 'success',
+      timestamp: new Date(T0 + 20_000).toISOString(),
+    });
   });
 
   it('filters by action, actorId, outcome, from and to', async () => {

@@ -39,7 +39,20 @@ describe('the authz engine', () => {
     expect(denied.reasons.join(' ')).to.include('dashboards:write');
 
     await app.services.transact(async (tx) => {
-      const roleId = await insertRole(tx.db, 'org_main', { uid: `managed:users:${viewer.id}:permissions`, name: `managed:users:${viewer.id}:permissions`, displayName: '', description: '', groupName: '', permissions: [{ action: 'dashboards:write', scope: 'folders:uid:top' }] }, now, true);
+      const roleId = await insertRole(
+        tx.db,
+        'org_main',
+        {
+          uid: `managed:users:${viewer.id}:permissions`,
+          name: `managed:users:${viewer.id}:permissions`,
+          displayName: '',
+          description: '',
+          groupName: '',
+          permissions: [{ action: 'dashboards:write', scope: 'folders:uid:top' }],
+        },
+        now,
+        true,
+      );
       await tx.db('user_roles').insert({ user_id: viewer.id, role_id: roleId, org_id: 'org_main', created_at: now });
       tx.policyChanged('org_main');
     });
@@ -51,18 +64,29 @@ describe('the authz engine', () => {
   it('makes callers that arrive during a refresh wait for it', async () => {
     const input: AuthzInput = { subject, org_id: 'org_main', action: 'dashboards:read' };
     expect((await app.services.engine.authorize(input)).allow).to.equal(true);
-    for (const [role, expected] of [['None', false], ['Viewer', true]] as const) {
+    for (const [role, expected] of [
+      ['None', false],
+      ['Viewer', true],
+    ] as const) {
       await app.services.transact(async (tx) => {
         await tx.db('org_members').where({ org_id: 'org_main', user_id: viewer.id }).update({ role });
         tx.policyChanged('org_main');
       });
       const decisions = await Promise.all(Array.from({ length: 5 }, () => app.services.engine.authorize(input)));
-      expect(decisions.map((d) => d.allow), `after the change to ${role}`).to.deep.equal(Array(5).fill(expected));
+      expect(
+        decisions.map((d) => d.allow),
+        `after the change to ${role}`,
+      ).to.deep.equal(Array(5).fill(expected));
     }
   });
 
   it('keeps at most maxLoadedOrgs documents, dropping the least recently used and reloading it when asked', async () => {
-    const engine = new AuthzEngine(app.db, (app.services.engine as unknown as { policy: PolicyModule }).policy, { legacyAclEnabled: true, maxLoadedOrgs: 2 }, silent);
+    const engine = new AuthzEngine(
+      app.db,
+      (app.services.engine as unknown as { policy: PolicyModule }).policy,
+      { legacyAclEnabled: true, maxLoadedOrgs: 2 },
+      silent,
+    );
     const ask = (orgId: string) => engine.authorize({ subject, org_id: orgId, action: 'dashboards:read' });
     const other = await createOrg(app);
     await ask('org_main');
@@ -92,7 +116,12 @@ describe('the authz engine', () => {
   });
 
   it('lets another instance see a change after its revision poll', async () => {
-    const other = new AuthzEngine(app.db, (app.services.engine as unknown as { policy: PolicyModule }).policy, { legacyAclEnabled: true, maxLoadedOrgs: 10 }, silent);
+    const other = new AuthzEngine(
+      app.db,
+      (app.services.engine as unknown as { policy: PolicyModule }).policy,
+      { legacyAclEnabled: true, maxLoadedOrgs: 10 },
+      silent,
+    );
     const input: AuthzInput = { subject, org_id: 'org_main', action: 'teams:create' };
     expect((await other.authorize(input)).allow).to.equal(false);
     await app.services.transact(async (tx) => {
@@ -109,7 +138,9 @@ describe('the authz engine', () => {
   });
 
   it('denies a disabled subject and a non-member server admin', async () => {
-    expect((await app.services.engine.authorize({ subject: { ...subject, disabled: true }, org_id: 'org_main', action: 'dashboards:read' })).allow).to.equal(false);
+    expect((await app.services.engine.authorize({ subject: { ...subject, disabled: true }, org_id: 'org_main', action: 'dashboards:read' })).allow).to.equal(
+      false,
+    );
     const outsider = { id: 'usr_outsider', kind: 'user' as const, server_admin: true, disabled: false };
     const decision = await app.services.engine.authorize({ subject: outsider, org_id: 'org_main', action: 'dashboards:read' });
     expect(decision.allow).to.equal(false);
@@ -130,7 +161,10 @@ describe('the authz engine', () => {
         },
       } as unknown as PolicyModule;
       const engine = new AuthzEngine(app.db, broken, { legacyAclEnabled: true, maxLoadedOrgs: 10 }, silent);
-      expect(await engine.authorize({ subject, org_id: 'org_main', action: 'dashboards:read' })).to.deep.equal({ allow: false, reasons: ['policy evaluation failed'] });
+      expect(await engine.authorize({ subject, org_id: 'org_main', action: 'dashboards:read' })).to.deep.equal({
+        allow: false,
+        reasons: ['policy evaluation failed'],
+      });
       expect(await engine.permissions(subject, 'org_main')).to.deep.equal({});
       expect(await engine.filter({ subject, org_id: 'org_main', action: 'dashboards:read', resources: [{ kind: 'dashboards', uid: 'x' }] })).to.deep.equal([]);
     });
@@ -138,7 +172,12 @@ describe('the authz engine', () => {
     it('when the policy data cannot be loaded', async () => {
       const database = await createTestDatabase();
       const lonely = await startTestApp({ database });
-      const engine = new AuthzEngine(lonely.db, (lonely.services.engine as unknown as { policy: PolicyModule }).policy, { legacyAclEnabled: true, maxLoadedOrgs: 10 }, silent);
+      const engine = new AuthzEngine(
+        lonely.db,
+        (lonely.services.engine as unknown as { policy: PolicyModule }).policy,
+        { legacyAclEnabled: true, maxLoadedOrgs: 10 },
+        silent,
+      );
       await lonely.close();
       await database.drop();
       const decision = await engine.authorize({ subject, org_id: 'org_main', action: 'dashboards:read' });

@@ -10,7 +10,13 @@ describe('configuration', () => {
   it('has the spec defaults', () => {
     const config = loadConfig({ NODE_ENV: 'test', ...secrets });
     expect(config.port).to.equal(3000);
-    expect(config.session).to.include({ maxLifetimeMs: 2_592_000_000, idleTimeoutMs: 604_800_000, rotationIntervalMs: 600_000, rotationGraceMs: 30_000, cookieSecure: false });
+    expect(config.session).to.include({
+      maxLifetimeMs: 2_592_000_000,
+      idleTimeoutMs: 604_800_000,
+      rotationIntervalMs: 600_000,
+      rotationGraceMs: 30_000,
+      cookieSecure: false,
+    });
     expect(config.auditRetentionDays).to.equal(90);
     expect(config.legacyAclEnabled).to.equal(true);
     expect(config.databaseUrl).to.equal(null);

@@ -1,6 +1,23 @@
 import { expect } from 'chai';
 import { startTestApp, TEST_DB, type TestApp } from './helpers/app.ts';
-import { addMember, api, assignRole, auditEntries, buildServiceAccount, buildToken, createOrg, createUser, DENIED, EMPTY_ADDRESS, liveSessions, MEMBER_FIELDS, ORG_FIELDS, sessionCookie, setUsersQuota, type TestUser } from './helpers/factories.ts';
+import {
+  addMember,
+  api,
+  assignRole,
+  auditEntries,
+  buildServiceAccount,
+  buildToken,
+  createOrg,
+  createUser,
+  DENIED,
+  EMPTY_ADDRESS,
+  liveSessions,
+  MEMBER_FIELDS,
+  ORG_FIELDS,
+  sessionCookie,
+  setUsersQuota,
+  type TestUser,
+} from './helpers/factories.ts';
 
 describe('the active org (/api/org)', () => {
   let app: TestApp;
@@ -59,7 +76,11 @@ describe('the active org (/api/org)', () => {
           expect(res.status, user.login).to.equal(403);
           expect(res.body.message).to.match(DENIED);
         }
-        const res = await app.request(endpoint.method, endpoint.path(viewer.id), { cookie: other.admin.cookie, body: endpoint.body, headers: { 'x-svc-org-id': orgId } });
+        const res = await app.request(endpoint.method, endpoint.path(viewer.id), {
+          cookie: other.admin.cookie,
+          body: endpoint.body,
+          headers: { 'x-svc-org-id': orgId },
+        });
         expect(res.status).to.equal(403);
         expect(await app.count('audit_log', { outcome: 'success' })).to.equal(auditsBefore);
         expect(await membership(orgId, viewer.id)).to.deep.equal({ role: 'Viewer' });
@@ -117,7 +138,14 @@ describe('the active org (/api/org)', () => {
         expect(res.status, member.login).to.equal(200);
         expect(res.body).to.deep.equal({ id: orgId, name: 'Viewed Org', address: EMPTY_ADDRESS, billingEmail: '' });
         // org administration stays with the org's Admins and holders of orgs:read
-        for (const path of [`/api/orgs/${orgId}`, '/api/orgs/name/Viewed%20Org', `/api/orgs/${other.orgId}`, '/api/orgs/name/Not%20Theirs', '/api/orgs', `/api/orgs/${orgId}/users`]) {
+        for (const path of [
+          `/api/orgs/${orgId}`,
+          '/api/orgs/name/Viewed%20Org',
+          `/api/orgs/${other.orgId}`,
+          '/api/orgs/name/Not%20Theirs',
+          '/api/orgs',
+          `/api/orgs/${orgId}/users`,
+        ]) {
           const denied = await api(app, member).get(path);
           expect(denied.status, `${member.login} ${path}`).to.equal(403);
           expect(denied.body.message).to.match(DENIED);
@@ -164,7 +192,12 @@ describe('the active org (/api/org)', () => {
       for (const member of res.body.orgUsers) expect(member).to.have.all.keys(...MEMBER_FIELDS);
       const logins = res.body.orgUsers.map((m: { login: string }) => m.login);
       expect(logins).to.deep.equal([...logins].sort());
-      expect(res.body.orgUsers.find((m: { userId: string }) => m.userId === editor.id)).to.include({ login: editor.login, email: editor.email, name: editor.login, role: 'Editor' });
+      expect(res.body.orgUsers.find((m: { userId: string }) => m.userId === editor.id)).to.include({
+        login: editor.login,
+        email: editor.email,
+        name: editor.login,
+        role: 'Editor',
+      });
     });
 
     it('invites an existing user by login or email into the active org', async () => {

@@ -8,7 +8,17 @@ import type { RouteEntry } from '../src/http/route.ts';
 import type { JSONSchema } from '../src/http/guard.ts';
 import { sample } from './helpers/schema-sample.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { addMember, addTeamMember, buildServiceAccount, buildTeam, buildToken, createOrg, createUser, type TestTeam, type TestUser } from './helpers/factories.ts';
+import {
+  addMember,
+  addTeamMember,
+  buildServiceAccount,
+  buildTeam,
+  buildToken,
+  createOrg,
+  createUser,
+  type TestTeam,
+  type TestUser,
+} from './helpers/factories.ts';
 
 interface OrgWorld {
   orgId: string;
@@ -38,7 +48,10 @@ async function buildWorld(app: TestApp, orgId: string, tag: string): Promise<Org
   const team = await buildTeam(app, { orgId, name: `team-${tag}` });
   await addTeamMember(app, team, viewer.id, 4);
   const roleUid = `custom:role-${tag}`;
-  const role = await app.request('POST', '/api/access-control/roles', { ...as, body: { uid: roleUid, name: roleUid, displayName: `Role ${tag}`, permissions: [{ action: 'teams:read', scope: 'teams:*' }] } });
+  const role = await app.request('POST', '/api/access-control/roles', {
+    ...as,
+    body: { uid: roleUid, name: roleUid, displayName: `Role ${tag}`, permissions: [{ action: 'teams:read', scope: 'teams:*' }] },
+  });
   expect(role.status, JSON.stringify(role.body)).to.equal(201);
   expect((await app.request('POST', `/api/access-control/users/${viewer.id}/roles`, { ...as, body: { roleUid } })).status).to.equal(200);
   expect((await app.request('POST', `/api/access-control/teams/${team.id}/roles`, { ...as, body: { roleUid } })).status).to.equal(200);
@@ -51,16 +64,45 @@ async function buildWorld(app: TestApp, orgId: string, tag: string): Promise<Org
   const folderUid = `folder-${tag}`;
   const folderTitle = `Folder ${tag}`;
   expect((await app.request('POST', '/api/folders', { ...as, body: { uid: folderUid, title: folderTitle } })).status).to.equal(201);
-  expect((await app.request('POST', '/api/folders', { ...as, body: { uid: `${folderUid}-sub`, title: `${folderTitle} sub`, parentUid: folderUid } })).status).to.equal(201);
+  expect(
+    (await app.request('POST', '/api/folders', { ...as, body: { uid: `${folderUid}-sub`, title: `${folderTitle} sub`, parentUid: folderUid } })).status,
+  ).to.equal(201);
   const dashboardUid = `dashboard-${tag}`;
   const dashboardTitle = `Dashboard ${tag}`;
-  expect((await app.request('POST', '/api/dashboards/db', { ...as, body: { dashboard: { uid: dashboardUid, title: dashboardTitle }, folderUid } })).status).to.equal(200);
+  expect(
+    (await app.request('POST', '/api/dashboards/db', { ...as, body: { dashboard: { uid: dashboardUid, title: dashboardTitle }, folderUid } })).status,
+  ).to.equal(200);
   const ruleUid = `rule-${tag}`;
   const ruleTitle = `Rule ${tag}`;
-  const ruleBody = { uid: ruleUid, title: ruleTitle, folderUID: folderUid, ruleGroup: 'g', condition: 'A', data: [{ refId: 'A', datasourceUid: 'ds', model: {} }] };
+  const ruleBody = {
+    uid: ruleUid,
+    title: ruleTitle,
+    folderUID: folderUid,
+    ruleGroup: 'g',
+    condition: 'A',
+    data: [{ refId: 'A', datasourceUid: 'ds', model: {} }],
+  };
   expect((await app.request('POST', '/api/v1/provisioning/alert-rules', { ...as, body: ruleBody })).status).to.equal(201);
   const org = await app.db('orgs').where('id', orgId).first('name');
-  return { orgId, orgName: org.name, admin, viewer, team, roleUid, serviceAccountId: account.id, serviceAccountLogin: account.login, tokenId: token.id, tokenKey: token.key, legacyKeyId: legacy.body.id, folderUid, folderTitle, dashboardUid, dashboardTitle, ruleUid, ruleTitle };
+  return {
+    orgId,
+    orgName: org.name,
+    admin,
+    viewer,
+    team,
+    roleUid,
+    serviceAccountId: account.id,
+    serviceAccountLogin: account.login,
+    tokenId: token.id,
+    tokenKey: token.key,
+    legacyKeyId: legacy.body.id,
+    folderUid,
+    folderTitle,
+    dashboardUid,
+    dashboardTitle,
+    ruleUid,
+    ruleTitle,
+  };
 }
 
 /** Everything of an org a request could change, as comparable rows. */
@@ -111,9 +153,23 @@ function otherOrgValues(other: OrgWorld): { params: Record<string, (path: string
       roleUid: () => other.roleUid,
       tokenId: () => other.tokenId,
       target: () => 'users',
-      uid: (path) => (path.startsWith('/api/dashboards') ? other.dashboardUid : path.startsWith('/api/v1/provisioning/alert-rules') ? other.ruleUid : other.folderUid),
+      uid: (path) =>
+        path.startsWith('/api/dashboards') ? other.dashboardUid : path.startsWith('/api/v1/provisioning/alert-rules') ? other.ruleUid : other.folderUid,
     },
-    body: { userId: other.viewer.id, roleUid: other.roleUid, roleUids: [other.roleUid], loginOrEmail: other.viewer.login, role: 'Admin', permission: 4, name: `renamed-${other.orgId}`, limit: 0, parentUid: other.folderUid, folderUid: other.folderUid, folderUID: other.folderUid, dashboard: { uid: other.dashboardUid, title: `renamed-${other.orgId}` } },
+    body: {
+      userId: other.viewer.id,
+      roleUid: other.roleUid,
+      roleUids: [other.roleUid],
+      loginOrEmail: other.viewer.login,
+      role: 'Admin',
+      permission: 4,
+      name: `renamed-${other.orgId}`,
+      limit: 0,
+      parentUid: other.folderUid,
+      folderUid: other.folderUid,
+      folderUID: other.folderUid,
+      dashboard: { uid: other.dashboardUid, title: `renamed-${other.orgId}` },
+    },
   };
 }
 
@@ -171,7 +227,9 @@ describe('org isolation', function () {
       for (const route of routes) {
         const { method, path, body } = request(route, values);
         const res = await app.request(method, path, { ...principal.auth, body, headers: { 'X-Svc-Org-Id': b.orgId } });
-        expect(res.status, `${principal.label}: ${method} ${path} with X-Svc-Org-Id ${b.orgId} -> ${JSON.stringify(res.body)}`).to.be.oneOf([400, 401, 403, 404, 409]);
+        expect(res.status, `${principal.label}: ${method} ${path} with X-Svc-Org-Id ${b.orgId} -> ${JSON.stringify(res.body)}`).to.be.oneOf([
+          400, 401, 403, 404, 409,
+        ]);
       }
     }
     expect(await snapshot(app, b)).to.equal(before);
@@ -192,7 +250,21 @@ describe('org isolation', function () {
   });
 
   it("lists in one's own org show nothing of the other org", async () => {
-    const secrets = [b.orgId, b.team.name, b.roleUid, b.serviceAccountLogin, b.viewer.login, b.admin.login, b.legacyKeyId, b.folderUid, b.folderTitle, b.dashboardUid, b.dashboardTitle, b.ruleUid, b.ruleTitle];
+    const secrets = [
+      b.orgId,
+      b.team.name,
+      b.roleUid,
+      b.serviceAccountLogin,
+      b.viewer.login,
+      b.admin.login,
+      b.legacyKeyId,
+      b.folderUid,
+      b.folderTitle,
+      b.dashboardUid,
+      b.dashboardTitle,
+      b.ruleUid,
+      b.ruleTitle,
+    ];
     const lists = app.built.routes.filter((route) => isOrgRoute(route) && route.method === 'get' && !route.path.includes('/:'));
     expect(lists.length).to.be.greaterThan(6);
     for (const principal of principals()) {
@@ -225,7 +297,9 @@ describe('org isolation', function () {
     const both = await createUser(app, { login: 'in-both', role: 'Viewer' });
     await addMember(app, b.orgId, both.id, 'Admin');
     expect((await app.request('GET', '/api/user/permissions', { cookie: both.cookie })).body).not.to.have.property('org.users:add');
-    expect((await app.request('GET', '/api/user/permissions', { cookie: both.cookie, headers: { 'X-Svc-Org-Id': b.orgId } })).body).to.have.property('org.users:add');
+    expect((await app.request('GET', '/api/user/permissions', { cookie: both.cookie, headers: { 'X-Svc-Org-Id': b.orgId } })).body).to.have.property(
+      'org.users:add',
+    );
     expect((await app.request('GET', `/api/teams/${b.team.id}`, { cookie: both.cookie })).status).to.be.oneOf([403, 404]);
   });
 });

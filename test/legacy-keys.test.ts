@@ -38,8 +38,12 @@ describe('API_KEYS', () => {
         error = err;
       }
       expect(error, value).to.be.instanceOf(ConfigError);
-      expect((error as Error).message, value).to.match(/^API_KEYS /).and.match(message);
-      expect((error as Error).message).not.to.include(CI_KEY).and.not.to.include(RO_KEY);
+      expect((error as Error).message, value)
+        .to.match(/^API_KEYS /)
+        .and.match(message);
+      expect((error as Error).message)
+        .not.to.include(CI_KEY)
+        .and.not.to.include(RO_KEY);
     }
   });
 });
@@ -82,8 +86,17 @@ describe('legacy API keys', () => {
       const account = await app.db('users').where('id', ci.serviceAccountId).first();
       expect(account).to.include({ name: 'legacy-ci', login: 'sa-legacy-ci', email: null, password_hash: null });
       expect(!!account.is_service_account && !!account.is_hidden).to.equal(true);
-      expect(await app.db('org_members').where('user_id', ci.serviceAccountId).select('org_id', 'role')).to.deep.equal([{ org_id: 'org_main', role: 'Editor' }]);
-      expect(await app.db('api_tokens').where('id', ci.tokenId).first()).to.include({ kind: 'sa', user_id: ci.serviceAccountId, org_id: 'org_main', name: 'ci', token_hash: sha256Hex(CI_KEY), expires_at: null });
+      expect(await app.db('org_members').where('user_id', ci.serviceAccountId).select('org_id', 'role')).to.deep.equal([
+        { org_id: 'org_main', role: 'Editor' },
+      ]);
+      expect(await app.db('api_tokens').where('id', ci.tokenId).first()).to.include({
+        kind: 'sa',
+        user_id: ci.serviceAccountId,
+        org_id: 'org_main',
+        name: 'ci',
+        token_hash: sha256Hex(CI_KEY),
+        expires_at: null,
+      });
 
       const entries = (await auditEntries(app, 'api_key.migrated')).sort((a, b) => a.target_name!.localeCompare(b.target_name!));
       expect(entries.map((e) => [e.actor_id, e.org_id, e.target_type, e.target_id, e.target_name])).to.deep.equal([
@@ -195,7 +208,13 @@ describe('legacy API keys', () => {
       expect(res.body).to.include({ name: 'grafana-agent' });
       expect(res.body.key).to.match(/^svc_sa_[A-Za-z0-9_-]{43}$/);
       const token = await app.db('api_tokens').where('id', res.body.id).first();
-      expect(token).to.include({ kind: 'sa', org_id: 'org_main', name: 'grafana-agent', token_hash: sha256Hex(res.body.key), expires_at: app.clock.now() + 3_600_000 });
+      expect(token).to.include({
+        kind: 'sa',
+        org_id: 'org_main',
+        name: 'grafana-agent',
+        token_hash: sha256Hex(res.body.key),
+        expires_at: app.clock.now() + 3_600_000,
+      });
       const account = await app.db('users').where('id', token.user_id).first();
       expect(account).to.include({ name: 'legacy-grafana-agent', login: 'sa-legacy-grafana-agent' });
       expect(!!account.is_hidden).to.equal(true);
@@ -206,8 +225,16 @@ describe('legacy API keys', () => {
       expect(JSON.stringify(await app.db('audit_log').select('*'))).not.to.include(res.body.key);
     });
 
-    it('POST refuses bad input (400), an existing key name (409), a role stronger than the caller\'s (403), and holds the quotas', async () => {
-      for (const body of [{}, { name: 'x' }, { role: 'Viewer' }, { name: 'x', role: 'None' }, { name: '', role: 'Viewer' }, { name: 'x', role: 'Viewer', secondsToLive: 0 }, { name: 'x', role: 'Viewer', extra: 1 }]) {
+    it("POST refuses bad input (400), an existing key name (409), a role stronger than the caller's (403), and holds the quotas", async () => {
+      for (const body of [
+        {},
+        { name: 'x' },
+        { role: 'Viewer' },
+        { name: 'x', role: 'None' },
+        { name: '', role: 'Viewer' },
+        { name: 'x', role: 'Viewer', secondsToLive: 0 },
+        { name: 'x', role: 'Viewer', extra: 1 },
+      ]) {
         expect((await createKey(admin.cookie, body)).status, JSON.stringify(body)).to.equal(400);
       }
       expect((await createKey(admin.cookie, { name: 'dup', role: 'Viewer' })).status).to.equal(201);
@@ -239,7 +266,7 @@ describe('legacy API keys', () => {
       expect((await app.request('GET', '/api/user/permissions', { token: second.body.key })).body).to.have.property('dashboards:write');
     });
 
-    it('GET lists the active org\'s live legacy keys; expired ones with includeExpired=true', async () => {
+    it("GET lists the active org's live legacy keys; expired ones with includeExpired=true", async () => {
       const orgId = await createOrg(app);
       await addMember(app, orgId, admin.id, 'Admin');
       const ci = (await migrate(serverAdmin.cookie)).body.migrated[0];
@@ -247,7 +274,8 @@ describe('legacy API keys', () => {
       await createKey(admin.cookie, { name: 'elsewhere', role: 'Viewer' }, { 'x-svc-org-id': orgId });
       await buildServiceAccount(app).then((account) => buildToken(app, account));
 
-      const names = async (query = '', headers: Record<string, string> = {}) => ((await app.request('GET', `/api/auth/keys${query}`, { cookie: admin.cookie, headers })).body.keys as Array<{ name: string }>).map((k) => k.name);
+      const names = async (query = '', headers: Record<string, string> = {}) =>
+        ((await app.request('GET', `/api/auth/keys${query}`, { cookie: admin.cookie, headers })).body.keys as Array<{ name: string }>).map((k) => k.name);
       expect(await names()).to.deep.equal(['brief', 'ci', 'reports']);
       const listed = (await app.request('GET', '/api/auth/keys', { cookie: admin.cookie })).body.keys;
       expect(listed[0]).to.deep.equal({ id: brief.body.id, name: 'brief', role: 'Viewer', expiration: new Date(app.clock.now() + 60_000).toISOString() });

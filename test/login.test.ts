@@ -14,7 +14,8 @@ describe('local login', () => {
     await app.close();
   });
 
-  const login = (user: string, password: string, headers: Record<string, string> = {}) => app.request('POST', '/api/login', { body: { user, password }, headers });
+  const login = (user: string, password: string, headers: Record<string, string> = {}) =>
+    app.request('POST', '/api/login', { body: { user, password }, headers });
 
   it('signs in with login or email: 200 {message, redirectUrl} and an HttpOnly, SameSite=Lax session cookie', async () => {
     const user = await createUser(app, { login: 'grace', email: 'grace@example.test' });
@@ -23,7 +24,11 @@ describe('local login', () => {
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ message: 'logged in', redirectUrl: '/' });
       const cookie = res.setCookie.find((c) => c.startsWith('svc_session='))!;
-      expect(cookie).to.match(/httponly/i).and.match(/samesite=lax/i).and.match(/path=\//i).and.not.match(/secure/i);
+      expect(cookie)
+        .to.match(/httponly/i)
+        .and.match(/samesite=lax/i)
+        .and.match(/path=\//i)
+        .and.not.match(/secure/i);
       const jar = new CookieJar();
       jar.absorb(res.setCookie);
       expect((await app.request('GET', '/api/user', { jar })).body.id).to.equal(user.id);
@@ -48,7 +53,12 @@ describe('local login', () => {
     await createUser(app, { login: 'off', disabled: true });
     const sa = await createUser(app, { login: 'sa-robot' });
     await app.db('users').where('id', sa.id).update({ is_service_account: true });
-    const answers = [await login('known', 'wrong password!'), await login('nobody', DEFAULT_PASSWORD), await login('off', DEFAULT_PASSWORD), await login('sa-robot', DEFAULT_PASSWORD)];
+    const answers = [
+      await login('known', 'wrong password!'),
+      await login('nobody', DEFAULT_PASSWORD),
+      await login('off', DEFAULT_PASSWORD),
+      await login('sa-robot', DEFAULT_PASSWORD),
+    ];
     for (const res of answers) {
       expect(res.status).to.equal(401);
       expect(res.body).to.deep.equal({ message: INVALID });
@@ -130,7 +140,8 @@ describe('local login', () => {
       const proxied = await startTestApp({ env: { TRUSTED_PROXIES: '127.0.0.1' } });
       try {
         await createUser(proxied, { login: 'behind' });
-        const attempt = (ip: string, password: string) => proxied.request('POST', '/api/login', { body: { user: 'behind', password }, headers: { 'x-forwarded-for': `203.0.113.9, ${ip}` } });
+        const attempt = (ip: string, password: string) =>
+          proxied.request('POST', '/api/login', { body: { user: 'behind', password }, headers: { 'x-forwarded-for': `203.0.113.9, ${ip}` } });
         for (let i = 0; i < 5; i++) await attempt('198.51.100.1', 'wrong password!');
         expect((await attempt('198.51.100.1', DEFAULT_PASSWORD)).status).to.equal(429);
         expect((await attempt('198.51.100.2', DEFAULT_PASSWORD)).status).to.equal(200);

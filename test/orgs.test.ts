@@ -1,6 +1,25 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { addMember, api, assignRole, auditEntries, buildServiceAccount, buildTeam, buildToken, createOrg, createUser, DENIED, EMPTY_ADDRESS, liveSessions, MEMBER_FIELDS, ORG_FIELDS, orgFootprint, sessionCookie, setUsersQuota, type TestUser } from './helpers/factories.ts';
+import {
+  addMember,
+  api,
+  assignRole,
+  auditEntries,
+  buildServiceAccount,
+  buildTeam,
+  buildToken,
+  createOrg,
+  createUser,
+  DENIED,
+  EMPTY_ADDRESS,
+  liveSessions,
+  MEMBER_FIELDS,
+  ORG_FIELDS,
+  orgFootprint,
+  sessionCookie,
+  setUsersQuota,
+  type TestUser,
+} from './helpers/factories.ts';
 
 const SEEDED_ROLES = 60;
 
@@ -147,7 +166,15 @@ describe('orgs at server level (/api/orgs)', () => {
       expect((await app.db('users').where('id', root.id).first('default_org_id')).default_org_id).to.equal('org_main');
 
       const [created] = await auditEntries(app, { action: 'org.created', target_id: orgId });
-      expect(created).to.include({ actor_type: 'user', actor_id: root.id, actor_name: 'root-admin', org_id: orgId, target_type: 'org', target_name: 'Fresh Org', outcome: 'success' });
+      expect(created).to.include({
+        actor_type: 'user',
+        actor_id: root.id,
+        actor_name: 'root-admin',
+        org_id: orgId,
+        target_type: 'org',
+        target_name: 'Fresh Org',
+        outcome: 'success',
+      });
       expect(created!.metadata).to.deep.equal({ seededRoles: SEEDED_ROLES });
       const [added] = await auditEntries(app, { action: 'org.member_added', org_id: orgId });
       expect(added).to.include({ actor_id: root.id, target_type: 'user', target_id: root.id, outcome: 'success' });
@@ -251,7 +278,15 @@ describe('orgs at server level (/api/orgs)', () => {
 
     it('is 400 on an empty body, bad fields or types', async () => {
       const { orgId, admin } = await orgWithPeople();
-      const bodies = [{}, { name: '' }, { billingEmail: 'not-an-email' }, { address: { planet: 'Mars' } }, { address: 'Main St' }, { address: { city: 7 } }, { id: 'org_x' }];
+      const bodies = [
+        {},
+        { name: '' },
+        { billingEmail: 'not-an-email' },
+        { address: { planet: 'Mars' } },
+        { address: 'Main St' },
+        { address: { city: 7 } },
+        { id: 'org_x' },
+      ];
       for (const body of bodies) {
         const res = await api(app, admin).put(`/api/orgs/${orgId}`, body);
         expect(res.status, JSON.stringify(body)).to.equal(400);
@@ -294,7 +329,10 @@ describe('orgs at server level (/api/orgs)', () => {
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ message: 'org deleted' });
       const after = await orgFootprint(app, orgId, [team]);
-      expect(Object.values(after).every((count) => count === 0), JSON.stringify(after)).to.equal(true);
+      expect(
+        Object.values(after).every((count) => count === 0),
+        JSON.stringify(after),
+      ).to.equal(true);
       expect(await app.count('team_members', { team_id: team })).to.equal(0);
       expect(await app.count('users', { id: sa.id })).to.equal(0);
       expect(await app.count('users', { id: admin.id })).to.equal(1);
@@ -382,7 +420,14 @@ describe('orgs at server level (/api/orgs)', () => {
         expect(res.status, loginOrEmail).to.equal(404);
         expect(res.body.message).to.equal('no user with that login or email');
       }
-      for (const body of [{}, { loginOrEmail: 'x' }, { role: 'Viewer' }, { loginOrEmail: 'x', role: 'Owner' }, { loginOrEmail: 5, role: 'Viewer' }, { loginOrEmail: 'x', role: 'Viewer', orgId: 'o' }]) {
+      for (const body of [
+        {},
+        { loginOrEmail: 'x' },
+        { role: 'Viewer' },
+        { loginOrEmail: 'x', role: 'Owner' },
+        { loginOrEmail: 5, role: 'Viewer' },
+        { loginOrEmail: 'x', role: 'Viewer', orgId: 'o' },
+      ]) {
         expect((await api(app, admin).post(`/api/orgs/${orgId}/users`, body)).status, JSON.stringify(body)).to.equal(400);
       }
       expect(await app.count('org_members', { org_id: orgId })).to.equal(3);

@@ -28,7 +28,16 @@ describe('lists: perpage, page and totalCount on every list endpoint', () => {
     for (const name of ['p1', 'p2', 'p3']) expect((await api(app, admin).post('/api/user/access-tokens', { name })).status).to.equal(201);
     for (let i = 0; i < 2; i += 1) await sessionCookie(app, admin.id);
     const now = app.clock.now();
-    for (const n of [1, 2, 3]) await app.db('user_auth_links').insert({ id: `lnk_${n}`, user_id: admin.id, auth_module: 'oauth_generic', auth_id: `sub-${n}`, label: 'Generic OIDC', created_at: now + n, updated_at: now + n });
+    for (const n of [1, 2, 3])
+      await app.db('user_auth_links').insert({
+        id: `lnk_${n}`,
+        user_id: admin.id,
+        auth_module: 'oauth_generic',
+        auth_id: `sub-${n}`,
+        label: 'Generic OIDC',
+        created_at: now + n,
+        updated_at: now + n,
+      });
 
     lists.push(
       { path: () => '/api/org/users', key: 'orgUsers', total: 5, id: 'userId', as: () => admin },

@@ -59,7 +59,8 @@ describe('policy parity: wasm in Node versus opa eval on the sources', function 
         expect(wasm.decisions[i], `case ${i}: ${JSON.stringify(org.inputs[i])}`).to.deep.equal(native.decisions[i]);
       }
       // permissions returns scope sets, as JSON arrays in no fixed order
-      const sortScopes = (maps: Array<Record<string, string[]>>) => maps.map((map) => Object.fromEntries(Object.entries(map).map(([action, scopes]) => [action, [...scopes].sort()])));
+      const sortScopes = (maps: Array<Record<string, string[]>>) =>
+        maps.map((map) => Object.fromEntries(Object.entries(map).map(([action, scopes]) => [action, [...scopes].sort()])));
       expect(sortScopes(wasm.permissions as Array<Record<string, string[]>>)).to.deep.equal(sortScopes(native.permissions));
       expect(wasm.filters).to.deep.equal(native.filters);
     });
@@ -70,7 +71,18 @@ describe('policy parity: wasm in Node versus opa eval on the sources', function 
       const org = generateOrg(seed, 0);
       const instance = await (await PolicyModule.fromFile(path.join(REPO_ROOT, 'policies/build/authz.wasm'))).instantiate();
       instance.setData(org.document);
-      const actions = ['dashboards:read', 'dashboards:write', 'folders:read', 'connectors:query', 'users:read', 'users.tokens:write', 'orgs:read', 'org.users:write', 'teams:read', 'orgs:create'];
+      const actions = [
+        'dashboards:read',
+        'dashboards:write',
+        'folders:read',
+        'connectors:query',
+        'users:read',
+        'users.tokens:write',
+        'orgs:read',
+        'org.users:write',
+        'teams:read',
+        'orgs:create',
+      ];
       let allowed = 0;
       let items = 0;
       for (const subject of org.subjects) {
@@ -89,7 +101,9 @@ describe('policy parity: wasm in Node versus opa eval on the sources', function 
           for (const orgId of ['org_gen', null]) {
             const request = { subject, org_id: orgId, action };
             const kept = instance.evaluate('authz/filter', { ...request, resources }) as number[];
-            const decided = resources.flatMap((resource, index) => ((instance.evaluate('authz/decision', { ...request, resource }) as { allow: boolean }).allow ? [index] : []));
+            const decided = resources.flatMap((resource, index) =>
+              (instance.evaluate('authz/decision', { ...request, resource }) as { allow: boolean }).allow ? [index] : [],
+            );
             expect(kept, `${JSON.stringify(request)}`).to.deep.equal(decided);
             allowed += decided.length;
             items += resources.length;

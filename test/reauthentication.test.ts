@@ -45,7 +45,10 @@ describe('PUT /api/user: the current password to change email or login', () => {
 
   it('changes email and login with the right current password', async () => {
     const user = await createUser(app);
-    const res = await app.request('PUT', '/api/user', { cookie: user.cookie, body: { email: 'new@example.test', login: 'renamed', currentPassword: user.password } });
+    const res = await app.request('PUT', '/api/user', {
+      cookie: user.cookie,
+      body: { email: 'new@example.test', login: 'renamed', currentPassword: user.password },
+    });
     expect(res.status).to.equal(200);
     expect(await stored(user.id)).to.include({ email: 'new@example.test', login: 'renamed' });
   });

@@ -1,7 +1,22 @@
 import { expect } from 'chai';
 import { insertRole } from '../src/accesscontrol/store.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { addMember, addTeamMember, api, assignRole, auditEntries, buildRole, buildTeam, createOrg, createUser, DELEGATION_DENIED, DENIED, liveSessions, signInAgain, type TestUser } from './helpers/factories.ts';
+import {
+  addMember,
+  addTeamMember,
+  api,
+  assignRole,
+  auditEntries,
+  buildRole,
+  buildTeam,
+  createOrg,
+  createUser,
+  DELEGATION_DENIED,
+  DENIED,
+  liveSessions,
+  signInAgain,
+  type TestUser,
+} from './helpers/factories.ts';
 
 /** Any refusal: a policy deny, or the delegation rule's own message. */
 
@@ -35,14 +50,23 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
     await app.close();
   });
 
-  const userRoleRows = (userId: string) => app.db('user_roles as a').join('roles as r', 'r.id', 'a.role_id').where('a.user_id', userId).orderBy('r.uid').select('r.uid', 'a.org_id');
-  const teamRoleUids = (teamId: string) => app.db('team_roles as a').join('roles as r', 'r.id', 'a.role_id').where('a.team_id', teamId).orderBy('r.uid').pluck('r.uid');
-  const permissionsOf = async (user: TestUser, orgId?: string) => (await api(app, await signInAgain(app, user), orgId).get('/api/user/permissions')).body as Record<string, string[]>;
+  const userRoleRows = (userId: string) =>
+    app.db('user_roles as a').join('roles as r', 'r.id', 'a.role_id').where('a.user_id', userId).orderBy('r.uid').select('r.uid', 'a.org_id');
+  const teamRoleUids = (teamId: string) =>
+    app.db('team_roles as a').join('roles as r', 'r.id', 'a.role_id').where('a.team_id', teamId).orderBy('r.uid').pluck('r.uid');
+  const permissionsOf = async (user: TestUser, orgId?: string) =>
+    (await api(app, await signInAgain(app, user), orgId).get('/api/user/permissions')).body as Record<string, string[]>;
 
   async function insertManagedUserRole(userId: string): Promise<string> {
     const uid = `managed:users:${userId}:permissions`;
     await app.services.transact(async (tx) => {
-      const roleId = await insertRole(tx.db, 'org_main', { uid, name: uid, displayName: '', description: '', groupName: '', permissions: [{ action: 'dashboards:read', scope: 'dashboards:uid:d1' }] }, app.clock.now(), true);
+      const roleId = await insertRole(
+        tx.db,
+        'org_main',
+        { uid, name: uid, displayName: '', description: '', groupName: '', permissions: [{ action: 'dashboards:read', scope: 'dashboards:uid:d1' }] },
+        app.clock.now(),
+        true,
+      );
       await tx.db('user_roles').insert({ user_id: userId, role_id: roleId, org_id: 'org_main', created_at: app.clock.now() });
       tx.policyChanged('org_main', { kind: 'role', uid }, { kind: 'member', userId });
     });
@@ -89,7 +113,7 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
   });
 
   describe('users', () => {
-    it('POST assigns a role: stored, audited, in force at the assignee\'s next request on the session they have', async () => {
+    it("POST assigns a role: stored, audited, in force at the assignee's next request on the session they have", async () => {
       const user = await createUser(app, { role: 'Viewer' });
       expect((await api(app, user).get('/api/user/permissions')).body).not.to.have.property('serviceaccounts:read');
       const before = await liveSessions(app, user.id);
@@ -190,7 +214,11 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
       expect(res.body.totalCount).to.equal(3);
       for (const role of res.body.roles) expect(role).to.have.all.keys(...ASSIGNED_ROLE_FIELDS);
       expect(res.body.roles.map((r: { uid: string }) => r.uid)).to.deep.equal([customUid, globalUid, 'fixed:teams:reader'].sort());
-      expect(res.body.roles.find((r: { uid: string }) => r.uid === 'fixed:teams:reader')).to.deep.include({ globalAssignment: false, global: false, permissions: [{ action: 'teams:read', scope: 'teams:*' }] });
+      expect(res.body.roles.find((r: { uid: string }) => r.uid === 'fixed:teams:reader')).to.deep.include({
+        globalAssignment: false,
+        global: false,
+        permissions: [{ action: 'teams:read', scope: 'teams:*' }],
+      });
       expect(res.body.roles.find((r: { uid: string }) => r.uid === globalUid)).to.include({ globalAssignment: true, global: true });
 
       const hidden = await api(app, orgAdmin).get(`/api/access-control/users/${user.id}/roles?includeHidden=true`);
@@ -240,7 +268,9 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
       const managed = await insertManagedUserRole(user.id);
       const signedIn = await signInAgain(app, user);
 
-      const res = await api(app, orgAdmin).put(`/api/access-control/users/${user.id}/roles`, { roleUids: ['fixed:teams:reader', 'fixed:folders:reader', 'fixed:folders:reader'] });
+      const res = await api(app, orgAdmin).put(`/api/access-control/users/${user.id}/roles`, {
+        roleUids: ['fixed:teams:reader', 'fixed:folders:reader', 'fixed:folders:reader'],
+      });
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ message: 'roles of the user updated', added: ['fixed:folders:reader'], removed: [customUid] });
       expect(await userRoleRows(user.id)).to.deep.equal(

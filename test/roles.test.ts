@@ -1,7 +1,23 @@
 import { expect } from 'chai';
 import { insertRole } from '../src/accesscontrol/store.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { addMember, addTeamMember, api, assignRole, auditEntries, buildRole, buildTeam, createOrg, createUser, DELEGATION_DENIED, DENIED, liveSessions, type RoleBody, signInAgain, type TestUser } from './helpers/factories.ts';
+import {
+  addMember,
+  addTeamMember,
+  api,
+  assignRole,
+  auditEntries,
+  buildRole,
+  buildTeam,
+  createOrg,
+  createUser,
+  DELEGATION_DENIED,
+  DENIED,
+  liveSessions,
+  type RoleBody,
+  signInAgain,
+  type TestUser,
+} from './helpers/factories.ts';
 
 /** Any refusal: a policy deny, or the delegation rule's own message. */
 
@@ -30,9 +46,12 @@ describe('roles (/api/access-control/roles)', () => {
     await app.close();
   });
 
-  const roleRow = (uid: string, orgId: string | null = 'org_main') => (orgId ? app.db('roles').where({ uid, org_id: orgId }) : app.db('roles').where('uid', uid).whereNull('org_id')).first();
+  const roleRow = (uid: string, orgId: string | null = 'org_main') =>
+    (orgId ? app.db('roles').where({ uid, org_id: orgId }) : app.db('roles').where('uid', uid).whereNull('org_id')).first();
   const permissionRows = async (roleId: number) =>
-    (await app.db('role_permissions').where('role_id', roleId).orderBy(['action', 'scope']).select('action', 'scope')).map((p: { action: string; scope: string }) => `${p.action} ${p.scope}`);
+    (await app.db('role_permissions').where('role_id', roleId).orderBy(['action', 'scope']).select('action', 'scope')).map(
+      (p: { action: string; scope: string }) => `${p.action} ${p.scope}`,
+    );
 
   async function createRole(overrides: Partial<RoleBody> = {}, as: TestUser = orgAdmin) {
     const body = buildRole(overrides);
@@ -43,7 +62,13 @@ describe('roles (/api/access-control/roles)', () => {
 
   async function insertManagedRole(uid: string): Promise<void> {
     await app.services.transact(async (tx) => {
-      await insertRole(tx.db, 'org_main', { uid, name: uid, displayName: '', description: '', groupName: '', permissions: [{ action: 'dashboards:read', scope: 'dashboards:uid:d1' }] }, app.clock.now(), true);
+      await insertRole(
+        tx.db,
+        'org_main',
+        { uid, name: uid, displayName: '', description: '', groupName: '', permissions: [{ action: 'dashboards:read', scope: 'dashboards:uid:d1' }] },
+        app.clock.now(),
+        true,
+      );
       tx.policyChanged('org_main', { kind: 'role', uid });
     });
   }
@@ -105,7 +130,11 @@ describe('roles (/api/access-control/roles)', () => {
       // the org's own basic:server_admin stands for the global one of the same uid
       expect(roles.find((r) => r.uid === 'basic:server_admin')).to.include({ global: false });
       expect(roles.find((r) => r.uid === global.uid)).to.include({ global: true, hidden: false, version: 1 });
-      expect(roles.find((r) => r.uid === 'fixed:teams:reader')).to.deep.include({ permissions: [{ action: 'teams:read', scope: 'teams:*' }], hidden: false, global: false });
+      expect(roles.find((r) => r.uid === 'fixed:teams:reader')).to.deep.include({
+        permissions: [{ action: 'teams:read', scope: 'teams:*' }],
+        hidden: false,
+        global: false,
+      });
     });
 
     it('shows managed roles only with includeHidden=true', async () => {
@@ -153,7 +182,12 @@ describe('roles (/api/access-control/roles)', () => {
       expect(res.status).to.equal(200);
       expect(res.body).to.have.all.keys(...ROLE_FIELDS);
       expect(res.body).to.include({ uid: 'fixed:dashboards:writer', name: 'fixed:dashboards:writer', global: false, hidden: false });
-      expect(res.body.permissions.map((p: { action: string }) => p.action)).to.include.members(['dashboards:read', 'dashboards:write', 'dashboards:create', 'dashboards:delete']);
+      expect(res.body.permissions.map((p: { action: string }) => p.action)).to.include.members([
+        'dashboards:read',
+        'dashboards:write',
+        'dashboards:create',
+        'dashboards:delete',
+      ]);
     });
 
     it('finds a global role from any org, and 404s on an unknown role or one of another org', async () => {
@@ -221,7 +255,14 @@ describe('roles (/api/access-control/roles)', () => {
     });
 
     it('refuses a uid or name that does not start with custom: with 400', async () => {
-      for (const overrides of [{ uid: 'mine' }, { name: 'reports' }, { uid: 'custom:' }, { uid: 'Custom:x' }, { uid: 'custom:with space' }, { uid: 'custom:a/b' }]) {
+      for (const overrides of [
+        { uid: 'mine' },
+        { name: 'reports' },
+        { uid: 'custom:' },
+        { uid: 'Custom:x' },
+        { uid: 'custom:with space' },
+        { uid: 'custom:a/b' },
+      ]) {
         const res = await api(app, orgAdmin).post('/api/access-control/roles', buildRole(overrides));
         expect(res.status, JSON.stringify(overrides)).to.equal(400);
         expect(res.body.message).to.match(/custom:/);
@@ -259,7 +300,15 @@ describe('roles (/api/access-control/roles)', () => {
     it('rejects missing fields, wrong types and unknown fields with 400', async () => {
       const { uid: _uid, ...noUid } = buildRole();
       const { permissions: _p, ...noPermissions } = buildRole();
-      const bodies = [noUid, noPermissions, { ...buildRole(), displayName: 7 }, { ...buildRole(), permissions: 'all' }, { ...buildRole(), permissions: [{ scope: 'teams:*' }] }, { ...buildRole(), global: 'yes' }, { ...buildRole(), version: 3 }];
+      const bodies = [
+        noUid,
+        noPermissions,
+        { ...buildRole(), displayName: 7 },
+        { ...buildRole(), permissions: 'all' },
+        { ...buildRole(), permissions: [{ scope: 'teams:*' }] },
+        { ...buildRole(), global: 'yes' },
+        { ...buildRole(), version: 3 },
+      ];
       for (const body of bodies) {
         const res = await api(app, orgAdmin).post('/api/access-control/roles', body);
         expect(res.status, JSON.stringify(body)).to.equal(400);
@@ -294,12 +343,28 @@ describe('roles (/api/access-control/roles)', () => {
 
     describe('delegation', () => {
       it('an org Admin holds *:* and may create a role with any permission', async () => {
-        const res = await api(app, orgAdmin).post('/api/access-control/roles', buildRole({ permissions: [{ action: 'dashboards:write', scope: 'dashboards:*' }, { action: 'users:read', scope: 'users:*' }] }));
+        const res = await api(app, orgAdmin).post(
+          '/api/access-control/roles',
+          buildRole({
+            permissions: [
+              { action: 'dashboards:write', scope: 'dashboards:*' },
+              { action: 'users:read', scope: 'users:*' },
+            ],
+          }),
+        );
         expect(res.status).to.equal(201);
       });
 
       it('a holder of fixed:roles:writer may create a role granting what it holds', async () => {
-        const res = await api(app, rolesWriter).post('/api/access-control/roles', buildRole({ permissions: [{ action: 'roles:read', scope: 'roles:*' }, { action: 'dashboards:read', scope: 'dashboards:uid:d1' }] }));
+        const res = await api(app, rolesWriter).post(
+          '/api/access-control/roles',
+          buildRole({
+            permissions: [
+              { action: 'roles:read', scope: 'roles:*' },
+              { action: 'dashboards:read', scope: 'dashboards:uid:d1' },
+            ],
+          }),
+        );
         expect(res.status).to.equal(201);
       });
 
@@ -355,7 +420,13 @@ describe('roles (/api/access-control/roles)', () => {
     it('of two concurrent updates at the same version exactly one wins', async () => {
       const role = await createRole();
       const [a, b] = await Promise.all(
-        ['A', 'B'].map((tag) => api(app, orgAdmin).put(`/api/access-control/roles/${role.uid}`, { version: 1, displayName: tag, permissions: [{ action: 'teams:read', scope: `teams:id:${tag}` }] })),
+        ['A', 'B'].map((tag) =>
+          api(app, orgAdmin).put(`/api/access-control/roles/${role.uid}`, {
+            version: 1,
+            displayName: tag,
+            permissions: [{ action: 'teams:read', scope: `teams:id:${tag}` }],
+          }),
+        ),
       );
       expect([a!.status, b!.status].sort()).to.deep.equal([200, 409]);
       const winner = a!.status === 200 ? 'A' : 'B';
@@ -407,10 +478,16 @@ describe('roles (/api/access-control/roles)', () => {
 
     it('needs delegation on the new permissions', async () => {
       const role = await createRole({ permissions: [{ action: 'roles:read', scope: 'roles:*' }] }, rolesWriter);
-      const res = await api(app, rolesWriter).put(`/api/access-control/roles/${role.uid}`, { version: 1, permissions: [{ action: 'dashboards:write', scope: 'dashboards:*' }] });
+      const res = await api(app, rolesWriter).put(`/api/access-control/roles/${role.uid}`, {
+        version: 1,
+        permissions: [{ action: 'dashboards:write', scope: 'dashboards:*' }],
+      });
       expect(res.status).to.equal(403);
       expect((await roleRow(role.uid)).version).to.equal(1);
-      const allowed = await api(app, rolesWriter).put(`/api/access-control/roles/${role.uid}`, { version: 1, permissions: [{ action: 'roles:write', scope: 'roles:*' }] });
+      const allowed = await api(app, rolesWriter).put(`/api/access-control/roles/${role.uid}`, {
+        version: 1,
+        permissions: [{ action: 'roles:write', scope: 'roles:*' }],
+      });
       expect(allowed.status).to.equal(200);
     });
 
@@ -427,7 +504,10 @@ describe('roles (/api/access-control/roles)', () => {
       for (const holder of holders) expect((await api(app, holder).get('/api/user/permissions')).body).not.to.have.property('serviceaccounts:read');
 
       const sessions = [await liveSessions(app, direct.id), await liveSessions(app, throughTeam.id)];
-      const res = await api(app, orgAdmin).put(`/api/access-control/roles/${role.uid}`, { version: 1, permissions: [{ action: 'serviceaccounts:read', scope: 'serviceaccounts:*' }] });
+      const res = await api(app, orgAdmin).put(`/api/access-control/roles/${role.uid}`, {
+        version: 1,
+        permissions: [{ action: 'serviceaccounts:read', scope: 'serviceaccounts:*' }],
+      });
       expect(res.status).to.equal(200);
       for (const holder of holders) {
         const next = await api(app, holder).get('/api/user/permissions');

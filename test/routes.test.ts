@@ -21,9 +21,7 @@ describe('route accounting', () => {
 
   it('the router holds exactly the declared routes', () => {
     const declared = app.built.routes.map((r) => `${r.method.toUpperCase()} ${r.path}`).sort();
-    const registered = app.built.router.stack
-      .flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${layer.path}`))
-      .sort();
+    const registered = app.built.router.stack.flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${layer.path}`)).sort();
     expect(registered).to.deep.equal(declared);
     expect(declared.length).to.be.greaterThan(5);
   });
@@ -38,7 +36,10 @@ describe('route accounting', () => {
     };
     try {
       for (const route of app.built.routes.filter((r) => r.access === 'authenticated')) {
-        const paramSchemas = ((route.schemas.params as { properties?: Record<string, JSONSchema> } | undefined)?.properties ?? {}) as Record<string, JSONSchema>;
+        const paramSchemas = ((route.schemas.params as { properties?: Record<string, JSONSchema> } | undefined)?.properties ?? {}) as Record<
+          string,
+          JSONSchema
+        >;
         const path = route.path.replace(/:(\w+)/g, (_, name: string) => {
           const value = paramSchemas[name] ? sample(paramSchemas[name]) : undefined;
           return encodeURIComponent(typeof value === 'string' && !STRING_CANDIDATES.includes(value) ? value : 'x1');

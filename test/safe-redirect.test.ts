@@ -29,7 +29,8 @@ describe('post-login redirects stay local', () => {
   }
 
   it('keeps local paths, with their query and encoded characters', () => {
-    for (const target of ['/', '/dashboards/d/abc', '/search?query=cpu%20load&folder=general', '/d/a%20b#panel-2']) expect(safeRedirect(target)).to.equal(target);
+    for (const target of ['/', '/dashboards/d/abc', '/search?query=cpu%20load&folder=general', '/d/a%20b#panel-2'])
+      expect(safeRedirect(target)).to.equal(target);
   });
 
   it('refuses what is not a string', () => {
@@ -48,7 +49,9 @@ describe('post-login redirects stay local', () => {
 
     it('POST /api/login answers redirectUrl "/" for an encoded escape, and GET /api/login/local does not follow one', async () => {
       for (const target of ['/%2F%5Cevil.example', '/..%2f..%2fevil.example']) {
-        const login = await app.request('POST', `/api/login?redirect=${encodeURIComponent(target)}`, { body: { user: 'redirected', password: DEFAULT_PASSWORD } });
+        const login = await app.request('POST', `/api/login?redirect=${encodeURIComponent(target)}`, {
+          body: { user: 'redirected', password: DEFAULT_PASSWORD },
+        });
         expect(login.status).to.equal(200);
         expect(login.body.redirectUrl, target).to.equal('/');
         const local = await app.request('GET', `/api/login/local?redirect=${encodeURIComponent(target)}`);

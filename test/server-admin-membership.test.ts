@@ -7,7 +7,7 @@ import { api, auditEntries, createUser, DENIED, type TestUser } from './helpers/
  * admin changes a server admin's org role or removes one from an org (the policy decides, from
  * the target's flag in the input).
  */
-describe('a server admin\'s org membership: changed only by a server admin', () => {
+describe("a server admin's org membership: changed only by a server admin", () => {
   let app: TestApp;
   let serverAdmin: TestUser;
   let otherServerAdmin: TestUser;
@@ -46,7 +46,7 @@ describe('a server admin\'s org membership: changed only by a server admin', () 
     expect(await roleIn(member.id)).to.equal(undefined);
   });
 
-  it('a server admin changes another server admin\'s role and membership', async () => {
+  it("a server admin changes another server admin's role and membership", async () => {
     expect((await api(app, serverAdmin).patch(`/api/org/users/${otherServerAdmin.id}`, { role: 'Viewer' })).status).to.equal(200);
     expect(await roleIn(otherServerAdmin.id)).to.equal('Viewer');
     expect((await api(app, serverAdmin).delete(`/api/orgs/org_main/users/${otherServerAdmin.id}`)).status).to.equal(200);

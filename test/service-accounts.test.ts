@@ -16,7 +16,8 @@ describe('service accounts', () => {
     await app.close();
   });
 
-  const create = (cookie: string, body: unknown, headers: Record<string, string> = {}) => app.request('POST', '/api/serviceaccounts', { cookie, body, headers });
+  const create = (cookie: string, body: unknown, headers: Record<string, string> = {}) =>
+    app.request('POST', '/api/serviceaccounts', { cookie, body, headers });
 
   /** Every endpoint of the family, with a valid body, against an existing account and token. */
   async function endpoints() {
@@ -56,7 +57,14 @@ describe('service accounts', () => {
       expect(!!row.is_hidden).to.equal(false);
       expect(await app.db('org_members').where('user_id', res.body.id).select('org_id', 'role')).to.deep.equal([{ org_id: 'org_main', role: 'Editor' }]);
       const [entry] = await auditEntries(app, 'service_account.created');
-      expect(entry).to.include({ actor_id: admin.id, org_id: 'org_main', target_type: 'service_account', target_id: res.body.id, target_name: 'CI Bot #1', outcome: 'success' });
+      expect(entry).to.include({
+        actor_id: admin.id,
+        org_id: 'org_main',
+        target_type: 'service_account',
+        target_id: res.body.id,
+        target_name: 'CI Bot #1',
+        outcome: 'success',
+      });
       expect(entry!.metadata).to.deep.equal({ login: 'sa-ci-bot-1', role: 'Editor', isDisabled: false });
     });
 
@@ -73,7 +81,17 @@ describe('service accounts', () => {
     });
 
     it('refuses bad input with 400 and an existing name or login with 409', async () => {
-      for (const body of [{}, { name: 'x' }, { role: 'Viewer' }, { name: 'x', role: 'None' }, { name: 'x', role: 'Owner' }, { name: 'x', role: 'Viewer', isDisabled: 'yes' }, { name: 'x', role: 'Viewer', email: 'a@b' }, { name: '   ', role: 'Viewer' }, { name: 12, role: 'Viewer' }]) {
+      for (const body of [
+        {},
+        { name: 'x' },
+        { role: 'Viewer' },
+        { name: 'x', role: 'None' },
+        { name: 'x', role: 'Owner' },
+        { name: 'x', role: 'Viewer', isDisabled: 'yes' },
+        { name: 'x', role: 'Viewer', email: 'a@b' },
+        { name: '   ', role: 'Viewer' },
+        { name: 12, role: 'Viewer' },
+      ]) {
         const res = await create(admin.cookie, body);
         expect(res.status, JSON.stringify(body)).to.equal(400);
         expect(res.body.message).to.be.a('string');
@@ -108,7 +126,7 @@ describe('service accounts', () => {
   });
 
   describe('search', () => {
-    it('pages through the org\'s visible accounts with their live token counts', async () => {
+    it("pages through the org's visible accounts with their live token counts", async () => {
       const alpha = await buildServiceAccount(app, { name: 'alpha', role: 'Editor' });
       const beta = await buildServiceAccount(app, { name: 'beta', disabled: true });
       await buildServiceAccount(app, { name: 'legacy-hidden', hidden: true });
@@ -213,7 +231,9 @@ describe('service accounts', () => {
       expect((await auditEntries(app, 'service_account.disabled')).map((e) => e.target_id)).to.deep.equal([account.id]);
 
       app.clock.advance(61_000);
-      expect((await app.request('PATCH', `/api/serviceaccounts/${account.id}`, { cookie: admin.cookie, body: { isDisabled: false } })).body).to.include({ isDisabled: false });
+      expect((await app.request('PATCH', `/api/serviceaccounts/${account.id}`, { cookie: admin.cookie, body: { isDisabled: false } })).body).to.include({
+        isDisabled: false,
+      });
       expect((await app.request('GET', '/api/user', { token: live.key })).status).to.equal(200);
       expect((await app.request('GET', '/api/user', { token: revoked.key })).status).to.equal(401);
       expect((await app.request('GET', '/api/user', { token: shortLived.key })).status).to.equal(401);
@@ -252,7 +272,18 @@ describe('service accounts', () => {
       expect(listed.status).to.equal(200);
       expect(listed.body).to.deep.equal({
         totalCount: 1,
-        tokens: [{ id: res.body.id, name: 'deploy', created: new Date(app.clock.now()).toISOString(), expiration: null, lastUsedAt: null, isRevoked: false, hasExpired: false, secondsUntilExpiration: null }],
+        tokens: [
+          {
+            id: res.body.id,
+            name: 'deploy',
+            created: new Date(app.clock.now()).toISOString(),
+            expiration: null,
+            lastUsedAt: null,
+            isRevoked: false,
+            hasExpired: false,
+            secondsUntilExpiration: null,
+          },
+        ],
         page: 1,
         perPage: 100,
       });
@@ -260,14 +291,23 @@ describe('service accounts', () => {
       const [entry] = await auditEntries(app, 'service_account.token_issued');
       expect(entry).to.include({ actor_id: admin.id, org_id: 'org_main', target_type: 'service_account_token', target_id: res.body.id, target_name: 'deploy' });
       expect(entry!.metadata).to.deep.equal({ serviceAccountId: account.id, secondsToLive: null });
-      expect(JSON.stringify(await app.db('audit_log').select('*'))).not.to.include(res.body.key).and.not.to.include(row.token_hash);
+      expect(JSON.stringify(await app.db('audit_log').select('*')))
+        .not.to.include(res.body.key)
+        .and.not.to.include(row.token_hash);
     });
 
     it('refuse bad input (400), a duplicate name (409) and unknown accounts or tokens (404)', async () => {
       const account = await buildServiceAccount(app);
       const other = await buildServiceAccount(app);
       const issue = (id: string, body: unknown) => app.request('POST', `/api/serviceaccounts/${id}/tokens`, { cookie: admin.cookie, body });
-      for (const body of [{}, { name: '' }, { name: 'x', secondsToLive: 0 }, { name: 'x', secondsToLive: 'soon' }, { name: 'x', secondsToLive: 1.5 }, { name: 'x', extra: true }]) {
+      for (const body of [
+        {},
+        { name: '' },
+        { name: 'x', secondsToLive: 0 },
+        { name: 'x', secondsToLive: 'soon' },
+        { name: 'x', secondsToLive: 1.5 },
+        { name: 'x', extra: true },
+      ]) {
         expect((await issue(account.id, body)).status, JSON.stringify(body)).to.equal(400);
       }
       const first = await issue(account.id, { name: 'dup' });
@@ -281,7 +321,7 @@ describe('service accounts', () => {
       expect((await app.request('DELETE', `/api/serviceaccounts/${other.id}/tokens/${first.body.id}`, { cookie: admin.cookie })).status).to.equal(404);
     });
 
-    it('authenticate as Bearer and as X-Api-Key, acting with the account\'s role in its org', async () => {
+    it("authenticate as Bearer and as X-Api-Key, acting with the account's role in its org", async () => {
       const editor = await buildServiceAccount(app, { role: 'Editor' });
       const { key } = await buildToken(app, editor);
       const me = await app.request('GET', '/api/user', { token: key });
@@ -314,14 +354,17 @@ describe('service accounts', () => {
       expect((await app.request('DELETE', `/api/serviceaccounts/${account.id}/tokens/${revoked.id}`, { cookie: admin.cookie })).status).to.equal(200);
       expect(await app.count('audit_log', { action: 'service_account.token_revoked' })).to.equal(1);
 
-      const issued = await app.request('POST', `/api/serviceaccounts/${account.id}/tokens`, { cookie: admin.cookie, body: { name: 'brief', secondsToLive: 60 } });
+      const issued = await app.request('POST', `/api/serviceaccounts/${account.id}/tokens`, {
+        cookie: admin.cookie,
+        body: { name: 'brief', secondsToLive: 60 },
+      });
       app.clock.advance(59_000);
       expect((await app.request('GET', '/api/user', { token: issued.body.key })).status).to.equal(200);
       app.clock.advance(1_000);
       expect((await app.request('GET', '/api/user', { token: issued.body.key })).status).to.equal(401);
     });
 
-    it('are pinned to the account\'s org: naming another org is refused', async () => {
+    it("are pinned to the account's org: naming another org is refused", async () => {
       const orgId = await createOrg(app);
       const account = await buildServiceAccount(app, { orgId, role: 'Admin' });
       const { key } = await buildToken(app, account);
@@ -359,7 +402,8 @@ describe('service accounts', () => {
       app = await startTestApp({ env: { QUOTA_API_KEYS_PER_SA: '2' } });
       admin = await createUser(app, { role: 'Admin' });
       const account = await buildServiceAccount(app);
-      const issue = (id: string, name: string, body: object = {}) => app.request('POST', `/api/serviceaccounts/${id}/tokens`, { cookie: admin.cookie, body: { name, ...body } });
+      const issue = (id: string, name: string, body: object = {}) =>
+        app.request('POST', `/api/serviceaccounts/${id}/tokens`, { cookie: admin.cookie, body: { name, ...body } });
       const results = await Promise.all(Array.from({ length: 10 }, (_, i) => issue(account.id, `t${i}`)));
       expect(results.filter((r) => r.status === 201)).to.have.length(2);
       const refused = results.find((r) => r.status !== 201)!;

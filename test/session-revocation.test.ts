@@ -1,13 +1,24 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { addTeamMember, api, auditEntries, buildRole, buildTeam, createUser, DEFAULT_PASSWORD, liveSessions, sessionCookie, type TestUser } from './helpers/factories.ts';
+import {
+  addTeamMember,
+  api,
+  auditEntries,
+  buildRole,
+  buildTeam,
+  createUser,
+  DEFAULT_PASSWORD,
+  liveSessions,
+  sessionCookie,
+  type TestUser,
+} from './helpers/factories.ts';
 
 /**
  * The spec's session rule, both halves: a change of the user's own standing (org role, removal
  * from the org, server-admin flag, disable, password) ends their sessions; a change to roles
  * (a custom role's permissions, role assignments) logs nobody out and holds from the next request.
  */
-describe('session revocation: on the user\'s own role change, not on role edits', () => {
+describe("session revocation: on the user's own role change, not on role edits", () => {
   let app: TestApp;
   let serverAdmin: TestUser;
   let orgAdmin: TestUser;
@@ -28,7 +39,7 @@ describe('session revocation: on the user\'s own role change, not on role edits'
   };
 
   describe('role edits and assignments: the holder stays signed in and the next request sees the change', () => {
-    it('editing a custom role\'s permissions, for a direct holder and a holder through a team', async () => {
+    it("editing a custom role's permissions, for a direct holder and a holder through a team", async () => {
       const role = buildRole({ permissions: [{ action: 'teams:read', scope: 'teams:*' }] });
       expect((await api(app, orgAdmin).post('/api/access-control/roles', role)).status).to.equal(201);
       const [direct, throughTeam] = [await createUser(app), await createUser(app)];
@@ -38,7 +49,10 @@ describe('session revocation: on the user\'s own role change, not on role edits'
       expect((await api(app, orgAdmin).post(`/api/access-control/teams/${team}/roles`, { roleUid: role.uid })).status).to.equal(200);
       for (const holder of [direct, throughTeam]) expect((await api(app, holder).get('/api/serviceaccounts/search')).status).to.equal(403);
 
-      const edit = await api(app, orgAdmin).put(`/api/access-control/roles/${role.uid}`, { version: 1, permissions: [{ action: 'serviceaccounts:read', scope: 'serviceaccounts:*' }] });
+      const edit = await api(app, orgAdmin).put(`/api/access-control/roles/${role.uid}`, {
+        version: 1,
+        permissions: [{ action: 'serviceaccounts:read', scope: 'serviceaccounts:*' }],
+      });
       expect(edit.status).to.equal(200);
       for (const holder of [direct, throughTeam]) {
         expect(await permissions(holder)).to.have.property('serviceaccounts:read');
@@ -68,13 +82,29 @@ describe('session revocation: on the user\'s own role change, not on role edits'
     });
   });
 
-  describe('a change of the user\'s own standing ends their sessions', () => {
+  describe("a change of the user's own standing ends their sessions", () => {
     const cases: Array<{ name: string; reason: string; change: (user: TestUser) => Promise<{ status: number }> }> = [
-      { name: 'an org-role change', reason: 'org role changed', change: (user) => app.request('PATCH', `/api/org/users/${user.id}`, { cookie: orgAdmin.cookie, body: { role: 'Editor' } }) },
-      { name: 'removal from the org', reason: 'removed from org', change: (user) => app.request('DELETE', `/api/org/users/${user.id}`, { cookie: orgAdmin.cookie }) },
-      { name: 'the server-admin flag', reason: 'server admin flag changed', change: (user) => api(app, serverAdmin).post(`/api/admin/users/${user.id}/permissions`, { isSvcAdmin: true }) },
+      {
+        name: 'an org-role change',
+        reason: 'org role changed',
+        change: (user) => app.request('PATCH', `/api/org/users/${user.id}`, { cookie: orgAdmin.cookie, body: { role: 'Editor' } }),
+      },
+      {
+        name: 'removal from the org',
+        reason: 'removed from org',
+        change: (user) => app.request('DELETE', `/api/org/users/${user.id}`, { cookie: orgAdmin.cookie }),
+      },
+      {
+        name: 'the server-admin flag',
+        reason: 'server admin flag changed',
+        change: (user) => api(app, serverAdmin).post(`/api/admin/users/${user.id}/permissions`, { isSvcAdmin: true }),
+      },
       { name: 'a disable', reason: 'user disabled', change: (user) => api(app, serverAdmin).post(`/api/admin/users/${user.id}/disable`) },
-      { name: 'a password reset by an admin', reason: 'password changed by admin', change: (user) => api(app, serverAdmin).post(`/api/admin/users/${user.id}/password`, { password: 'another long enough password' }) },
+      {
+        name: 'a password reset by an admin',
+        reason: 'password changed by admin',
+        change: (user) => api(app, serverAdmin).post(`/api/admin/users/${user.id}/password`, { password: 'another long enough password' }),
+      },
     ];
 
     for (const { name, reason, change } of cases) {

@@ -26,7 +26,10 @@ describe('setup and the first administrator', () => {
     expect(res.body).to.have.keys('userId', 'orgId');
     expect(res.body.orgId).to.equal('org_main');
     const cookie = res.setCookie.find((c) => c.startsWith('svc_session='))!;
-    expect(cookie).to.match(/httponly/i).and.match(/samesite=lax/i).and.match(/path=\//i);
+    expect(cookie)
+      .to.match(/httponly/i)
+      .and.match(/samesite=lax/i)
+      .and.match(/path=\//i);
 
     const user = await app.db('users').where('id', res.body.userId).first();
     expect(user.login).to.equal('ada');
@@ -63,14 +66,18 @@ describe('setup and the first administrator', () => {
     await createUser(app);
     const res = await app.request('POST', '/api/setup/admin', { body: ADMIN });
     expect(res.status).to.equal(409);
-    expect(res.body.message).to.be.a('string').and.match(/already/);
+    expect(res.body.message)
+      .to.be.a('string')
+      .and.match(/already/);
     const failure = await app.db('audit_log').where({ action: 'setup.admin_created', outcome: 'failure' }).first();
     expect(failure).to.exist;
   });
 
   it('creates exactly one admin when 20 requests race', async () => {
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => app.request('POST', '/api/setup/admin', { body: { ...ADMIN, login: `racer${i}`, email: `racer${i}@example.test` } })),
+      Array.from({ length: 20 }, (_, i) =>
+        app.request('POST', '/api/setup/admin', { body: { ...ADMIN, login: `racer${i}`, email: `racer${i}@example.test` } }),
+      ),
     );
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 201)).to.have.length(1);
@@ -95,7 +102,10 @@ describe('setup and the first administrator', () => {
   }
 
   describe('platform settings and completion', () => {
-    const settings = { llm: { provider: 'openai-compatible', model: 'm-1', baseUrl: 'https://llm.example.test', apiKey: 'sk-very-secret' }, notifications: { email: 'ops@example.test' } };
+    const settings = {
+      llm: { provider: 'openai-compatible', model: 'm-1', baseUrl: 'https://llm.example.test', apiKey: 'sk-very-secret' },
+      notifications: { email: 'ops@example.test' },
+    };
 
     it('are open before the first admin exists', async () => {
       const res = await app.request('POST', '/api/setup/config', { body: settings });

@@ -1,6 +1,17 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { addMember, addTeamMember, assignRoleToTeam, buildManyTeams, buildTeam, createOrg, createUser, DENIED, type TestTeam, type TestUser } from './helpers/factories.ts';
+import {
+  addMember,
+  addTeamMember,
+  assignRoleToTeam,
+  buildManyTeams,
+  buildTeam,
+  createOrg,
+  createUser,
+  DENIED,
+  type TestTeam,
+  type TestUser,
+} from './helpers/factories.ts';
 
 const TEAM_FIELDS = ['id', 'orgId', 'name', 'email', 'avatarUrl', 'memberCount'];
 const MEMBER_FIELDS = ['orgId', 'teamId', 'userId', 'login', 'email', 'name', 'permission', 'avatarUrl'];
@@ -142,10 +153,16 @@ describe('teams', () => {
       expect(res.status).to.equal(201);
       expect(res.body).to.have.all.keys('teamId', ...TEAM_FIELDS);
       expect(res.body).to.include({ name: 'Platform', email: 'platform@example.test', orgId: 'org_main', memberCount: 1 });
-      expect(res.body.teamId).to.equal(res.body.id).and.match(/^team_[0-9a-f]{16}$/);
+      expect(res.body.teamId)
+        .to.equal(res.body.id)
+        .and.match(/^team_[0-9a-f]{16}$/);
       expect(res.body.avatarUrl).to.match(/^https:\/\/secure\.gravatar\.com\/avatar\/[0-9a-f]{32}/);
       const team = { id: res.body.id as string, name: 'Platform', orgId: 'org_main' };
-      expect(await app.db('teams').where('id', team.id).first('org_id', 'name', 'email')).to.deep.equal({ org_id: 'org_main', name: 'Platform', email: 'platform@example.test' });
+      expect(await app.db('teams').where('id', team.id).first('org_id', 'name', 'email')).to.deep.equal({
+        org_id: 'org_main',
+        name: 'Platform',
+        email: 'platform@example.test',
+      });
       expect(await memberRow(team, admin.id)).to.include({ permission: 4 });
       expect(await adminPermissions(admin.id, team)).to.deep.equal(ADMIN_ACTIONS);
       await expectAudited('team.created', team, admin);
@@ -183,7 +200,17 @@ describe('teams', () => {
 
     it('rejects bad input with 400 and creates nothing', async () => {
       const teamsBefore = await app.count('teams');
-      const cases: unknown[] = [{}, { email: 'a@b.test' }, { name: 42 }, { name: '' }, { name: '   ' }, { name: 'ok', email: 'not an email' }, { name: 'ok', email: 7 }, { name: 'ok', extra: true }, { name: 'x'.repeat(191) }];
+      const cases: unknown[] = [
+        {},
+        { email: 'a@b.test' },
+        { name: 42 },
+        { name: '' },
+        { name: '   ' },
+        { name: 'ok', email: 'not an email' },
+        { name: 'ok', email: 7 },
+        { name: 'ok', extra: true },
+        { name: 'x'.repeat(191) },
+      ];
       for (const body of cases) {
         const res = await as(admin).post('/api/teams', body);
         expect(res.status, JSON.stringify(body)).to.equal(400);
@@ -355,7 +382,14 @@ describe('teams', () => {
       await addTeamMember(app, team, member.id);
       await assignRoleToTeam(app, team, 'fixed:org.users:reader');
       await app.services.transact(async (tx) => {
-        const [roleId] = await tx.db('roles').insert({ uid: `managed:teams:${team.id}:permissions`, org_id: 'org_main', name: `managed:teams:${team.id}:permissions`, hidden: true, created_at: 0, updated_at: 0 });
+        const [roleId] = await tx.db('roles').insert({
+          uid: `managed:teams:${team.id}:permissions`,
+          org_id: 'org_main',
+          name: `managed:teams:${team.id}:permissions`,
+          hidden: true,
+          created_at: 0,
+          updated_at: 0,
+        });
         await tx.db('role_permissions').insert({ role_id: Number(roleId), action: 'dashboards:read', scope: 'dashboards:uid:d1' });
         await tx.db('team_roles').insert({ team_id: team.id, role_id: Number(roleId), created_at: 0 });
         await tx.db('legacy_acl').insert({ org_id: 'org_main', folder_uid: 'f1', team_id: team.id, permission: 1 });
@@ -406,10 +440,23 @@ describe('teams', () => {
       const members = res.body.teamMembers;
       expect(members).to.have.length(2);
       for (const member of members) expect(member).to.have.all.keys(...MEMBER_FIELDS);
-      expect(members[0]).to.include({ orgId: 'org_main', teamId: team.id, userId: first.id, login: 'aaa-member', email: first.email, name: 'Ann', permission: 0 });
+      expect(members[0]).to.include({
+        orgId: 'org_main',
+        teamId: team.id,
+        userId: first.id,
+        login: 'aaa-member',
+        email: first.email,
+        name: 'Ann',
+        permission: 0,
+      });
       expect(members[1]).to.include({ userId: second.id, permission: 4 });
       expect(members[0].avatarUrl).to.match(/^https:\/\/secure\.gravatar\.com\/avatar\//);
-      expect((await as(viewer).get(`/api/teams/${(await buildTeam(app)).id}/members`)).body).to.deep.equal({ totalCount: 0, teamMembers: [], page: 1, perPage: 100 });
+      expect((await as(viewer).get(`/api/teams/${(await buildTeam(app)).id}/members`)).body).to.deep.equal({
+        totalCount: 0,
+        teamMembers: [],
+        page: 1,
+        perPage: 100,
+      });
     });
 
     it('POST adds an org member as Member (0): 200 with the member, audited, visible to the next authorize', async () => {
@@ -437,13 +484,23 @@ describe('teams', () => {
       const foreigner = await createUser(app, { orgId: otherOrg });
       const sa = await createUser(app, { login: `sa-team-${Date.now().toString(36)}` });
       await app.db('users').where('id', sa.id).update({ is_service_account: true });
-      const bodies: unknown[] = [{ userId: foreigner.id }, { userId: 'usr_doesnotexist0000' }, { userId: sa.id }, {}, { userId: 42 }, { userId: '' }, { userId: viewer.id, permission: 4 }];
+      const bodies: unknown[] = [
+        { userId: foreigner.id },
+        { userId: 'usr_doesnotexist0000' },
+        { userId: sa.id },
+        {},
+        { userId: 42 },
+        { userId: '' },
+        { userId: viewer.id, permission: 4 },
+      ];
       for (const body of bodies) {
         const res = await as(admin).post(`/api/teams/${team.id}/members`, body);
         expect(res.status, JSON.stringify(body)).to.equal(400);
         expect(res.body.message).to.be.a('string');
       }
-      expect((await as(admin).post(`/api/teams/${team.id}/members`, { userId: foreigner.id })).body.message).to.equal(`user ${foreigner.id} is not a member of this org`);
+      expect((await as(admin).post(`/api/teams/${team.id}/members`, { userId: foreigner.id })).body.message).to.equal(
+        `user ${foreigner.id} is not a member of this org`,
+      );
       expect(await app.count('team_members', { team_id: team.id })).to.equal(0);
     });
 
@@ -457,7 +514,10 @@ describe('teams', () => {
       expect(promoted.body).to.have.all.keys(...MEMBER_FIELDS);
       expect(promoted.body).to.include({ userId: user.id, permission: 4 });
       expect(await memberRow(team, user.id)).to.include({ permission: 4 });
-      const role = await app.db('roles').where({ org_id: 'org_main', uid: `managed:users:${user.id}:permissions` }).first();
+      const role = await app
+        .db('roles')
+        .where({ org_id: 'org_main', uid: `managed:users:${user.id}:permissions` })
+        .first();
       expect(role).to.include({ name: `managed:users:${user.id}:permissions` });
       expect(!!role.hidden).to.equal(true);
       expect(await app.count('user_roles', { user_id: user.id, role_id: role.id, org_id: 'org_main' })).to.equal(1);
@@ -572,9 +632,17 @@ describe('teams', () => {
       const saved = await as(admin).put(`/api/teams/${team.id}/preferences`, { homeDashboardUid: 'home1', timezone: 'Europe/Paris', theme: 'dark' });
       expect(saved.status).to.equal(200);
       expect(saved.body).to.deep.equal({ homeDashboardUid: 'home1', timezone: 'Europe/Paris', theme: 'dark' });
-      expect(await app.db('preferences').where({ owner_kind: 'team', owner_id: team.id }).first('home_dashboard_uid', 'timezone', 'theme')).to.deep.equal({ home_dashboard_uid: 'home1', timezone: 'Europe/Paris', theme: 'dark' });
+      expect(await app.db('preferences').where({ owner_kind: 'team', owner_id: team.id }).first('home_dashboard_uid', 'timezone', 'theme')).to.deep.equal({
+        home_dashboard_uid: 'home1',
+        timezone: 'Europe/Paris',
+        theme: 'dark',
+      });
       await expectAudited('team.preferences_updated', team, admin, { fields: ['homeDashboardUid', 'theme', 'timezone'] });
-      expect((await as(viewer).get(`/api/teams/${team.id}/preferences`)).body).to.deep.equal({ homeDashboardUid: 'home1', timezone: 'Europe/Paris', theme: 'dark' });
+      expect((await as(viewer).get(`/api/teams/${team.id}/preferences`)).body).to.deep.equal({
+        homeDashboardUid: 'home1',
+        timezone: 'Europe/Paris',
+        theme: 'dark',
+      });
 
       const partial = await as(admin).put(`/api/teams/${team.id}/preferences`, { theme: 'light' });
       expect(partial.body).to.deep.equal({ homeDashboardUid: '', timezone: '', theme: 'light' });

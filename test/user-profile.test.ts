@@ -18,7 +18,10 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
 
     it('updates name, email and login, and audits the field names', async () => {
       const user = await createUser(app);
-      const res = await app.request('PUT', '/api/user', { cookie: user.cookie, body: { name: 'New Name', email: 'New@Example.test', login: 'newlogin', currentPassword: user.password } });
+      const res = await app.request('PUT', '/api/user', {
+        cookie: user.cookie,
+        body: { name: 'New Name', email: 'New@Example.test', login: 'newlogin', currentPassword: user.password },
+      });
       expect(res.status).to.equal(200);
       expect(res.body).to.include({ name: 'New Name', email: 'new@example.test', login: 'newlogin' });
       const entry = await app.db('audit_log').where({ action: 'user.updated', target_id: user.id }).first();
@@ -29,14 +32,20 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
       const other = await createUser(app, { login: 'taken', email: 'taken@example.test' });
       const user = await createUser(app);
       expect((await app.request('PUT', '/api/user', { cookie: user.cookie, body: { login: 'TAKEN', currentPassword: user.password } })).status).to.equal(409);
-      expect((await app.request('PUT', '/api/user', { cookie: user.cookie, body: { email: other.email, currentPassword: user.password } })).status).to.equal(409);
+      expect((await app.request('PUT', '/api/user', { cookie: user.cookie, body: { email: other.email, currentPassword: user.password } })).status).to.equal(
+        409,
+      );
     });
 
     it("cannot make its login another user's email, which would lock that user out of the login form", async () => {
       const other = await createUser(app, { login: 'ops@team.test', email: 'ada@example.test' });
       const user = await createUser(app);
-      expect((await app.request('PUT', '/api/user', { cookie: user.cookie, body: { login: 'ada@example.test', currentPassword: user.password } })).status).to.equal(409);
-      expect((await app.request('PUT', '/api/user', { cookie: user.cookie, body: { email: 'ops@team.test', currentPassword: user.password } })).status).to.equal(409);
+      expect(
+        (await app.request('PUT', '/api/user', { cookie: user.cookie, body: { login: 'ada@example.test', currentPassword: user.password } })).status,
+      ).to.equal(409);
+      expect(
+        (await app.request('PUT', '/api/user', { cookie: user.cookie, body: { email: 'ops@team.test', currentPassword: user.password } })).status,
+      ).to.equal(409);
       expect((await app.request('POST', '/api/login', { body: { user: other.email, password: other.password } })).status).to.equal(200);
     });
 
@@ -72,7 +81,10 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
     it('needs the old password, takes a new one of 12+ characters, and revokes every other session', async () => {
       const user = await createUser(app, { login: 'changer' });
       const other = await sessionCookie(app, user.id);
-      const res = await app.request('PUT', '/api/user/password', { cookie: user.cookie, body: { oldPassword: DEFAULT_PASSWORD, newPassword: 'a brand new password' } });
+      const res = await app.request('PUT', '/api/user/password', {
+        cookie: user.cookie,
+        body: { oldPassword: DEFAULT_PASSWORD, newPassword: 'a brand new password' },
+      });
       expect(res.status).to.equal(200);
       expect((await app.request('GET', '/api/user', { cookie: user.cookie })).status, 'this session lives on').to.equal(200);
       expect((await app.request('GET', '/api/user', { cookie: other })).status, 'the other session is revoked').to.equal(401);
@@ -84,10 +96,15 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
     it('refuses a wrong old password (400) and a short new one (400), changing nothing', async () => {
       const user = await createUser(app);
       const before = (await app.db('users').where('id', user.id).first()).password_hash;
-      const wrong = await app.request('PUT', '/api/user/password', { cookie: user.cookie, body: { oldPassword: 'not the password', newPassword: 'a brand new password' } });
+      const wrong = await app.request('PUT', '/api/user/password', {
+        cookie: user.cookie,
+        body: { oldPassword: 'not the password', newPassword: 'a brand new password' },
+      });
       expect(wrong.status).to.equal(400);
       expect(wrong.body.message).to.match(/old password/);
-      expect((await app.request('PUT', '/api/user/password', { cookie: user.cookie, body: { oldPassword: DEFAULT_PASSWORD, newPassword: 'too short' } })).status).to.equal(400);
+      expect(
+        (await app.request('PUT', '/api/user/password', { cookie: user.cookie, body: { oldPassword: DEFAULT_PASSWORD, newPassword: 'too short' } })).status,
+      ).to.equal(400);
       expect((await app.request('PUT', '/api/user/password', { cookie: user.cookie, body: { newPassword: 'a brand new password' } })).status).to.equal(400);
       expect((await app.db('users').where('id', user.id).first()).password_hash).to.equal(before);
     });
@@ -101,8 +118,15 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
 
     it('read empty, then replace all three (an omitted field is reset), and the theme shows on /api/user', async () => {
       const user = await createUser(app);
-      expect((await app.request('GET', '/api/user/preferences', { cookie: user.cookie })).body).to.deep.equal({ homeDashboardUid: '', timezone: '', theme: '' });
-      const saved = await app.request('PUT', '/api/user/preferences', { cookie: user.cookie, body: { homeDashboardUid: 'home', timezone: 'Europe/Paris', theme: 'light' } });
+      expect((await app.request('GET', '/api/user/preferences', { cookie: user.cookie })).body).to.deep.equal({
+        homeDashboardUid: '',
+        timezone: '',
+        theme: '',
+      });
+      const saved = await app.request('PUT', '/api/user/preferences', {
+        cookie: user.cookie,
+        body: { homeDashboardUid: 'home', timezone: 'Europe/Paris', theme: 'light' },
+      });
       expect(saved.body).to.deep.equal({ homeDashboardUid: 'home', timezone: 'Europe/Paris', theme: 'light' });
       expect((await app.request('GET', '/api/user', { cookie: user.cookie })).body.theme).to.equal('light');
       const replaced = await app.request('PUT', '/api/user/preferences', { cookie: user.cookie, body: { timezone: 'utc' } });
@@ -161,13 +185,17 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
       for (const hash of hashes) expect(JSON.stringify(res.body)).not.to.include(hash);
     });
 
-    it('revoke one of the user\'s sessions, and only the user\'s', async () => {
+    it("revoke one of the user's sessions, and only the user's", async () => {
       const user = await createUser(app);
       const second = await sessionCookie(app, user.id);
       const stranger = await createUser(app);
-      const [secondSession] = (await app.request('GET', '/api/user/tokens', { cookie: user.cookie })).body.sessions.filter((s: { isCurrent: boolean }) => !s.isCurrent);
+      const [secondSession] = (await app.request('GET', '/api/user/tokens', { cookie: user.cookie })).body.sessions.filter(
+        (s: { isCurrent: boolean }) => !s.isCurrent,
+      );
       const strangerSession = (await app.request('GET', '/api/user/tokens', { cookie: stranger.cookie })).body.sessions[0];
-      expect((await app.request('POST', '/api/user/revoke-auth-token', { cookie: user.cookie, body: { authTokenId: strangerSession.id } })).status).to.equal(404);
+      expect((await app.request('POST', '/api/user/revoke-auth-token', { cookie: user.cookie, body: { authTokenId: strangerSession.id } })).status).to.equal(
+        404,
+      );
       const res = await app.request('POST', '/api/user/revoke-auth-token', { cookie: user.cookie, body: { authTokenId: secondSession.id } });
       expect(res.status).to.equal(200);
       expect((await app.request('GET', '/api/user', { cookie: second })).status).to.equal(401);
@@ -183,13 +211,27 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
       expect((await app.request('DELETE', '/api/user/auth-tokens/x')).status).to.equal(401);
     });
 
-    it('list the user\'s links (none until a provider links one) and unlink one', async () => {
+    it("list the user's links (none until a provider links one) and unlink one", async () => {
       const user = await createUser(app);
-      expect((await app.request('GET', '/api/user/auth-tokens', { cookie: user.cookie })).body).to.deep.equal({ totalCount: 0, authLinks: [], page: 1, perPage: 100 });
+      expect((await app.request('GET', '/api/user/auth-tokens', { cookie: user.cookie })).body).to.deep.equal({
+        totalCount: 0,
+        authLinks: [],
+        page: 1,
+        perPage: 100,
+      });
       const now = app.clock.now();
-      await app.db('user_auth_links').insert({ id: 'lnk_1', user_id: user.id, auth_module: 'oauth_generic', auth_id: 'sub-1', label: 'Generic OIDC', created_at: now, updated_at: now });
+      await app
+        .db('user_auth_links')
+        .insert({ id: 'lnk_1', user_id: user.id, auth_module: 'oauth_generic', auth_id: 'sub-1', label: 'Generic OIDC', created_at: now, updated_at: now });
       const listed = await app.request('GET', '/api/user/auth-tokens', { cookie: user.cookie });
-      expect(listed.body).to.deep.equal({ totalCount: 1, authLinks: [{ id: 'lnk_1', authModule: 'oauth_generic', label: 'Generic OIDC', createdAt: new Date(now).toISOString(), updatedAt: new Date(now).toISOString() }], page: 1, perPage: 100 });
+      expect(listed.body).to.deep.equal({
+        totalCount: 1,
+        authLinks: [
+          { id: 'lnk_1', authModule: 'oauth_generic', label: 'Generic OIDC', createdAt: new Date(now).toISOString(), updatedAt: new Date(now).toISOString() },
+        ],
+        page: 1,
+        perPage: 100,
+      });
       const other = await createUser(app);
       expect((await app.request('DELETE', '/api/user/auth-tokens/lnk_1', { cookie: other.cookie })).status).to.equal(404);
       expect((await app.request('DELETE', '/api/user/auth-tokens/lnk_1', { cookie: user.cookie })).status).to.equal(200);

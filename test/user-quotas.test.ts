@@ -49,7 +49,9 @@ describe('user quotas', () => {
   it('is enforced on PAT creation, exactly under concurrent creates, and a revoked token frees its slot', async () => {
     const user = await createUser(app);
     await setLimit(admin.cookie, user.id, { target: 'api_keys', limit: 3 });
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => app.request('POST', '/api/user/access-tokens', { cookie: user.cookie, body: { name: `t${i}` } })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => app.request('POST', '/api/user/access-tokens', { cookie: user.cookie, body: { name: `t${i}` } })),
+    );
     expect(results.filter((r) => r.status === 201)).to.have.length(3);
     const refused = results.filter((r) => r.status === 403);
     expect(refused).to.have.length(7);

@@ -65,7 +65,10 @@ describe('web pages', () => {
     });
   });
 
-  for (const [path, script] of [['/setup', 'setup.js'], ['/login', 'login.js']] as const) {
+  for (const [path, script] of [
+    ['/setup', 'setup.js'],
+    ['/login', 'login.js'],
+  ] as const) {
     it(`GET ${path} is an HTML page with its script, its stylesheet and a strict CSP`, async () => {
       const res = await app.request('GET', path);
       expect(res.status).to.equal(200);
@@ -126,7 +129,13 @@ describe('web pages', () => {
     });
 
     it('does not leak files outside the whitelist through encoded traversal', async () => {
-      for (const path of ['/assets/..%2Fpackage.json', '/assets/..%2F..%2Fpackage.json', '/assets/%2e%2e%2fpackage.json', '/assets/..%5Croutes.ts', '/assets/..%2Fweb%2Froutes.ts']) {
+      for (const path of [
+        '/assets/..%2Fpackage.json',
+        '/assets/..%2F..%2Fpackage.json',
+        '/assets/%2e%2e%2fpackage.json',
+        '/assets/..%5Croutes.ts',
+        '/assets/..%2Fweb%2Froutes.ts',
+      ]) {
         const res = await app.request('GET', path);
         expect(res.status, path).to.equal(404);
         const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body);

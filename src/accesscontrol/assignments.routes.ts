@@ -34,7 +34,10 @@ function pageOfRoles(roles: Awaited<ReturnType<typeof listAssignedRoles>>, query
   return { totalCount: roles.length, roles: roles.slice(page.offset, page.offset + page.limit), page: page.page, perPage: page.perPage };
 }
 
-const replaced = (assignee: Assignee, change: { added: string[]; removed: string[] }) => ({ message: `roles of the ${assignee.target.type} updated`, ...change });
+const replaced = (assignee: Assignee, change: { added: string[]; removed: string[] }) => ({
+  message: `roles of the ${assignee.target.type} updated`,
+  ...change,
+});
 
 export const roleAssignmentRoutes: RouteModule = (routes) => {
   routes.add({

@@ -15,14 +15,7 @@ import { isOrgMember } from '../orgs/store.ts';
 import { findTeamInOrg } from '../teams/store.ts';
 import { presentAssignedRole } from './presenter.ts';
 import { assertAssignable, authorizeRoleChange, kindOfRole, resolveRole } from './roles.ts';
-import {
-  deleteAssignment,
-  findAssignedRoles,
-  findPermissionsByRoleIds,
-  insertAssignment,
-  type AssigneeRef,
-  type RoleRow,
-} from './store.ts';
+import { deleteAssignment, findAssignedRoles, findPermissionsByRoleIds, insertAssignment, type AssigneeRef, type RoleRow } from './store.ts';
 
 type Route = Pick<RouteContext<unknown, unknown, unknown>, 'ctx' | 'principal' | 'orgId' | 'services' | 'authorize'>;
 
@@ -68,7 +61,10 @@ export async function loadTeamAssignee(db: Knex, orgId: string, teamId: string):
 /** The roles assigned to the assignee; a user's include its global assignments. Managed roles only with `includeHidden`. */
 export async function listAssignedRoles(db: Knex, assignee: Assignee, includeHidden: boolean) {
   const rows = (await findAssignedRoles(db, assignee.ref, true)).filter((row) => includeHidden || !row.hidden);
-  const permissions = await findPermissionsByRoleIds(db, rows.map((row) => row.id));
+  const permissions = await findPermissionsByRoleIds(
+    db,
+    rows.map((row) => row.id),
+  );
   return rows.map((row) => presentAssignedRole(row, permissions.get(row.id) ?? []));
 }
 
@@ -91,7 +87,10 @@ async function applyChanges(route: Route, assignee: Assignee, added: RoleRow[], 
     tx.policyChanged(assignee.policyOrg, assignee.fragment);
     const actor = actorOf(ctx, principal);
     const orgId = assignee.global ? null : route.orgId;
-    for (const [action, roles] of [['role.unassigned', removed], ['role.assigned', added]] as const) {
+    for (const [action, roles] of [
+      ['role.unassigned', removed],
+      ['role.assigned', added],
+    ] as const) {
       for (const role of roles) {
         await recordAudit(tx.db, actor, { action, orgId, target: assignee.target, metadata: { roleUid: role.uid, global: assignee.global } }, now);
       }
@@ -101,7 +100,10 @@ async function applyChanges(route: Route, assignee: Assignee, added: RoleRow[], 
 
 /** Delegation on each role given or taken: the caller must hold all it grants. */
 async function authorizeEach(route: Route, roles: RoleRow[], global: boolean): Promise<void> {
-  const permissions = await findPermissionsByRoleIds(route.services.db, roles.map((role) => role.id));
+  const permissions = await findPermissionsByRoleIds(
+    route.services.db,
+    roles.map((role) => role.id),
+  );
   for (const role of roles) await authorizeRoleChange(route.authorize, 'roles:write', role.uid, permissions.get(role.id) ?? [], global);
 }
 

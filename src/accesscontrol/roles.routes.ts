@@ -71,7 +71,10 @@ export const roleRoutes: RouteModule = (routes) => {
       await authorize('roles:read');
       const page = pageOf(query);
       const { totalCount, rows } = await findRolesPageInOrg(services.db, orgId, query.includeHidden === true, page);
-      const permissions = await findPermissionsByRoleIds(services.db, rows.map((row) => row.id));
+      const permissions = await findPermissionsByRoleIds(
+        services.db,
+        rows.map((row) => row.id),
+      );
       ctx.body = { totalCount, roles: rows.map((row) => presentRole(row, permissions.get(row.id) ?? [])), page: page.page, perPage: page.perPage };
     },
   });
@@ -117,7 +120,14 @@ export const roleRoutes: RouteModule = (routes) => {
       assertValidPermissions(body.permissions);
       const scopeOrg = global ? null : orgId;
       const now = services.clock.now();
-      const definition = { uid: body.uid, name: body.name, displayName: body.displayName, description: body.description ?? '', groupName: body.groupName ?? '', permissions: body.permissions };
+      const definition = {
+        uid: body.uid,
+        name: body.name,
+        displayName: body.displayName,
+        description: body.description ?? '',
+        groupName: body.groupName ?? '',
+        permissions: body.permissions,
+      };
       const roleId = await services.transact(async (tx) => {
         // Unique indexes do not compare null org ids, and an org role may not reuse a global uid:
         // creations take one lock so the check below holds across connections and instances.
@@ -168,7 +178,8 @@ export const roleRoutes: RouteModule = (routes) => {
       const global = role.org_id === null;
       assertCustomRole(role, 'changed');
       if (body.uid !== undefined && body.uid !== role.uid) throw new BadRequestError('a role keeps its uid: create a new role instead');
-      if (body.global !== undefined && body.global !== global) throw new BadRequestError(`role ${role.uid} is ${global ? 'global' : 'of this org'} and stays so`);
+      if (body.global !== undefined && body.global !== global)
+        throw new BadRequestError(`role ${role.uid} is ${global ? 'global' : 'of this org'} and stays so`);
       const fields = {
         name: body.name ?? role.name,
         displayName: body.displayName ?? role.display_name,
@@ -203,7 +214,12 @@ export const roleRoutes: RouteModule = (routes) => {
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),
-          { action: 'role.updated', orgId: role.org_id, target: roleTarget({ uid: role.uid, name: fields.name }), metadata: { global, version: body.version + 1, fields: changed } },
+          {
+            action: 'role.updated',
+            orgId: role.org_id,
+            target: roleTarget({ uid: role.uid, name: fields.name }),
+            metadata: { global, version: body.version + 1, fields: changed },
+          },
           now,
         );
       });
@@ -235,7 +251,12 @@ export const roleRoutes: RouteModule = (routes) => {
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),
-          { action: 'role.deleted', orgId: role.org_id, target: roleTarget(role), metadata: { global, assignments: assignees.users.length + assignees.teams.length } },
+          {
+            action: 'role.deleted',
+            orgId: role.org_id,
+            target: roleTarget(role),
+            metadata: { global, assignments: assignees.users.length + assignees.teams.length },
+          },
           now,
         );
       });

@@ -40,7 +40,9 @@ export function kindOfRole(uid: string): 'basic' | 'fixed' | 'managed' | 'custom
 export function assertCustomRoleName(field: 'uid' | 'name', value: string): void {
   const reserved = RESERVED_PREFIXES.find((prefix) => value.startsWith(prefix));
   if (reserved) {
-    throw new BadRequestError(`role ${field} ${value} uses the reserved prefix ${reserved}: basic:, fixed: and managed: roles belong to the service; custom roles start with custom:`);
+    throw new BadRequestError(
+      `role ${field} ${value} uses the reserved prefix ${reserved}: basic:, fixed: and managed: roles belong to the service; custom roles start with custom:`,
+    );
   }
   if (!value.startsWith(CUSTOM_PREFIX) || value.length === CUSTOM_PREFIX.length) {
     throw new BadRequestError(`role ${field} must start with custom: followed by a name`);
@@ -50,7 +52,8 @@ export function assertCustomRoleName(field: 'uid' | 'name', value: string): void
 
 export function assertValidPermissions(permissions: Permission[]): void {
   permissions.forEach(({ action, scope }, i) => {
-    if (!isGrantableAction(action)) throw new BadRequestError(`permissions[${i}].action ${action} is not a known action: a catalogued <resource>:<verb>, <resource>:* or *`);
+    if (!isGrantableAction(action))
+      throw new BadRequestError(`permissions[${i}].action ${action} is not a known action: a catalogued <resource>:<verb>, <resource>:* or *`);
     if (!SCOPE_PATTERN.test(scope)) throw new BadRequestError(`permissions[${i}].scope ${scope} is not a scope: *, <kind>:* or <kind>:<attribute>:<value>`);
   });
 }

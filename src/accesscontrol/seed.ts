@@ -14,15 +14,20 @@ export interface SeedResult {
   unchanged: number;
 }
 
-
 async function seedRoles(tx: Tx, orgId: string | null, definitions: RoleDefinition[], now: number): Promise<SeedResult> {
   const result: SeedResult = { created: 0, updated: 0, unchanged: 0 };
   const changed: string[] = [];
   const existing: RoleRow[] = await rolesInScope(tx.db, orgId)
-    .whereIn('uid', definitions.map((d) => d.uid))
+    .whereIn(
+      'uid',
+      definitions.map((d) => d.uid),
+    )
     .select('*');
   const byUid = new Map(existing.map((row) => [row.uid, row]));
-  const permissions = await findPermissionsByRoleIds(tx.db, existing.map((row) => row.id));
+  const permissions = await findPermissionsByRoleIds(
+    tx.db,
+    existing.map((row) => row.id),
+  );
 
   for (const definition of definitions) {
     const row = byUid.get(definition.uid);
@@ -56,5 +61,10 @@ export function seedOrgRoles(tx: Tx, orgId: string, now: number): Promise<SeedRe
 
 /** basic:server_admin also exists globally: server-level decisions (org_id null) read it. */
 export function seedGlobalRoles(tx: Tx, now: number): Promise<SeedResult> {
-  return seedRoles(tx, null, BASIC_ROLES.filter((role) => role.uid === 'basic:server_admin'), now);
+  return seedRoles(
+    tx,
+    null,
+    BASIC_ROLES.filter((role) => role.uid === 'basic:server_admin'),
+    now,
+  );
 }

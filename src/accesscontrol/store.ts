@@ -82,7 +82,12 @@ export async function isRoleUidTaken(db: Knex, orgId: string | null, uid: string
 }
 
 /** The roles an org sees (its own, then the global ones it has no role of the same uid for), by uid. */
-export async function findRolesPageInOrg(db: Knex, orgId: string, includeHidden: boolean, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: RoleRow[] }> {
+export async function findRolesPageInOrg(
+  db: Knex,
+  orgId: string,
+  includeHidden: boolean,
+  page: { limit: number; offset: number },
+): Promise<{ totalCount: number; rows: RoleRow[] }> {
   const visible = () => {
     const query = db('roles').where((q) =>
       q.where('org_id', orgId).orWhere((global) => global.whereNull('org_id').whereNotIn('uid', db('roles').where('org_id', orgId).select('uid'))),
@@ -91,7 +96,11 @@ export async function findRolesPageInOrg(db: Knex, orgId: string, includeHidden:
     return query;
   };
   const [countRow] = await visible().count<Array<{ total: number | string }>>({ total: '*' });
-  const rows: RoleRow[] = await visible().orderBy([{ column: 'uid' }, { column: 'id' }]).limit(page.limit).offset(page.offset).select('*');
+  const rows: RoleRow[] = await visible()
+    .orderBy([{ column: 'uid' }, { column: 'id' }])
+    .limit(page.limit)
+    .offset(page.offset)
+    .select('*');
   return { totalCount: Number(countRow?.total ?? 0), rows };
 }
 
@@ -230,5 +239,8 @@ export async function addRolePermissions(db: Knex, roleId: number, permissions: 
 
 /** Removes the role's permissions for these actions on one scope; how many it removed. */
 export async function deleteRolePermissionsOnScope(db: Knex, roleId: number, scope: string, actions: readonly string[]): Promise<number> {
-  return db('role_permissions').where({ role_id: roleId, scope }).whereIn('action', [...actions]).delete();
+  return db('role_permissions')
+    .where({ role_id: roleId, scope })
+    .whereIn('action', [...actions])
+    .delete();
 }

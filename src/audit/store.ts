@@ -40,7 +40,10 @@ function filtered(db: Knex, filter: AuditFilter): Knex.QueryBuilder {
 export async function findAuditEntries(db: Knex, filter: AuditFilter, page: PageWindow): Promise<{ totalCount: number; rows: AuditRow[] }> {
   const [countRow] = await filtered(db, filter).count<Array<{ total: number | string }>>({ total: '*' });
   const rows: AuditRow[] = await filtered(db, filter)
-    .orderBy([{ column: 'timestamp', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .orderBy([
+      { column: 'timestamp', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
     .limit(page.limit)
     .offset(page.offset)
     .select('*');

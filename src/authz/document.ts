@@ -77,7 +77,11 @@ async function loadMembers(db: Knex, orgId: string, userIds?: string[]): Promise
 
 async function loadTeams(db: Knex, orgId: string, teamIds?: string[]): Promise<Section<'teams'>> {
   const teams = db('teams').where('org_id', orgId).select('id');
-  const teamRoles = db('team_roles as tr').join('teams as t', 't.id', 'tr.team_id').join('roles as r', 'r.id', 'tr.role_id').where('t.org_id', orgId).select('tr.team_id', 'r.uid');
+  const teamRoles = db('team_roles as tr')
+    .join('teams as t', 't.id', 'tr.team_id')
+    .join('roles as r', 'r.id', 'tr.role_id')
+    .where('t.org_id', orgId)
+    .select('tr.team_id', 'r.uid');
   if (teamIds) {
     teams.whereIn('id', teamIds);
     teamRoles.whereIn('tr.team_id', teamIds);
@@ -139,7 +143,15 @@ export async function buildOrgDocument(db: Knex, orgId: string | null, settings:
           loadFoldered(db, 'alert_rules', orgId),
           loadRestrictedConnectors(db, orgId),
           loadLegacyAcl(db, orgId),
-        ]).then(([members, teams, folders, dashboards, alert_rules, restricted_connectors, legacy_acl]) => ({ members, teams, folders, dashboards, alert_rules, restricted_connectors, legacy_acl }))
+        ]).then(([members, teams, folders, dashboards, alert_rules, restricted_connectors, legacy_acl]) => ({
+          members,
+          teams,
+          folders,
+          dashboards,
+          alert_rules,
+          restricted_connectors,
+          legacy_acl,
+        }))
       : empty,
   ]);
   return {

@@ -43,11 +43,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 }
 
 const UNIQUE_CODES = new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY', 'ER_DUP_ENTRY']);
-const REFERENCE_CODES = new Set([
-  'SQLITE_CONSTRAINT_FOREIGNKEY',
-  'ER_NO_REFERENCED_ROW_2',
-  'ER_ROW_IS_REFERENCED_2',
-]);
+const REFERENCE_CODES = new Set(['SQLITE_CONSTRAINT_FOREIGNKEY', 'ER_NO_REFERENCED_ROW_2', 'ER_ROW_IS_REFERENCED_2']);
 
 /** Returns the HTTP error for a constraint violation or an outage, or null when `err` is something else. */
 export function translateDbError(err: unknown): ServiceError | null {

@@ -35,9 +35,7 @@ export function createDb(config: Pick<Config, 'databaseUrl' | 'sqliteFile'>): Kn
       pool: { min: 0, max: 10 },
     });
   }
-  const file = config.databaseUrl?.startsWith('sqlite:')
-    ? config.databaseUrl.slice('sqlite:'.length).replace(/^\/\//, '')
-    : config.sqliteFile;
+  const file = config.databaseUrl?.startsWith('sqlite:') ? config.databaseUrl.slice('sqlite:'.length).replace(/^\/\//, '') : config.sqliteFile;
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   return knexFactory({
     client: 'better-sqlite3',

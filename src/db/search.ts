@@ -24,11 +24,7 @@ export interface PageWindow {
 }
 
 /** One page of what `matching` selects, in `order`, with the count of all of it. */
-export async function findPage<Row>(
-  matching: () => Knex.QueryBuilder,
-  order: SortColumn[],
-  page: PageWindow,
-): Promise<{ totalCount: number; rows: Row[] }> {
+export async function findPage<Row>(matching: () => Knex.QueryBuilder, order: SortColumn[], page: PageWindow): Promise<{ totalCount: number; rows: Row[] }> {
   const [countRow] = await matching().clearSelect().count<Array<{ total: number | string }>>({ total: '*' });
   const rows: Row[] = await matching()
     .orderBy(order.map((sort) => (typeof sort === 'string' ? { column: sort } : sort)))

@@ -33,7 +33,7 @@ export function errorMiddleware(logger: Logger) {
         ctx.status = status;
       }
     } catch (err) {
-      const known = err instanceof ServiceError ? err : translateDbError(err) ?? fromBodyParser(err as object);
+      const known = err instanceof ServiceError ? err : (translateDbError(err) ?? fromBodyParser(err as object));
       if (known) {
         ctx.status = known.status;
         ctx.set(known.headers);

@@ -93,9 +93,11 @@ export class RouteRegistrar {
     private readonly services: Services,
   ) {}
 
-  add<const B extends JSONSchema | undefined = undefined, const Q extends JSONSchema | undefined = undefined, const P extends JSONSchema | undefined = undefined>(
-    spec: RouteSpec<B, Q, P>,
-  ): void {
+  add<
+    const B extends JSONSchema | undefined = undefined,
+    const Q extends JSONSchema | undefined = undefined,
+    const P extends JSONSchema | undefined = undefined,
+  >(spec: RouteSpec<B, Q, P>): void {
     const guards = {
       body: spec.body ? compileGuard('body', spec.body) : null,
       query: spec.query ? compileGuard('query', spec.query) : null,
@@ -137,7 +139,12 @@ export class RouteRegistrar {
             // they go to the log, and the caller learns which action was refused, or what the
             // policy chose to tell (its message is safe to show).
             services.logger.debug({ action, resource, reasons: decision.reasons }, 'authorization denied');
-            refusal = { action, orgId: input.org_id, target: refusalTarget(resource, input.org_id), metadata: { request: `${spec.method.toUpperCase()} ${spec.path}` } };
+            refusal = {
+              action,
+              orgId: input.org_id,
+              target: refusalTarget(resource, input.org_id),
+              metadata: { request: `${spec.method.toUpperCase()} ${spec.path}` },
+            };
             throw decision.message ? new ForbiddenError(decision.message) : permissionDenied(action);
           }
         },

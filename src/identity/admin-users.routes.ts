@@ -101,7 +101,12 @@ export const adminUserRoutes: RouteModule = (routes) => {
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),
-          { action: 'user.created', orgId: DEFAULT_ORG_ID, target: userTarget({ id, login: body.login.toLowerCase() }), metadata: { isSvcAdmin: false, orgRole: NEW_USER_ROLE, via: 'admin' } },
+          {
+            action: 'user.created',
+            orgId: DEFAULT_ORG_ID,
+            target: userTarget({ id, login: body.login.toLowerCase() }),
+            metadata: { isSvcAdmin: false, orgRole: NEW_USER_ROLE, via: 'admin' },
+          },
           now,
         );
         return id;
@@ -146,7 +151,12 @@ export const adminUserRoutes: RouteModule = (routes) => {
         const { legacyAclOrgIds } = await deleteUser(tx.db, user.id);
         for (const org of orgs) tx.policyChanged(org.orgId, { kind: 'member', userId: user.id });
         for (const orgId of legacyAclOrgIds) tx.policyChanged(orgId, { kind: 'legacy_acl' });
-        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.deleted', target: userTarget(user), metadata: { orgIds: orgs.map((org) => org.orgId) } }, now);
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'user.deleted', target: userTarget(user), metadata: { orgIds: orgs.map((org) => org.orgId) } },
+          now,
+        );
       });
       ctx.body = { message: 'user deleted' };
     },

@@ -36,7 +36,12 @@ export const adminUserSessionRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     params: userIdParams,
-    body: { type: 'object', properties: { authTokenId: { type: 'string', minLength: 1, maxLength: 40 } }, required: ['authTokenId'], additionalProperties: false },
+    body: {
+      type: 'object',
+      properties: { authTokenId: { type: 'string', minLength: 1, maxLength: 40 } },
+      required: ['authTokenId'],
+      additionalProperties: false,
+    },
     async handler({ ctx, body, params, principal, services, authorize }) {
       await authorize('users.sessions:write', globalUser(params.userId));
       const user = await findTargetUser(services.db, params.userId);
@@ -45,7 +50,12 @@ export const adminUserSessionRoutes: RouteModule = (routes) => {
       const now = services.clock.now();
       const revoked = await services.transact(async (tx) => {
         if (!(await revokeLiveSessionOfUser(tx.db, user.id, body.authTokenId, now, sessionLimits(services.config)))) return false;
-        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'session.revoked', target: userTarget(user), metadata: { count: 1, sessionId: body.authTokenId, reason: 'admin revoke' } }, now);
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'session.revoked', target: userTarget(user), metadata: { count: 1, sessionId: body.authTokenId, reason: 'admin revoke' } },
+          now,
+        );
         return true;
       });
       if (!revoked) throw new NotFoundError('session not found');

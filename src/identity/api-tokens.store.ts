@@ -48,8 +48,20 @@ export async function findApiTokensOfUser(db: Knex, kind: TokenKind, userId: str
 }
 
 /** One page of the user's tokens of `kind`, newest first. */
-export async function findApiTokensOfUserPage(db: Knex, kind: TokenKind, userId: string, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: ApiTokenRow[] }> {
-  return findPage<ApiTokenRow>(() => db('api_tokens').where({ kind, user_id: userId }).select('*'), [{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }], page);
+export async function findApiTokensOfUserPage(
+  db: Knex,
+  kind: TokenKind,
+  userId: string,
+  page: { limit: number; offset: number },
+): Promise<{ totalCount: number; rows: ApiTokenRow[] }> {
+  return findPage<ApiTokenRow>(
+    () => db('api_tokens').where({ kind, user_id: userId }).select('*'),
+    [
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ],
+    page,
+  );
 }
 
 export async function findApiTokenOfUser(db: Knex, kind: TokenKind, userId: string, tokenId: string): Promise<ApiTokenRow | undefined> {

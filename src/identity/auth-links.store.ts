@@ -13,8 +13,16 @@ export interface AuthLinkRow {
 }
 
 /** One page of the user's external login links, oldest first. */
-export async function findAuthLinksOfUserPage(db: Knex, userId: string, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: AuthLinkRow[] }> {
-  return findPage<AuthLinkRow>(() => db('user_auth_links').where('user_id', userId).select('id', 'user_id', 'auth_module', 'auth_id', 'label', 'created_at', 'updated_at'), ['created_at', 'id'], page);
+export async function findAuthLinksOfUserPage(
+  db: Knex,
+  userId: string,
+  page: { limit: number; offset: number },
+): Promise<{ totalCount: number; rows: AuthLinkRow[] }> {
+  return findPage<AuthLinkRow>(
+    () => db('user_auth_links').where('user_id', userId).select('id', 'user_id', 'auth_module', 'auth_id', 'label', 'created_at', 'updated_at'),
+    ['created_at', 'id'],
+    page,
+  );
 }
 
 export async function deleteAuthLinkOfUser(db: Knex, userId: string, linkId: string): Promise<AuthLinkRow | undefined> {

@@ -28,7 +28,10 @@ export type SlotResult = { granted: true } | { granted: false; retryAfterSeconds
 
 export async function takeAttemptSlot(db: Knex, key: string, now: number): Promise<SlotResult> {
   await db('login_attempts').insert({ key, window_start: now, failures: 0 }).onConflict('key').ignore();
-  await db('login_attempts').where('key', key).where('window_start', '<=', now - WINDOW_MS).update({ window_start: now, failures: 0 });
+  await db('login_attempts')
+    .where('key', key)
+    .where('window_start', '<=', now - WINDOW_MS)
+    .update({ window_start: now, failures: 0 });
   const taken = await db('login_attempts').where('key', key).where('failures', '<', MAX_FAILURES).increment('failures', 1);
   if (taken === 1) return { granted: true };
   const row: { window_start: number | string } | undefined = await db('login_attempts').where('key', key).first('window_start');

@@ -49,7 +49,11 @@ function loginPage(redirect: string | undefined): string {
 }
 
 function recordLoginFailure(services: Services, actor: Actor, login: string, reason: string, userId: string | null): Promise<void> {
-  return recordFailure(services, actor, { action: 'user.login_failed', target: { type: 'user', id: userId, name: login.slice(0, 190) }, metadata: { method: 'password', reason } });
+  return recordFailure(services, actor, {
+    action: 'user.login_failed',
+    target: { type: 'user', id: userId, name: login.slice(0, 190) },
+    metadata: { method: 'password', reason },
+  });
 }
 
 function refusal(user: UserRow | undefined, passwordMatches: boolean): string | null {
@@ -124,7 +128,12 @@ export const loginRoutes: RouteModule = (routes) => {
         await recordAudit(
           tx.db,
           { ...actor, type: 'user', id: user.id, name: user.login },
-          { action: 'user.login', orgId: user.default_org_id ?? orgs[0]?.orgId ?? null, target: { type: 'session', id: issued.sessionId }, metadata: { method: 'password' } },
+          {
+            action: 'user.login',
+            orgId: user.default_org_id ?? orgs[0]?.orgId ?? null,
+            target: { type: 'session', id: issued.sessionId },
+            metadata: { method: 'password' },
+          },
           now,
         );
         return issued;

@@ -24,18 +24,15 @@ export function profileChanges(user: UserRow, profile: Profile): Profile {
   };
 }
 
-export async function changeProfile(
-  tx: Tx,
-  actor: Actor,
-  user: UserRow,
-  profile: Profile,
-  by: 'self' | 'admin',
-  now: number,
-): Promise<void> {
+export async function changeProfile(tx: Tx, actor: Actor, user: UserRow, profile: Profile, by: 'self' | 'admin', now: number): Promise<void> {
   const changes = profileChanges(user, profile);
   const fields = Object.keys(changes).sort();
   if (fields.length === 0) return;
-  await assertNoClash(tx, [changes.login, changes.email].filter((value): value is string => value !== undefined), user.id);
+  await assertNoClash(
+    tx,
+    [changes.login, changes.email].filter((value): value is string => value !== undefined),
+    user.id,
+  );
   await updateUserProfile(tx.db, user.id, changes, now);
   const login = changes.login?.toLowerCase() ?? user.login;
   await recordAudit(tx.db, actor, { action: 'user.updated', target: userTarget({ id: user.id, login }), metadata: { fields, by } }, now);

@@ -10,7 +10,14 @@ import { BadRequestError } from '../errors.ts';
 import type { Clock } from '../services.ts';
 import { clearAttempts, lockedOut, lockoutKey, takeAttemptSlot } from './lockout.ts';
 
-export async function confirmOwnPassword(db: Knex, clock: Clock, clientIp: string | null, user: { id: string; password_hash: string }, password: string, wrongMessage: string): Promise<void> {
+export async function confirmOwnPassword(
+  db: Knex,
+  clock: Clock,
+  clientIp: string | null,
+  user: { id: string; password_hash: string },
+  password: string,
+  wrongMessage: string,
+): Promise<void> {
   const lockout = lockoutKey(clientIp, { userId: user.id });
   const slot = await takeAttemptSlot(db, lockout, clock.now());
   if (!slot.granted) throw lockedOut(slot.retryAfterSeconds);

@@ -59,8 +59,21 @@ export async function findLiveSessionByTokenHash(db: Knex, tokenHash: string, no
 }
 
 /** One page of the user's live sessions, newest first. */
-export async function findLiveSessionsOfUserPage(db: Knex, userId: string, now: number, limits: SessionLimits, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: SessionRow[] }> {
-  return findPage<SessionRow>(() => live(db, now, limits).where('user_id', userId).select('*'), [{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }], page);
+export async function findLiveSessionsOfUserPage(
+  db: Knex,
+  userId: string,
+  now: number,
+  limits: SessionLimits,
+  page: { limit: number; offset: number },
+): Promise<{ totalCount: number; rows: SessionRow[] }> {
+  return findPage<SessionRow>(
+    () => live(db, now, limits).where('user_id', userId).select('*'),
+    [
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ],
+    page,
+  );
 }
 
 /** Replaces the token if `presentedHash` is still the current one; false when another request rotated first. */

@@ -13,7 +13,13 @@ import { assertAcceptablePassword } from './password-policy.ts';
 import { issueSession, setSessionCookie } from './sessions.ts';
 import { createFirstAdmin } from './setup.ts';
 import { anyHumanUserExists } from './users.store.ts';
-import { platformSettingsSchema, presentPlatformSettings, sealPlatformSettings, type PlatformSettings, type StoredPlatformSettings } from './platform-settings.ts';
+import {
+  platformSettingsSchema,
+  presentPlatformSettings,
+  sealPlatformSettings,
+  type PlatformSettings,
+  type StoredPlatformSettings,
+} from './platform-settings.ts';
 import { emailSchema, loginSchema, nameSchema, newPasswordSchema } from '../http/schemas.ts';
 
 const SETTINGS_KEY = 'platform';

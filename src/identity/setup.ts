@@ -44,7 +44,12 @@ export async function createFirstAdmin<T>(
     await addOrgMember(tx.db, DEFAULT_ORG_ID, userId, 'Admin', now);
     tx.policyChanged(DEFAULT_ORG_ID);
     const target = { type: 'user', id: userId, name: admin.login.toLowerCase() };
-    await recordAudit(tx.db, actor, { action: 'user.created', orgId: DEFAULT_ORG_ID, target, metadata: { isSvcAdmin: true, orgRole: 'Admin', via: 'setup' } }, now);
+    await recordAudit(
+      tx.db,
+      actor,
+      { action: 'user.created', orgId: DEFAULT_ORG_ID, target, metadata: { isSvcAdmin: true, orgRole: 'Admin', via: 'setup' } },
+      now,
+    );
     await recordAudit(tx.db, actor, { action: 'setup.admin_created', orgId: DEFAULT_ORG_ID, target }, now);
     const extra = alsoInTx ? await alsoInTx(tx, userId) : undefined;
     return { userId, orgId: DEFAULT_ORG_ID, extra };

@@ -50,10 +50,26 @@ export const currentUserAccessTokenRoutes: RouteModule = (routes) => {
         assertWithinQuota('api_keys', limit, await countLiveTokensOfOne(tx.db, 'pat', principal.user.id, now));
         const tokenId = await insertApiToken(
           tx.db,
-          { kind: 'pat', userId: principal.user.id, orgId: null, name: body.name, tokenHash: hash, expiresAt: body.secondsToLive ? now + body.secondsToLive * 1000 : null },
+          {
+            kind: 'pat',
+            userId: principal.user.id,
+            orgId: null,
+            name: body.name,
+            tokenHash: hash,
+            expiresAt: body.secondsToLive ? now + body.secondsToLive * 1000 : null,
+          },
           now,
         );
-        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.token_issued', target: { type: 'access_token', id: tokenId, name: body.name }, metadata: { secondsToLive: body.secondsToLive ?? null } }, now);
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          {
+            action: 'user.token_issued',
+            target: { type: 'access_token', id: tokenId, name: body.name },
+            metadata: { secondsToLive: body.secondsToLive ?? null },
+          },
+          now,
+        );
         return tokenId;
       });
       ctx.status = 201;
@@ -74,7 +90,12 @@ export const currentUserAccessTokenRoutes: RouteModule = (routes) => {
       const now = services.clock.now();
       await services.transact(async (tx) => {
         if (await revokeApiToken(tx.db, token.id, now)) {
-          await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.token_revoked', target: { type: 'access_token', id: token.id, name: token.name } }, now);
+          await recordAudit(
+            tx.db,
+            actorOf(ctx, principal),
+            { action: 'user.token_revoked', target: { type: 'access_token', id: token.id, name: token.name } },
+            now,
+          );
         }
       });
       ctx.body = { message: 'access token revoked' };

@@ -4,7 +4,9 @@ import type { OrgRole } from '../authz/types.ts';
 import type { UserRow } from './users.store.ts';
 
 export function avatarUrl(email: string | null, login: string): string {
-  const hash = createHash('md5').update((email ?? login).trim().toLowerCase()).digest('hex');
+  const hash = createHash('md5')
+    .update((email ?? login).trim().toLowerCase())
+    .digest('hex');
   return `https://secure.gravatar.com/avatar/${hash}?s=128&d=identicon`;
 }
 

@@ -59,7 +59,14 @@ export const currentUserRoutes: RouteModule = (routes) => {
       const changes = profileChanges(current, profile);
       if (current.password_hash && (changes.email !== undefined || changes.login !== undefined)) {
         if (currentPassword === undefined) throw new BadRequestError('give your current password (currentPassword) to change your email or login');
-        await confirmOwnPassword(services.db, services.clock, clientIp(ctx), { id: current.id, password_hash: current.password_hash }, currentPassword, 'the current password is not correct');
+        await confirmOwnPassword(
+          services.db,
+          services.clock,
+          clientIp(ctx),
+          { id: current.id, password_hash: current.password_hash },
+          currentPassword,
+          'the current password is not correct',
+        );
       }
       const now = services.clock.now();
       await services.transact(async (tx) => {
@@ -89,7 +96,14 @@ export const currentUserRoutes: RouteModule = (routes) => {
       await authorize('users.password:write', ownRecord(principal));
       const user = await findUserById(services.db, principal.user.id);
       if (!user?.password_hash) throw new BadRequestError('this account has no local password');
-      await confirmOwnPassword(services.db, services.clock, clientIp(ctx), { id: user.id, password_hash: user.password_hash }, body.oldPassword, 'the old password is not correct');
+      await confirmOwnPassword(
+        services.db,
+        services.clock,
+        clientIp(ctx),
+        { id: user.id, password_hash: user.password_hash },
+        body.oldPassword,
+        'the old password is not correct',
+      );
       assertAcceptablePassword(body.newPassword, user);
       const passwordHash = await hashPassword(body.newPassword);
       const now = services.clock.now();
@@ -125,7 +139,12 @@ export const currentUserRoutes: RouteModule = (routes) => {
       const now = services.clock.now();
       ctx.body = await services.transact(async (tx) => {
         const saved = await writePreferences(tx.db, 'user', principal.user.id, body, now);
-        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.preferences_updated', target: { type: 'user', id: principal.user.id, name: principal.user.login } }, now);
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'user.preferences_updated', target: { type: 'user', id: principal.user.id, name: principal.user.login } },
+          now,
+        );
         return saved;
       });
     },
@@ -146,7 +165,12 @@ export const currentUserRoutes: RouteModule = (routes) => {
       const now = services.clock.now();
       await services.transact(async (tx) => {
         await setDefaultOrg(tx.db, principal.user.id, org.id, now);
-        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.org_switched', orgId: org.id, target: { type: 'user', id: principal.user.id, name: principal.user.login } }, now);
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'user.org_switched', orgId: org.id, target: { type: 'user', id: principal.user.id, name: principal.user.login } },
+          now,
+        );
       });
       ctx.body = { message: 'active organization changed' };
     },

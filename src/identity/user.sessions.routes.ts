@@ -30,13 +30,23 @@ export const currentUserSessionRoutes: RouteModule = (routes) => {
     path: '/api/user/revoke-auth-token',
     access: 'authenticated',
     level: 'server',
-    body: { type: 'object', properties: { authTokenId: { type: 'string', minLength: 1, maxLength: 40 } }, required: ['authTokenId'], additionalProperties: false },
+    body: {
+      type: 'object',
+      properties: { authTokenId: { type: 'string', minLength: 1, maxLength: 40 } },
+      required: ['authTokenId'],
+      additionalProperties: false,
+    },
     async handler({ ctx, body, principal, services, authorize }) {
       await authorize('users.sessions:write', ownRecord(principal));
       const now = services.clock.now();
       const revoked = await services.transact(async (tx) => {
         if (!(await revokeLiveSessionOfUser(tx.db, principal.user.id, body.authTokenId, now, sessionLimits(services.config)))) return false;
-        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'session.revoked', target: { type: 'session', id: body.authTokenId }, metadata: { by: 'self' } }, now);
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'session.revoked', target: { type: 'session', id: body.authTokenId }, metadata: { by: 'self' } },
+          now,
+        );
         return true;
       });
       if (!revoked) throw new NotFoundError('session not found');
@@ -69,7 +79,16 @@ export const currentUserSessionRoutes: RouteModule = (routes) => {
       const removed = await services.transact(async (tx) => {
         const link = await deleteAuthLinkOfUser(tx.db, principal.user.id, params.id);
         if (link) {
-          await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.auth_link_removed', target: { type: 'user', id: principal.user.id, name: principal.user.login }, metadata: { authModule: link.auth_module } }, now);
+          await recordAudit(
+            tx.db,
+            actorOf(ctx, principal),
+            {
+              action: 'user.auth_link_removed',
+              target: { type: 'user', id: principal.user.id, name: principal.user.login },
+              metadata: { authModule: link.auth_module },
+            },
+            now,
+          );
         }
         return link;
       });

@@ -104,7 +104,11 @@ export async function findHumanUserById(db: Knex, id: string): Promise<UserRow |
 }
 
 /** One page of people (no service accounts) by login; `search` matches login, email or name, ignoring case. */
-export async function findHumanUsersPage(db: Knex, search: string | undefined, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: UserRow[] }> {
+export async function findHumanUsersPage(
+  db: Knex,
+  search: string | undefined,
+  page: { limit: number; offset: number },
+): Promise<{ totalCount: number; rows: UserRow[] }> {
   const matching = () => whereContains(db('users').where('is_service_account', false).select('*'), ['login', 'email', 'name'], search);
   return findPage<UserRow>(matching, ['login', 'id'], page);
 }
@@ -130,7 +134,9 @@ export async function findMembershipsOfUsers(db: Knex, userIds: string[]): Promi
 export async function findAuthLabelsOfUsers(db: Knex, userIds: string[]): Promise<Map<string, string[]>> {
   const byUser = new Map<string, string[]>();
   if (userIds.length === 0) return byUser;
-  const rows: Array<{ user_id: string; auth_module: string; label: string }> = await db('user_auth_links').whereIn('user_id', userIds).select('user_id', 'auth_module', 'label');
+  const rows: Array<{ user_id: string; auth_module: string; label: string }> = await db('user_auth_links')
+    .whereIn('user_id', userIds)
+    .select('user_id', 'auth_module', 'label');
   for (const row of rows) {
     const labels = byUser.get(row.user_id) ?? [];
     const label = row.label || row.auth_module;

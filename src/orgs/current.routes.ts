@@ -10,7 +10,15 @@ import { NotFoundError } from '../errors.ts';
 import { searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { preferencesSchema, readPreferences, writePreferences } from '../preferences/store.ts';
-import { addMemberBodySchema, addMemberByLoginOrEmail, changeMemberRole, listOrgMembers, memberRoleBodySchema, membershipTarget, removeMember } from './members.ts';
+import {
+  addMemberBodySchema,
+  addMemberByLoginOrEmail,
+  changeMemberRole,
+  listOrgMembers,
+  memberRoleBodySchema,
+  membershipTarget,
+  removeMember,
+} from './members.ts';
 import { presentOrg, presentOrgUserLookup } from './presenter.ts';
 import { orgTarget, orgUpdateBodySchema, updateOrgDetails } from './routes.ts';
 import { findHumanMembersMatching, findOrgById, findOrgDetails } from './store.ts';
@@ -72,7 +80,10 @@ export const currentOrgRoutes: RouteModule = (routes) => {
     level: 'org',
     query: {
       type: 'object',
-      properties: { query: { type: 'string', maxLength: 190 }, limit: { type: 'integer', minimum: 1, maximum: LOOKUP_MAX_LIMIT, default: LOOKUP_DEFAULT_LIMIT } },
+      properties: {
+        query: { type: 'string', maxLength: 190 },
+        limit: { type: 'integer', minimum: 1, maximum: LOOKUP_MAX_LIMIT, default: LOOKUP_DEFAULT_LIMIT },
+      },
       additionalProperties: false,
     },
     async handler({ ctx, query, orgId, services, authorize }) {
@@ -146,7 +157,12 @@ export const currentOrgRoutes: RouteModule = (routes) => {
         const org = await findOrgById(tx.db, orgId);
         if (!org) throw new NotFoundError(`org ${orgId} not found`);
         const saved = await writePreferences(tx.db, 'org', org.id, body, now);
-        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'org.preferences_updated', orgId: org.id, target: orgTarget(org), metadata: { fields: Object.keys(body).sort() } }, now);
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'org.preferences_updated', orgId: org.id, target: orgTarget(org), metadata: { fields: Object.keys(body).sort() } },
+          now,
+        );
         return saved;
       });
     },

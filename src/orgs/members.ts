@@ -19,7 +19,18 @@ import { addOrgMember, findUserById, findUserByLoginOrEmail, setDefaultOrg } fro
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import type { Services } from '../services.ts';
 import { presentMember } from './presenter.ts';
-import { findHumanAdminIds, findHumanMember, findHumanMembersPage, findOrgById, isOrgMember, lockOrg, removeOrgMembership, setMemberRole, type MemberRow, type OrgRow } from './store.ts';
+import {
+  findHumanAdminIds,
+  findHumanMember,
+  findHumanMembersPage,
+  findOrgById,
+  isOrgMember,
+  lockOrg,
+  removeOrgMembership,
+  setMemberRole,
+  type MemberRow,
+  type OrgRow,
+} from './store.ts';
 import { loginOrEmailSchema } from '../http/schemas.ts';
 
 export const orgRoleSchema = { type: 'string', enum: [...ORG_ROLES] } as const;
@@ -108,7 +119,12 @@ export async function addMemberByLoginOrEmail(caller: Caller, orgId: string, bod
     // Someone who belonged nowhere now has a home to land in.
     if (!user.default_org_id) await setDefaultOrg(tx.db, user.id, org.id, now);
     tx.policyChanged(org.id, { kind: 'member', userId: user.id });
-    await recordAudit(tx.db, actorOf(caller.ctx, caller.principal), { action: 'org.member_added', orgId: org.id, target: userTarget(user), metadata: { org: org.name, role: body.role } }, now);
+    await recordAudit(
+      tx.db,
+      actorOf(caller.ctx, caller.principal),
+      { action: 'org.member_added', orgId: org.id, target: userTarget(user), metadata: { org: org.name, role: body.role } },
+      now,
+    );
     return { message: 'user added to the org', userId: user.id };
   });
 }
@@ -124,7 +140,12 @@ export async function changeMemberRole(caller: Caller, orgId: string, userId: st
       if (role !== 'Admin') await assertAnotherAdminRemains(tx, org.id, member, 'demote');
       await setMemberRole(tx.db, org.id, member.user_id, role);
       tx.policyChanged(org.id, { kind: 'member', userId: member.user_id });
-      await recordAudit(tx.db, actor, { action: 'org.member_role_changed', orgId: org.id, target: memberTarget(member), metadata: { org: org.name, from: member.role, to: role } }, now);
+      await recordAudit(
+        tx.db,
+        actor,
+        { action: 'org.member_role_changed', orgId: org.id, target: memberTarget(member), metadata: { org: org.name, from: member.role, to: role } },
+        now,
+      );
       await revokeAllSessionsOf(tx, actor, { id: member.user_id, login: member.login }, 'org role changed', now);
     }),
   );
@@ -144,7 +165,12 @@ export async function removeMember(caller: Caller, orgId: string, userId: string
       if (lost.managedRoleUid) fragments.push({ kind: 'role', uid: lost.managedRoleUid });
       if (lost.legacyAclEntries > 0) fragments.push({ kind: 'legacy_acl' });
       tx.policyChanged(org.id, ...fragments);
-      await recordAudit(tx.db, actor, { action: 'org.member_removed', orgId: org.id, target: memberTarget(member), metadata: { org: org.name, role: member.role } }, now);
+      await recordAudit(
+        tx.db,
+        actor,
+        { action: 'org.member_removed', orgId: org.id, target: memberTarget(member), metadata: { org: org.name, role: member.role } },
+        now,
+      );
       await revokeAllSessionsOf(tx, actor, { id: member.user_id, login: member.login }, 'removed from org', now);
     }),
   );

@@ -13,9 +13,29 @@ import type { Infer } from '../http/guard.ts';
 import { listPage, pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { addOrgMember } from '../identity/users.store.ts';
-import { addMemberBodySchema, addMemberByLoginOrEmail, changeMemberRole, listOrgMembers, memberRoleBodySchema, membershipTarget, removeMember, type Caller } from './members.ts';
+import {
+  addMemberBodySchema,
+  addMemberByLoginOrEmail,
+  changeMemberRole,
+  listOrgMembers,
+  memberRoleBodySchema,
+  membershipTarget,
+  removeMember,
+  type Caller,
+} from './members.ts';
 import { normalizeAddress, presentOrg, presentOrgSummary } from './presenter.ts';
-import { DEFAULT_ORG_ID, deleteOrgAndDependents, findOrgByName, findOrgDetails, findOrgNameClash, findOrgsPage, insertOrg, lockOrg, updateOrg, type OrgRow } from './store.ts';
+import {
+  DEFAULT_ORG_ID,
+  deleteOrgAndDependents,
+  findOrgByName,
+  findOrgDetails,
+  findOrgNameClash,
+  findOrgsPage,
+  insertOrg,
+  lockOrg,
+  updateOrg,
+  type OrgRow,
+} from './store.ts';
 import { nonBlankNameSchema, optionalEmailSchema } from '../http/schemas.ts';
 
 const CREATOR_ROLE = 'Admin';
@@ -88,7 +108,12 @@ export async function updateOrgDetails(caller: Caller, orgId: string, body: Infe
     await recordAudit(
       tx.db,
       actorOf(caller.ctx, caller.principal),
-      { action: 'org.updated', orgId: row.id, target: orgTarget({ id: row.id, name: changes.name ?? row.name }), metadata: { fields, ...(changes.name && { previousName: row.name }) } },
+      {
+        action: 'org.updated',
+        orgId: row.id,
+        target: orgTarget({ id: row.id, name: changes.name ?? row.name }),
+        metadata: { fields, ...(changes.name && { previousName: row.name }) },
+      },
       now,
     );
   });
@@ -133,7 +158,12 @@ export const orgRoutes: RouteModule = (routes) => {
         await recordAudit(
           tx.db,
           actor,
-          { action: 'org.member_added', orgId: id, target: { type: 'user', id: principal.user.id, name: principal.user.login }, metadata: { org: name, role: CREATOR_ROLE, as: 'creator' } },
+          {
+            action: 'org.member_added',
+            orgId: id,
+            target: { type: 'user', id: principal.user.id, name: principal.user.login },
+            metadata: { org: name, role: CREATOR_ROLE, as: 'creator' },
+          },
           now,
         );
         return id;
@@ -209,7 +239,12 @@ export const orgRoutes: RouteModule = (routes) => {
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),
-          { action: 'org.deleted', orgId: org.id, target: orgTarget(org), metadata: { serviceAccountsDeleted: deleted.serviceAccountIds.length, teamsDeleted: deleted.teams } },
+          {
+            action: 'org.deleted',
+            orgId: org.id,
+            target: orgTarget(org),
+            metadata: { serviceAccountsDeleted: deleted.serviceAccountIds.length, teamsDeleted: deleted.teams },
+          },
           now,
         );
       });

@@ -47,7 +47,11 @@ export async function findOrgNameClash(db: Knex, name: string, exceptOrgId?: str
 }
 
 /** One page of orgs by name; `search` matches part of the name, ignoring case. */
-export async function findOrgsPage(db: Knex, search: string | undefined, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: OrgRow[] }> {
+export async function findOrgsPage(
+  db: Knex,
+  search: string | undefined,
+  page: { limit: number; offset: number },
+): Promise<{ totalCount: number; rows: OrgRow[] }> {
   return findPage<OrgRow>(() => whereContains(db('orgs').select('id', 'name'), ['name'], search), ['name', 'id'], page);
 }
 
@@ -93,13 +97,20 @@ function humanMembers(db: Knex, orgId: string): Knex.QueryBuilder {
 const MEMBER_SEARCH_COLUMNS = ['u.login', 'u.email', 'u.name'];
 
 /** One page of the org's people whose login, email or name contains `search`, by login. */
-export async function findHumanMembersPage(db: Knex, orgId: string, search: string | undefined, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: MemberRow[] }> {
+export async function findHumanMembersPage(
+  db: Knex,
+  orgId: string,
+  search: string | undefined,
+  page: { limit: number; offset: number },
+): Promise<{ totalCount: number; rows: MemberRow[] }> {
   return findPage<MemberRow>(() => whereContains(humanMembers(db, orgId), MEMBER_SEARCH_COLUMNS, search), ['u.login', 'm.user_id'], page);
 }
 
 /** At most `limit` of the org's people matching `search`, by login: the lookup of a user picker. */
 export async function findHumanMembersMatching(db: Knex, orgId: string, search: string | undefined, limit: number): Promise<MemberRow[]> {
-  return whereContains(humanMembers(db, orgId), MEMBER_SEARCH_COLUMNS, search).orderBy([{ column: 'u.login' }, { column: 'm.user_id' }]).limit(limit);
+  return whereContains(humanMembers(db, orgId), MEMBER_SEARCH_COLUMNS, search)
+    .orderBy([{ column: 'u.login' }, { column: 'm.user_id' }])
+    .limit(limit);
 }
 
 export async function findHumanMember(db: Knex, orgId: string, userId: string): Promise<MemberRow | undefined> {
@@ -118,7 +129,10 @@ export async function findOrgIdsOfMember(db: Knex, userId: string): Promise<stri
 
 /** The people holding the Admin role in the org. */
 export async function findHumanAdminIds(db: Knex, orgId: string): Promise<string[]> {
-  return db('org_members as m').join('users as u', 'u.id', 'm.user_id').where({ 'm.org_id': orgId, 'm.role': 'Admin', 'u.is_service_account': false }).pluck('m.user_id');
+  return db('org_members as m')
+    .join('users as u', 'u.id', 'm.user_id')
+    .where({ 'm.org_id': orgId, 'm.role': 'Admin', 'u.is_service_account': false })
+    .pluck('m.user_id');
 }
 
 export async function setMemberRole(db: Knex, orgId: string, userId: string, role: OrgRole): Promise<void> {
@@ -165,7 +179,10 @@ export async function removeOrgMembership(db: Knex, orgId: string, userId: strin
  * preferences of the org and its teams, and its quota overrides.
  */
 export async function deleteOrgAndDependents(db: Knex, orgId: string): Promise<{ serviceAccountIds: string[]; teams: number }> {
-  const serviceAccountIds: string[] = await db('org_members as m').join('users as u', 'u.id', 'm.user_id').where({ 'm.org_id': orgId, 'u.is_service_account': true }).pluck('u.id');
+  const serviceAccountIds: string[] = await db('org_members as m')
+    .join('users as u', 'u.id', 'm.user_id')
+    .where({ 'm.org_id': orgId, 'u.is_service_account': true })
+    .pluck('u.id');
   const [teamCount] = await db('teams').where('org_id', orgId).count<Array<{ total: number | string }>>({ total: '*' });
   await moveDefaultOrgAway(db, orgId);
   await deletePreferences(db, 'team', db('teams').where('org_id', orgId).select('id'));

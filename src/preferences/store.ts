@@ -27,7 +27,10 @@ export async function readPreferences(db: Knex, kind: PreferenceOwnerKind, owner
 /** The theme each of several owners chose (absent: none chosen), for listings. */
 export async function readThemes(db: Knex, kind: PreferenceOwnerKind, ownerIds: string[]): Promise<Map<string, string>> {
   if (ownerIds.length === 0) return new Map();
-  const rows: Array<{ owner_id: string; theme: string }> = await db('preferences').where('owner_kind', kind).whereIn('owner_id', ownerIds).select('owner_id', 'theme');
+  const rows: Array<{ owner_id: string; theme: string }> = await db('preferences')
+    .where('owner_kind', kind)
+    .whereIn('owner_id', ownerIds)
+    .select('owner_id', 'theme');
   return new Map(rows.map((row) => [row.owner_id, row.theme]));
 }
 

@@ -49,7 +49,12 @@ export const quotaRoutes: RouteModule = (routes) => {
       const now = services.clock.now();
       await services.transact(async (tx) => {
         await writeQuota(tx.db, 'org', params.orgId, params.target, body.limit, now);
-        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'quota.updated', orgId: params.orgId, target: { type: 'org', id: params.orgId }, metadata: { target: params.target, limit: body.limit } }, now);
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'quota.updated', orgId: params.orgId, target: { type: 'org', id: params.orgId }, metadata: { target: params.target, limit: body.limit } },
+          now,
+        );
       });
       const quotas = await presentOrgQuotas(services.db, services.config, params.orgId, now);
       ctx.body = quotas.find((quota) => quota.target === params.target);
@@ -88,7 +93,12 @@ export const quotaRoutes: RouteModule = (routes) => {
       const now = services.clock.now();
       await services.transact(async (tx) => {
         await writeQuota(tx.db, 'user', user.id, body.target, body.limit, now);
-        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'quota.updated', target: userTarget(user), metadata: { target: body.target, limit: body.limit } }, now);
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'quota.updated', target: userTarget(user), metadata: { target: body.target, limit: body.limit } },
+          now,
+        );
       });
       ctx.body = await userQuotas(services.db, user.id, now);
     },

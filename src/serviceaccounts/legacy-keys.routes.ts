@@ -30,7 +30,12 @@ export const legacyKeyRoutes: RouteModule = (routes) => {
     async handler({ ctx, query, orgId, services, authorize }) {
       await authorize('serviceaccounts:read', everyServiceAccount);
       const page = pageOf(query);
-      ctx.body = listPage('keys', page, await findLegacyKeysPage(services.db, orgId, services.clock.now(), query.includeExpired ?? false, page), presentLegacyKey);
+      ctx.body = listPage(
+        'keys',
+        page,
+        await findLegacyKeysPage(services.db, orgId, services.clock.now(), query.includeExpired ?? false, page),
+        presentLegacyKey,
+      );
     },
   });
 
@@ -53,7 +58,9 @@ export const legacyKeyRoutes: RouteModule = (routes) => {
       // The key acts with the role, so the caller must hold every permission of it (delegation).
       await authorize('serviceaccounts:write', everyServiceAccount, { delegate: await permissionsOfOrgRole(services.db, orgId, body.role) });
       const now = services.clock.now();
-      const created = await services.transact((tx) => createLegacyKey(tx, services.config, actorOf(ctx, principal), orgId, { ...body, name: body.name.trim() }, now));
+      const created = await services.transact((tx) =>
+        createLegacyKey(tx, services.config, actorOf(ctx, principal), orgId, { ...body, name: body.name.trim() }, now),
+      );
       ctx.status = 201;
       ctx.body = created;
     },

@@ -82,7 +82,12 @@ async function migrateLegacyKey(tx: Tx, actor: Actor, entry: LegacyApiKey, now: 
   await recordAudit(
     tx.db,
     actor,
-    { action: 'api_key.migrated', orgId: DEFAULT_ORG_ID, target: apiKeyAuditTarget({ id: tokenId, name: entry.name }), metadata: { serviceAccountId: account.id, role: account.role, source: 'API_KEYS' } },
+    {
+      action: 'api_key.migrated',
+      orgId: DEFAULT_ORG_ID,
+      target: apiKeyAuditTarget({ id: tokenId, name: entry.name }),
+      metadata: { serviceAccountId: account.id, role: account.role, source: 'API_KEYS' },
+    },
     now,
   );
   return { name: entry.name, serviceAccountId: account.id, tokenId, created: true };
@@ -112,7 +117,12 @@ export async function createLegacyKey(
   await recordAudit(
     tx.db,
     actor,
-    { action: 'api_key.created', orgId, target: apiKeyAuditTarget({ id: token.id, name: request.name }), metadata: { serviceAccountId: account.id, role: request.role, secondsToLive: request.secondsToLive ?? null } },
+    {
+      action: 'api_key.created',
+      orgId,
+      target: apiKeyAuditTarget({ id: token.id, name: request.name }),
+      metadata: { serviceAccountId: account.id, role: request.role, secondsToLive: request.secondsToLive ?? null },
+    },
     now,
   );
   return { id: token.id, name: request.name, key: token.key };
@@ -126,5 +136,15 @@ export async function deleteLegacyKey(tx: Tx, actor: Actor, orgId: string, token
   const account = await findServiceAccount(tx.db, orgId, key.service_account_id);
   const accountRemoved = !!account && (await countLiveTokensOfOne(tx.db, 'sa', account.id, now)) === 0;
   if (account && accountRemoved) await removeLegacyAccount(tx, account);
-  await recordAudit(tx.db, actor, { action: 'api_key.deleted', orgId, target: apiKeyAuditTarget(key), metadata: { serviceAccountId: key.service_account_id, serviceAccountDeleted: accountRemoved } }, now);
+  await recordAudit(
+    tx.db,
+    actor,
+    {
+      action: 'api_key.deleted',
+      orgId,
+      target: apiKeyAuditTarget(key),
+      metadata: { serviceAccountId: key.service_account_id, serviceAccountDeleted: accountRemoved },
+    },
+    now,
+  );
 }

@@ -56,7 +56,12 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),
-          { action: 'service_account.created', orgId, target: serviceAccountAuditTarget(created), metadata: { login: created.login, role: created.role, isDisabled: !!created.is_disabled } },
+          {
+            action: 'service_account.created',
+            orgId,
+            target: serviceAccountAuditTarget(created),
+            metadata: { login: created.login, role: created.role, isDisabled: !!created.is_disabled },
+          },
           now,
         );
         return created;
@@ -77,8 +82,18 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
       await authorize('serviceaccounts:read');
       const page = pageOf(query);
       const { totalCount, rows } = await findServiceAccountsPage(services.db, orgId, query.query?.trim(), page);
-      const tokens = await countLiveTokens(services.db, 'sa', rows.map((row) => row.id), services.clock.now());
-      ctx.body = { totalCount, serviceAccounts: rows.map((row) => presentServiceAccountWithTokens(row, tokens.get(row.id) ?? 0)), page: page.page, perPage: page.perPage };
+      const tokens = await countLiveTokens(
+        services.db,
+        'sa',
+        rows.map((row) => row.id),
+        services.clock.now(),
+      );
+      ctx.body = {
+        totalCount,
+        serviceAccounts: rows.map((row) => presentServiceAccountWithTokens(row, tokens.get(row.id) ?? 0)),
+        page: page.page,
+        perPage: page.perPage,
+      };
     },
   });
 
@@ -125,14 +140,26 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
           if (namesake && namesake.id !== current.id) throw new ConflictError(`a service account named "${changes.name}" already exists`);
         }
         await updateServiceAccount(tx.db, current, changes, now);
-        const updated = { ...current, ...(changes.name && { name: changes.name }), ...(changes.role && { role: changes.role }), ...(changes.isDisabled !== undefined && { is_disabled: changes.isDisabled }) };
+        const updated = {
+          ...current,
+          ...(changes.name && { name: changes.name }),
+          ...(changes.role && { role: changes.role }),
+          ...(changes.isDisabled !== undefined && { is_disabled: changes.isDisabled }),
+        };
         // The role is the account's org membership: the org's policy data must follow it.
         if (changes.role) tx.policyChanged(orgId, { kind: 'member', userId: current.id });
         const actor = actorOf(ctx, principal);
         const target = serviceAccountAuditTarget(updated);
-        const fields = Object.keys(changes).filter((field) => field !== 'isDisabled').sort();
+        const fields = Object.keys(changes)
+          .filter((field) => field !== 'isDisabled')
+          .sort();
         if (fields.length > 0) {
-          await recordAudit(tx.db, actor, { action: 'service_account.updated', orgId, target, metadata: { fields, ...(changes.role && { role: changes.role, previousRole: current.role }) } }, now);
+          await recordAudit(
+            tx.db,
+            actor,
+            { action: 'service_account.updated', orgId, target, metadata: { fields, ...(changes.role && { role: changes.role, previousRole: current.role }) } },
+            now,
+          );
         }
         if (changes.isDisabled !== undefined) {
           // Its tokens are kept: disabling freezes them, enabling thaws those neither revoked nor expired.
@@ -157,7 +184,12 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
         const account = await findServiceAccountOrFail(tx.db, orgId, params.id);
         const liveTokens = await countLiveTokensOfOne(tx.db, 'sa', account.id, now);
         tx.policyChanged(orgId, ...(await deleteServiceAccount(tx.db, account)));
-        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'service_account.deleted', orgId, target: serviceAccountAuditTarget(account), metadata: { login: account.login, liveTokens } }, now);
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'service_account.deleted', orgId, target: serviceAccountAuditTarget(account), metadata: { login: account.login, liveTokens } },
+          now,
+        );
       });
       ctx.body = { message: 'service account deleted' };
     },

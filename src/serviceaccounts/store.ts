@@ -73,7 +73,12 @@ export async function findServiceAccountByName(db: Knex, orgId: string, name: st
 }
 
 /** One page of the org's visible accounts by name; `search` matches name or login, ignoring case. */
-export async function findServiceAccountsPage(db: Knex, orgId: string, search: string | undefined, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: ServiceAccountRow[] }> {
+export async function findServiceAccountsPage(
+  db: Knex,
+  orgId: string,
+  search: string | undefined,
+  page: { limit: number; offset: number },
+): Promise<{ totalCount: number; rows: ServiceAccountRow[] }> {
   const matching = () => whereContains(accounts(db, orgId).where('u.is_hidden', false), ['u.name', 'u.login'], search);
   return findPage<ServiceAccountRow>(matching, ['u.name', 'u.id'], page);
 }
@@ -121,7 +126,12 @@ export async function insertServiceAccount(db: Knex, account: NewServiceAccount,
   return row;
 }
 
-export async function updateServiceAccount(db: Knex, account: ServiceAccountRow, changes: { name?: string; role?: ServiceAccountRole; isDisabled?: boolean }, now: number): Promise<void> {
+export async function updateServiceAccount(
+  db: Knex,
+  account: ServiceAccountRow,
+  changes: { name?: string; role?: ServiceAccountRole; isDisabled?: boolean },
+  now: number,
+): Promise<void> {
   const userChanges: Record<string, unknown> = { updated_at: now };
   if (changes.name !== undefined) userChanges.name = changes.name;
   if (changes.isDisabled !== undefined) userChanges.is_disabled = changes.isDisabled;
@@ -184,7 +194,13 @@ function legacyKeys(db: Knex, orgId: string): Knex.QueryBuilder {
 }
 
 /** One page of the org's unrevoked legacy keys by name; expired ones only when asked. */
-export async function findLegacyKeysPage(db: Knex, orgId: string, now: number, includeExpired: boolean, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: LegacyKeyRow[] }> {
+export async function findLegacyKeysPage(
+  db: Knex,
+  orgId: string,
+  now: number,
+  includeExpired: boolean,
+  page: { limit: number; offset: number },
+): Promise<{ totalCount: number; rows: LegacyKeyRow[] }> {
   const matching = () => {
     const query = legacyKeys(db, orgId).whereNull('t.revoked_at');
     if (!includeExpired) query.where((q) => q.whereNull('t.expires_at').orWhere('t.expires_at', '>', now));

@@ -56,7 +56,12 @@ export const serviceAccountTokenRoutes: RouteModule = (routes) => {
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),
-          { action: 'service_account.token_issued', orgId, target: tokenAuditTarget({ id: token.id, name: body.name }), metadata: { serviceAccountId: account.id, secondsToLive: body.secondsToLive ?? null } },
+          {
+            action: 'service_account.token_issued',
+            orgId,
+            target: tokenAuditTarget({ id: token.id, name: body.name }),
+            metadata: { serviceAccountId: account.id, secondsToLive: body.secondsToLive ?? null },
+          },
           now,
         );
         return token;
@@ -80,7 +85,12 @@ export const serviceAccountTokenRoutes: RouteModule = (routes) => {
         const token = await findApiTokenOfUser(tx.db, 'sa', account.id, params.tokenId);
         if (!token) throw new NotFoundError(`token ${params.tokenId} not found`);
         if (await revokeApiToken(tx.db, token.id, now)) {
-          await recordAudit(tx.db, actorOf(ctx, principal), { action: 'service_account.token_revoked', orgId, target: tokenAuditTarget(token), metadata: { serviceAccountId: account.id } }, now);
+          await recordAudit(
+            tx.db,
+            actorOf(ctx, principal),
+            { action: 'service_account.token_revoked', orgId, target: tokenAuditTarget(token), metadata: { serviceAccountId: account.id } },
+            now,
+          );
         }
       });
       ctx.body = { message: 'service account token revoked' };

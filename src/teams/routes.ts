@@ -10,13 +10,23 @@ import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { subjectOf } from '../http/subject.ts';
 import { presentTeam } from './presenter.ts';
-import { countMembersOfTeams, deleteTeam, findOrgMemberForTeam, findTeamByName, findTeamIdsByName, findTeamsByIds, insertTeam, insertTeamMember, TEAM_ADMIN, updateTeam } from './store.ts';
+import {
+  countMembersOfTeams,
+  deleteTeam,
+  findOrgMemberForTeam,
+  findTeamByName,
+  findTeamIdsByName,
+  findTeamsByIds,
+  insertTeam,
+  insertTeamMember,
+  TEAM_ADMIN,
+  updateTeam,
+} from './store.ts';
 import { grantTeamAdmin } from './team-admins.ts';
 import { findTeamOrFail, teamAuditTarget, teamIdParams, teamResource } from './team-target.ts';
 import { teamMemberRoutes } from './team.members.routes.ts';
 import { teamPreferenceRoutes } from './team.preferences.routes.ts';
 import { nameSchema, optionalEmailSchema } from '../http/schemas.ts';
-
 
 /** Names are compared as given, so surrounding blanks are dropped first; a blank name is no name. */
 function teamName(name: string): string {
@@ -57,7 +67,17 @@ export const teamRoutes: RouteModule = (routes) => {
         if (joins) {
           await insertTeamMember(tx.db, id, creator.id, TEAM_ADMIN, now);
           await grantTeamAdmin(tx, orgId, id, creator.id, now);
-          await recordAudit(tx.db, actor, { action: 'team.member_added', orgId, target: teamAuditTarget(created), metadata: { userId: creator.id, login: creator.login, permission: TEAM_ADMIN } }, now);
+          await recordAudit(
+            tx.db,
+            actor,
+            {
+              action: 'team.member_added',
+              orgId,
+              target: teamAuditTarget(created),
+              metadata: { userId: creator.id, login: creator.login, permission: TEAM_ADMIN },
+            },
+            now,
+          );
         }
         return { team: created, memberCount: joins ? 1 : 0 };
       });
@@ -81,7 +101,12 @@ export const teamRoutes: RouteModule = (routes) => {
       const readableIds = readable.sort((a, b) => a - b).map((index) => ids[index]!);
       const pageIds = readableIds.slice(page.offset, page.offset + page.limit);
       const [rows, counts] = await Promise.all([findTeamsByIds(services.db, pageIds), countMembersOfTeams(services.db, pageIds)]);
-      ctx.body = { totalCount: readableIds.length, teams: rows.map((row) => presentTeam(row, counts.get(row.id) ?? 0)), page: page.page, perPage: page.perPage };
+      ctx.body = {
+        totalCount: readableIds.length,
+        teams: rows.map((row) => presentTeam(row, counts.get(row.id) ?? 0)),
+        page: page.page,
+        perPage: page.perPage,
+      };
     },
   });
 
@@ -126,7 +151,12 @@ export const teamRoutes: RouteModule = (routes) => {
         if (changes.name && (await findTeamByName(tx.db, orgId, changes.name))) throw duplicateName(changes.name);
         await updateTeam(tx.db, current.id, changes, now);
         const updated = { ...current, ...changes };
-        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'team.updated', orgId, target: teamAuditTarget(updated), metadata: { fields, ...(changes.name && { previousName: current.name }) } }, now);
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'team.updated', orgId, target: teamAuditTarget(updated), metadata: { fields, ...(changes.name && { previousName: current.name }) } },
+          now,
+        );
         return updated;
       });
       const counts = await countMembersOfTeams(services.db, [team.id]);

@@ -29,11 +29,15 @@ export interface TeamMemberRow {
 const TEAM_COLUMNS = ['id', 'org_id', 'name', 'email'] as const;
 
 export async function findTeamInOrg(db: Knex, orgId: string, teamId: string): Promise<TeamRow | undefined> {
-  return db('teams').where({ id: teamId, org_id: orgId }).first(...TEAM_COLUMNS);
+  return db('teams')
+    .where({ id: teamId, org_id: orgId })
+    .first(...TEAM_COLUMNS);
 }
 
 export async function findTeamByName(db: Knex, orgId: string, name: string): Promise<TeamRow | undefined> {
-  return db('teams').where({ org_id: orgId, name }).first(...TEAM_COLUMNS);
+  return db('teams')
+    .where({ org_id: orgId, name })
+    .first(...TEAM_COLUMNS);
 }
 
 export async function insertTeam(db: Knex, orgId: string, team: { name: string; email: string }, now: number): Promise<string> {
@@ -43,7 +47,9 @@ export async function insertTeam(db: Knex, orgId: string, team: { name: string; 
 }
 
 export async function updateTeam(db: Knex, teamId: string, changes: { name?: string; email?: string }, now: number): Promise<void> {
-  await db('teams').where('id', teamId).update({ ...changes, updated_at: now });
+  await db('teams')
+    .where('id', teamId)
+    .update({ ...changes, updated_at: now });
 }
 
 /**
@@ -59,7 +65,9 @@ export async function findTeamIdsByName(db: Knex, orgId: string, search: string 
 /** The teams of `ids`, in the order of `ids`. */
 export async function findTeamsByIds(db: Knex, ids: string[]): Promise<TeamRow[]> {
   if (ids.length === 0) return [];
-  const rows: TeamRow[] = await db('teams').whereIn('id', ids).select(...TEAM_COLUMNS);
+  const rows: TeamRow[] = await db('teams')
+    .whereIn('id', ids)
+    .select(...TEAM_COLUMNS);
   const byId = new Map(rows.map((row) => [row.id, row]));
   return ids.map((id) => byId.get(id)).filter((row): row is TeamRow => row !== undefined);
 }
@@ -67,7 +75,11 @@ export async function findTeamsByIds(db: Knex, ids: string[]): Promise<TeamRow[]
 /** Member counts of several teams in one query; a team without members is absent. */
 export async function countMembersOfTeams(db: Knex, teamIds: string[]): Promise<Map<string, number>> {
   if (teamIds.length === 0) return new Map();
-  const rows: Array<{ team_id: string; total: number | string }> = await db('team_members').whereIn('team_id', teamIds).groupBy('team_id').select('team_id').count({ total: '*' });
+  const rows: Array<{ team_id: string; total: number | string }> = await db('team_members')
+    .whereIn('team_id', teamIds)
+    .groupBy('team_id')
+    .select('team_id')
+    .count({ total: '*' });
   return new Map(rows.map((row) => [row.team_id, Number(row.total)]));
 }
 
@@ -79,7 +91,11 @@ function membersQuery(db: Knex, teamId: string): Knex.QueryBuilder {
 }
 
 /** One page of the team's members, by login. */
-export async function findMembersOfTeamPage(db: Knex, teamId: string, page: { limit: number; offset: number }): Promise<{ totalCount: number; rows: TeamMemberRow[] }> {
+export async function findMembersOfTeamPage(
+  db: Knex,
+  teamId: string,
+  page: { limit: number; offset: number },
+): Promise<{ totalCount: number; rows: TeamMemberRow[] }> {
   return findPage<TeamMemberRow>(() => membersQuery(db, teamId), ['u.login', 'u.id'], page);
 }
 
@@ -100,7 +116,11 @@ export async function deleteTeamMember(db: Knex, teamId: string, userId: string)
 }
 
 /** The org membership of a user who may join a team: people only (a service account acts alone). */
-export async function findOrgMemberForTeam(db: Knex, orgId: string, userId: string): Promise<{ id: string; login: string; isServiceAccount: boolean } | undefined> {
+export async function findOrgMemberForTeam(
+  db: Knex,
+  orgId: string,
+  userId: string,
+): Promise<{ id: string; login: string; isServiceAccount: boolean } | undefined> {
   const row: { id: string; login: string; is_service_account: boolean | number } | undefined = await db('org_members as m')
     .join('users as u', 'u.id', 'm.user_id')
     .where({ 'm.org_id': orgId, 'm.user_id': userId })
@@ -121,7 +141,10 @@ export async function deleteTeam(db: Knex, team: TeamRow): Promise<{ memberIds: 
     .distinct('r.id', 'r.uid');
   if (scopedRoles.length > 0) {
     await db('role_permissions')
-      .whereIn('role_id', scopedRoles.map((role) => role.id))
+      .whereIn(
+        'role_id',
+        scopedRoles.map((role) => role.id),
+      )
       .where('scope', `teams:id:${team.id}`)
       .delete();
   }

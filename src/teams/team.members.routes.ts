@@ -76,7 +76,12 @@ export const teamMemberRoutes: RouteModule = (routes) => {
         if (await findTeamMember(tx.db, team.id, user.id)) throw new ConflictError(`user ${user.id} is already a member of team ${team.name}`);
         await insertTeamMember(tx.db, team.id, user.id, TEAM_MEMBER, now);
         tx.policyChanged(orgId, { kind: 'member', userId: user.id });
-        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'team.member_added', orgId, target: teamAuditTarget(team), metadata: { userId: user.id, login: user.login, permission: TEAM_MEMBER } }, now);
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'team.member_added', orgId, target: teamAuditTarget(team), metadata: { userId: user.id, login: user.login, permission: TEAM_MEMBER } },
+          now,
+        );
         return findMemberOrFail(tx.db, team.id, user.id);
       });
       ctx.body = presentTeamMember(member, orgId);
@@ -110,7 +115,12 @@ export const teamMemberRoutes: RouteModule = (routes) => {
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),
-          { action: 'team.member_updated', orgId, target: teamAuditTarget(team), metadata: { userId: current.user_id, login: current.login, permission, previousPermission: Number(current.permission) } },
+          {
+            action: 'team.member_updated',
+            orgId,
+            target: teamAuditTarget(team),
+            metadata: { userId: current.user_id, login: current.login, permission, previousPermission: Number(current.permission) },
+          },
           now,
         );
         return { ...current, permission };
@@ -134,7 +144,12 @@ export const teamMemberRoutes: RouteModule = (routes) => {
         await deleteTeamMember(tx.db, team.id, member.user_id);
         await revokeTeamAdmin(tx, orgId, team.id, member.user_id);
         tx.policyChanged(orgId, { kind: 'member', userId: member.user_id });
-        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'team.member_removed', orgId, target: teamAuditTarget(team), metadata: { userId: member.user_id, login: member.login } }, now);
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'team.member_removed', orgId, target: teamAuditTarget(team), metadata: { userId: member.user_id, login: member.login } },
+          now,
+        );
       });
       ctx.body = { message: 'team member removed' };
     },

@@ -32,7 +32,12 @@ export const teamPreferenceRoutes: RouteModule = (routes) => {
       ctx.body = await services.transact(async (tx) => {
         const team = await findTeamOrFail(tx.db, orgId, params.id);
         const saved = await writePreferences(tx.db, 'team', team.id, body, now);
-        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'team.preferences_updated', orgId, target: teamAuditTarget(team), metadata: { fields: Object.keys(body).sort() } }, now);
+        await recordAudit(
+          tx.db,
+          actorOf(ctx, principal),
+          { action: 'team.preferences_updated', orgId, target: teamAuditTarget(team), metadata: { fields: Object.keys(body).sort() } },
+          now,
+        );
         return saved;
       });
     },

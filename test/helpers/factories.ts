@@ -52,14 +52,22 @@ export interface TestUser {
 
 export async function createUser(app: TestApp, overrides: UserOverrides = {}): Promise<TestUser> {
   sequence += 1;
-  const login = overrides.login ?? `user${sequence}-${randomToken(4).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
+  const login =
+    overrides.login ??
+    `user${sequence}-${randomToken(4)
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, 'x')}`;
   const email = overrides.email ?? `${login}@example.test`;
   const password = overrides.password ?? DEFAULT_PASSWORD;
   const passwordHash = overrides.password ? await hashPassword(password) : await (defaultHash ??= hashPassword(DEFAULT_PASSWORD));
   const orgId = overrides.orgId === undefined ? DEFAULT_ORG_ID : overrides.orgId;
   const now = app.clock.now();
   const id = await app.services.transact(async (tx) => {
-    const userId = await insertUser(tx.db, { login, email, name: overrides.name ?? login, passwordHash, isSvcAdmin: overrides.svcAdmin ?? false, defaultOrgId: orgId }, now);
+    const userId = await insertUser(
+      tx.db,
+      { login, email, name: overrides.name ?? login, passwordHash, isSvcAdmin: overrides.svcAdmin ?? false, defaultOrgId: orgId },
+      now,
+    );
     if (overrides.disabled) await tx.db('users').where('id', userId).update({ is_disabled: true });
     if (orgId) {
       await addOrgMember(tx.db, orgId, userId, overrides.role ?? 'Viewer', now);
@@ -111,7 +119,11 @@ export interface AuditRow {
 
 /** The audit entries matching `where` (or of one action), oldest first, metadata parsed. */
 export async function auditEntries(app: TestApp, where: string | Partial<Record<keyof AuditRow, unknown>>): Promise<AuditRow[]> {
-  const rows = await app.db('audit_log').where(typeof where === 'string' ? { action: where } : where).orderBy(['timestamp', 'id']).select('*');
+  const rows = await app
+    .db('audit_log')
+    .where(typeof where === 'string' ? { action: where } : where)
+    .orderBy(['timestamp', 'id'])
+    .select('*');
   return rows.map((row: Record<string, any>) => ({ ...row, metadata: row.metadata ? JSON.parse(row.metadata) : null }) as AuditRow);
 }
 
@@ -189,7 +201,14 @@ export async function assignRoleToTeam(app: TestApp, team: TestTeam, roleUid: st
 /** Many teams at once (search at scale), named `<prefix> 00001`…; returns their ids in name order. */
 export async function buildManyTeams(app: TestApp, orgId: string, count: number, prefix: string): Promise<string[]> {
   const now = app.clock.now();
-  const rows = Array.from({ length: count }, (_, i) => ({ id: `team_bulk${randomToken(6).replace(/[^A-Za-z0-9]/g, 'x')}${i}`, org_id: orgId, name: `${prefix} ${String(i).padStart(5, '0')}`, email: '', created_at: now, updated_at: now }));
+  const rows = Array.from({ length: count }, (_, i) => ({
+    id: `team_bulk${randomToken(6).replace(/[^A-Za-z0-9]/g, 'x')}${i}`,
+    org_id: orgId,
+    name: `${prefix} ${String(i).padStart(5, '0')}`,
+    email: '',
+    created_at: now,
+    updated_at: now,
+  }));
   await app.services.transact(async (tx) => {
     for (let i = 0; i < rows.length; i += 500) await tx.db('teams').insert(rows.slice(i, i + 500));
     tx.policyChanged(orgId);
@@ -211,7 +230,13 @@ export async function buildServiceAccount(app: TestApp, overrides: ServiceAccoun
   return app.services.transact(async (tx) => {
     const account = await insertServiceAccount(
       tx.db,
-      { orgId, name: overrides.name ?? `robot ${sequence}`, role: overrides.role ?? 'Viewer', isDisabled: overrides.disabled ?? false, isHidden: overrides.hidden ?? false },
+      {
+        orgId,
+        name: overrides.name ?? `robot ${sequence}`,
+        role: overrides.role ?? 'Viewer',
+        isDisabled: overrides.disabled ?? false,
+        isHidden: overrides.hidden ?? false,
+      },
       app.clock.now(),
     );
     tx.policyChanged(orgId, { kind: 'member', userId: account.id });
@@ -220,9 +245,21 @@ export async function buildServiceAccount(app: TestApp, overrides: ServiceAccoun
 }
 
 /** A token of the account: its id and the key, as `POST …/tokens` would return them. */
-export async function buildToken(app: TestApp, account: ServiceAccountRow, token: { name?: string; secondsToLive?: number } = {}): Promise<{ id: string; key: string }> {
+export async function buildToken(
+  app: TestApp,
+  account: ServiceAccountRow,
+  token: { name?: string; secondsToLive?: number } = {},
+): Promise<{ id: string; key: string }> {
   sequence += 1;
-  return app.services.transact((tx) => issueServiceAccountToken(tx, app.services.config, account, { name: token.name ?? `token ${sequence}`, secondsToLive: token.secondsToLive }, app.clock.now()));
+  return app.services.transact((tx) =>
+    issueServiceAccountToken(
+      tx,
+      app.services.config,
+      account,
+      { name: token.name ?? `token ${sequence}`, secondsToLive: token.secondsToLive },
+      app.clock.now(),
+    ),
+  );
 }
 
 export interface RoleBody {
@@ -250,7 +287,13 @@ export function buildRole(overrides: Partial<RoleBody> = {}): RoleBody {
 }
 
 /** Assigns the org's role `uid` to a user or service account (a fixed role, or a managed one created here with `permissions`). */
-export async function assignRole(app: TestApp, orgId: string, userId: string, uid: string, permissions: Array<{ action: string; scope: string }> = []): Promise<void> {
+export async function assignRole(
+  app: TestApp,
+  orgId: string,
+  userId: string,
+  uid: string,
+  permissions: Array<{ action: string; scope: string }> = [],
+): Promise<void> {
   const now = app.clock.now();
   await app.services.transact(async (tx) => {
     let role = await tx.db('roles').where({ org_id: orgId, uid }).first('id');
@@ -275,7 +318,9 @@ export const EMPTY_ADDRESS = { address1: '', address2: '', city: '', zipCode: ''
 
 /** The rows that belong to the org, by table. */
 export async function orgFootprint(app: TestApp, orgId: string, teamIds: string[] = []) {
-  const teamPreferences = teamIds.length ? Number((await app.db('preferences').where('owner_kind', 'team').whereIn('owner_id', teamIds).count({ total: '*' }))[0]!.total) : 0;
+  const teamPreferences = teamIds.length
+    ? Number((await app.db('preferences').where('owner_kind', 'team').whereIn('owner_id', teamIds).count({ total: '*' }))[0]!.total)
+    : 0;
   return {
     orgs: await app.count('orgs', { id: orgId }),
     org_members: await app.count('org_members', { org_id: orgId }),

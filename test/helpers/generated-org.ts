@@ -71,7 +71,14 @@ export function generateOrg(seed: number, cases: number): GeneratedOrg {
     'basic:admin': { '*': { '*': true } },
     'basic:server_admin': { '*': { '*': true } },
   };
-  const customRoles = ['custom:a', 'custom:b', 'custom:c', ...users.map((u) => `managed:users:${u}:permissions`), ...teams.map((t) => `managed:teams:${t}:permissions`), 'managed:builtins:viewer:permissions'];
+  const customRoles = [
+    'custom:a',
+    'custom:b',
+    'custom:c',
+    ...users.map((u) => `managed:users:${u}:permissions`),
+    ...teams.map((t) => `managed:teams:${t}:permissions`),
+    'managed:builtins:viewer:permissions',
+  ];
   for (const uid of customRoles) {
     const grants: Record<string, Record<string, true>> = {};
     for (let i = 0; i < 1 + rnd.int(4); i++) (grants[randomAction()] ??= {})[randomScope()] = true;
@@ -108,7 +115,12 @@ export function generateOrg(seed: number, cases: number): GeneratedOrg {
     chat_agents: DEFAULT_CHAT_AGENTS,
   };
 
-  const subjects: Subject[] = users.map((id) => ({ id, kind: rnd.chance(0.15) ? 'service_account' : 'user', server_admin: rnd.chance(0.15), disabled: rnd.chance(0.08) }));
+  const subjects: Subject[] = users.map((id) => ({
+    id,
+    kind: rnd.chance(0.15) ? 'service_account' : 'user',
+    server_admin: rnd.chance(0.15),
+    disabled: rnd.chance(0.08),
+  }));
   subjects.push({ id: '', kind: 'anonymous', server_admin: false, disabled: false });
 
   const randomResource = (): ResourceRef | undefined => {

@@ -29,7 +29,7 @@ const SAMPLES = 200_000;
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] ?? fallback : fallback;
+  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
 }
 
 async function measure(label: string, engine: AuthzEngine, stream: AuthzInput[]): Promise<void> {
@@ -45,7 +45,9 @@ async function measure(label: string, engine: AuthzEngine, stream: AuthzInput[])
   const sorted = timings.slice().sort();
   const mean = timings.reduce((a, b) => a + b, 0) / stream.length;
   console.log(`${label}:`);
-  console.log(`  p50 ${us(percentile(sorted, 50))} (target ≤ 10 µs), p99 ${us(percentile(sorted, 99))} (target ≤ 50 µs), mean ${us(mean)}; ${stream.length} calls, ${((allowed / stream.length) * 100).toFixed(1)}% allowed`);
+  console.log(
+    `  p50 ${us(percentile(sorted, 50))} (target ≤ 10 µs), p99 ${us(percentile(sorted, 99))} (target ≤ 50 µs), mean ${us(mean)}; ${stream.length} calls, ${((allowed / stream.length) * 100).toFixed(1)}% allowed`,
+  );
 }
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -59,7 +61,13 @@ async function main(): Promise<void> {
   const factor = Number(arg('scale', '1'));
   const scale = scaled(factor);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
-  const config = loadConfig({ ...process.env, NODE_ENV: 'test', DATA_DIR: dir, DATABASE_URL: process.env.DATABASE_URL ?? `sqlite:${path.join(dir, 'bench.sqlite')}`, SECRET_KEY: 'bench-secret-key-0123456789abcdef0123' });
+  const config = loadConfig({
+    ...process.env,
+    NODE_ENV: 'test',
+    DATA_DIR: dir,
+    DATABASE_URL: process.env.DATABASE_URL ?? `sqlite:${path.join(dir, 'bench.sqlite')}`,
+    SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
+  });
   const services = await startServices(config, pino({ level: 'warn' }));
   await bootstrap(services);
   console.log(`scale ${factor}: ${JSON.stringify(scale)} on ${services.db.client.config.client}`);
@@ -76,7 +84,11 @@ async function main(): Promise<void> {
   console.log(`data document size:     ${(json.length / 1024 / 1024).toFixed(1)} MiB JSON`);
 
   started = performance.now();
-  await services.engine.authorize({ subject: { id: org.users[0]!, kind: 'user', server_admin: false, disabled: false }, org_id: ORG, action: 'dashboards:read' });
+  await services.engine.authorize({
+    subject: { id: org.users[0]!, kind: 'user', server_admin: false, disabled: false },
+    org_id: ORG,
+    action: 'dashboards:read',
+  });
   console.log(`first authorize (load): ${ms(performance.now() - started)} (document build + wasm setData)`);
 
   // The realistic mix: mostly dashboard reads and writes by members, folder reads, connector
@@ -104,22 +116,42 @@ async function main(): Promise<void> {
   // A grant change: commit, then ask until the decision flips.
   const grantee = org.users.find((u) => document.members[u]?.role === 'None' && document.members[u]!.teams.length === 0) ?? org.users[1]!;
   const target = org.dashboards[org.dashboards.length - 1]!;
-  const changeInput: AuthzInput = { subject: { id: grantee, kind: 'user', server_admin: false, disabled: false }, org_id: ORG, action: 'dashboards:delete', resource: { kind: 'dashboards', uid: target } };
+  const changeInput: AuthzInput = {
+    subject: { id: grantee, kind: 'user', server_admin: false, disabled: false },
+    org_id: ORG,
+    action: 'dashboards:delete',
+    resource: { kind: 'dashboards', uid: target },
+  };
   const before = await services.engine.authorize(changeInput);
   started = performance.now();
   await services.transact(async (tx) => {
-    const roleId = await insertRole(tx.db, ORG, { uid: 'custom:bench-grant', name: 'custom:bench-grant', displayName: 'bench', description: '', groupName: '', permissions: [{ action: 'dashboards:delete', scope: `dashboards:uid:${target}` }] }, Date.now());
+    const roleId = await insertRole(
+      tx.db,
+      ORG,
+      {
+        uid: 'custom:bench-grant',
+        name: 'custom:bench-grant',
+        displayName: 'bench',
+        description: '',
+        groupName: '',
+        permissions: [{ action: 'dashboards:delete', scope: `dashboards:uid:${target}` }],
+      },
+      Date.now(),
+    );
     await tx.db('user_roles').insert({ user_id: grantee, role_id: roleId, org_id: ORG, created_at: Date.now() });
     tx.policyChanged(ORG, { kind: 'role', uid: 'custom:bench-grant' }, { kind: 'member', userId: grantee });
   });
   const committed = performance.now();
   const after = await services.engine.authorize(changeInput);
   const visible = performance.now();
-  console.log(`grant change visible:   ${ms(visible - started)} from the write (${ms(committed - started)} commit + ${ms(visible - committed)} until authorize() sees it; before=${before.allow}, after=${after.allow})   (target ≤ 20 ms)`);
+  console.log(
+    `grant change visible:   ${ms(visible - started)} from the write (${ms(committed - started)} commit + ${ms(visible - committed)} until authorize() sees it; before=${before.allow}, after=${after.allow})   (target ≤ 20 ms)`,
+  );
 
   // A folder move: the whole tree's ancestor chains are re-read, then a dashboard in the moved
   // folder answers to the grants of its new parent (an action nobody else holds, so it flips).
-  const [moved] = await services.db('folders as f')
+  const [moved] = await services
+    .db('folders as f')
     .where('f.org_id', ORG)
     .whereNotNull('f.parent_uid')
     .whereNotExists((q) => q.select('*').from('folders as c').where('c.org_id', ORG).whereRaw('c.parent_uid = f.uid'))
@@ -131,7 +163,19 @@ async function main(): Promise<void> {
   const oldChain = (await findAncestors(services.db, ORG, movedRow)).map((folder) => folder.uid);
   const newParent: string = (await services.db('folders').where('org_id', ORG).whereNull('parent_uid').whereNotIn('uid', oldChain).first('uid')).uid;
   await services.transact(async (tx) => {
-    const roleId = await insertRole(tx.db, ORG, { uid: 'custom:bench-folder', name: 'custom:bench-folder', displayName: 'bench', description: '', groupName: '', permissions: [{ action: 'dashboards:bench-move', scope: `folders:uid:${newParent}` }] }, Date.now());
+    const roleId = await insertRole(
+      tx.db,
+      ORG,
+      {
+        uid: 'custom:bench-folder',
+        name: 'custom:bench-folder',
+        displayName: 'bench',
+        description: '',
+        groupName: '',
+        permissions: [{ action: 'dashboards:bench-move', scope: `folders:uid:${newParent}` }],
+      },
+      Date.now(),
+    );
     await tx.db('user_roles').insert({ user_id: grantee, role_id: roleId, org_id: ORG, created_at: Date.now() });
     tx.policyChanged(ORG, { kind: 'role', uid: 'custom:bench-folder' }, { kind: 'member', userId: grantee });
   });
@@ -144,11 +188,15 @@ async function main(): Promise<void> {
   const moveCommitted = performance.now();
   const afterMove = await services.engine.authorize(moveInput);
   const moveVisible = performance.now();
-  console.log(`folder move visible:    ${ms(moveVisible - started)} from the write (${ms(moveCommitted - started)} commit + ${ms(moveVisible - moveCommitted)} until authorize() sees it; before=${beforeMove.allow}, after=${afterMove.allow})`);
+  console.log(
+    `folder move visible:    ${ms(moveVisible - started)} from the write (${ms(moveCommitted - started)} commit + ${ms(moveVisible - moveCommitted)} until authorize() sees it; before=${beforeMove.allow}, after=${afterMove.allow})`,
+  );
   await measure('authorize() after the move', services.engine, stream);
 
   const memory = process.memoryUsage();
-  console.log(`process RSS:            ${(memory.rss / 1024 / 1024).toFixed(0)} MiB (heap ${(memory.heapUsed / 1024 / 1024).toFixed(0)} MiB, wasm ${(services.engine.stats().wasmBytes / 1024 / 1024).toFixed(0)} MiB)`);
+  console.log(
+    `process RSS:            ${(memory.rss / 1024 / 1024).toFixed(0)} MiB (heap ${(memory.heapUsed / 1024 / 1024).toFixed(0)} MiB, wasm ${(services.engine.stats().wasmBytes / 1024 / 1024).toFixed(0)} MiB)`,
+  );
 
   await nativeOpa(dir, json, pool.slice(0, 6), services.engine);
   services.engine.stopRevisionPoll();
@@ -172,7 +220,11 @@ async function nativeOpa(dir: string, json: string, inputs: AuthzInput[], engine
   for (const [i, input] of inputs.entries()) {
     const inputFile = path.join(dir, `input${i}.json`);
     fs.writeFileSync(inputFile, JSON.stringify(input));
-    const out = execFileSync(opa, ['bench', '--format', 'json', '--count', '1', '-d', 'policies/authz', '-d', dataFile, '--input', inputFile, 'data.authz.decision'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const out = execFileSync(
+      opa,
+      ['bench', '--format', 'json', '--count', '1', '-d', 'policies/authz', '-d', dataFile, '--input', inputFile, 'data.authz.decision'],
+      { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+    );
     const nsPerOp = JSON.parse(out).N ? JSON.parse(out).T / JSON.parse(out).N : NaN;
     const runs = 20_000;
     const t0 = process.hrtime.bigint();
@@ -182,7 +234,9 @@ async function nativeOpa(dir: string, json: string, inputs: AuthzInput[], engine
     wasmTotal += wasmNs;
     console.log(`native OPA input ${i}:     ${us(nsPerOp)}/op (opa bench)  vs  wasm authorize() ${us(wasmNs)}/op  [${input.action}]`);
   }
-  console.log(`native OPA / wasm:      ${(nativeTotal / wasmTotal).toFixed(1)}x (mean ${us(nativeTotal / inputs.length)} native vs ${us(wasmTotal / inputs.length)} wasm)`);
+  console.log(
+    `native OPA / wasm:      ${(nativeTotal / wasmTotal).toFixed(1)}x (mean ${us(nativeTotal / inputs.length)} native vs ${us(wasmTotal / inputs.length)} wasm)`,
+  );
 }
 
 main().catch((err) => {

@@ -24,7 +24,7 @@ const cases: Record<string, object> = {
   'connector query (restricted)': { subject, org_id: 'org_gen', action: 'connectors:query', resource: { kind: 'connectors', uid: 'c1' } },
   'team read': { subject, org_id: 'org_gen', action: 'teams:read', resource: { kind: 'teams', id: 't1' } },
   'no resource': { subject, org_id: 'org_gen', action: 'dashboards:read' },
-  'anonymous': { subject: { id: '', kind: 'anonymous', server_admin: false, disabled: false }, org_id: 'org_gen', action: 'dashboards:read' },
+  anonymous: { subject: { id: '', kind: 'anonymous', server_admin: false, disabled: false }, org_id: 'org_gen', action: 'dashboards:read' },
 };
 
 let total = 0;

@@ -43,15 +43,40 @@ export async function fillOrg(db: Knex, orgId: string, scale: Scale, seed = 7): 
   const depthOf = new Map<string, number>();
 
   await db.transaction(async (trx) => {
-    await insertAll(trx, 'users', users.map((id, i) => ({ id, login: `bench${i}`, email: `bench${i}@example.test`, name: `Bench ${i}`, password_hash: null, is_svc_admin: false, is_disabled: false, is_service_account: false, default_org_id: orgId, created_at: now, updated_at: now })));
+    await insertAll(
+      trx,
+      'users',
+      users.map((id, i) => ({
+        id,
+        login: `bench${i}`,
+        email: `bench${i}@example.test`,
+        name: `Bench ${i}`,
+        password_hash: null,
+        is_svc_admin: false,
+        is_disabled: false,
+        is_service_account: false,
+        default_org_id: orgId,
+        created_at: now,
+        updated_at: now,
+      })),
+    );
     const roles = ['Viewer', 'Viewer', 'Viewer', 'Editor', 'Editor', 'Admin', 'None'];
-    await insertAll(trx, 'org_members', users.map((user_id) => ({ org_id: orgId, user_id, role: rnd.pick(roles), created_at: now })));
-    await insertAll(trx, 'teams', teams.map((id, i) => ({ id, org_id: orgId, name: `team ${i}`, email: '', created_at: now, updated_at: now })));
+    await insertAll(
+      trx,
+      'org_members',
+      users.map((user_id) => ({ org_id: orgId, user_id, role: rnd.pick(roles), created_at: now })),
+    );
+    await insertAll(
+      trx,
+      'teams',
+      teams.map((id, i) => ({ id, org_id: orgId, name: `team ${i}`, email: '', created_at: now, updated_at: now })),
+    );
     const teamMembers = new Map<string, { team_id: string; user_id: string; permission: number; created_at: number }>();
-    for (const team_id of teams) for (let k = 0; k < 10; k++) {
-      const user_id = rnd.pick(users);
-      teamMembers.set(`${team_id}/${user_id}`, { team_id, user_id, permission: 0, created_at: now });
-    }
+    for (const team_id of teams)
+      for (let k = 0; k < 10; k++) {
+        const user_id = rnd.pick(users);
+        teamMembers.set(`${team_id}/${user_id}`, { team_id, user_id, permission: 0, created_at: now });
+      }
     await insertAll(trx, 'team_members', [...teamMembers.values()]);
 
     const folderRows = folders.map((uid, i) => {
@@ -64,13 +89,45 @@ export async function fillOrg(db: Knex, orgId: string, scale: Scale, seed = 7): 
       return { org_id: orgId, uid, title: `Folder ${i}`, parent_uid: parent, created_at: now, updated_at: now };
     });
     await insertAll(trx, 'folders', folderRows);
-    await insertAll(trx, 'dashboards', dashboards.map((uid, i) => ({ org_id: orgId, uid, title: `Dashboard ${i}`, folder_uid: rnd.pick(folders), created_at: now, updated_at: now })));
+    await insertAll(
+      trx,
+      'dashboards',
+      dashboards.map((uid, i) => ({ org_id: orgId, uid, title: `Dashboard ${i}`, folder_uid: rnd.pick(folders), created_at: now, updated_at: now })),
+    );
 
-    const managed = [...users.map((u) => ({ uid: `managed:users:${u}:permissions`, user: u, team: null as string | null })), ...teams.map((t) => ({ uid: `managed:teams:${t}:permissions`, user: null as string | null, team: t }))];
-    await insertAll(trx, 'roles', managed.map((m) => ({ uid: m.uid, org_id: orgId, name: m.uid, display_name: '', description: '', group_name: '', hidden: true, version: 1, created_at: now, updated_at: now })));
-    const roleIds = new Map<string, number>((await trx('roles').where('org_id', orgId).where('uid', 'like', 'managed:%').select('id', 'uid')).map((r: { id: number; uid: string }) => [r.uid, r.id]));
-    await insertAll(trx, 'user_roles', managed.filter((m) => m.user).map((m) => ({ user_id: m.user, role_id: roleIds.get(m.uid), org_id: orgId, created_at: now })));
-    await insertAll(trx, 'team_roles', managed.filter((m) => m.team).map((m) => ({ team_id: m.team, role_id: roleIds.get(m.uid), created_at: now })));
+    const managed = [
+      ...users.map((u) => ({ uid: `managed:users:${u}:permissions`, user: u, team: null as string | null })),
+      ...teams.map((t) => ({ uid: `managed:teams:${t}:permissions`, user: null as string | null, team: t })),
+    ];
+    await insertAll(
+      trx,
+      'roles',
+      managed.map((m) => ({
+        uid: m.uid,
+        org_id: orgId,
+        name: m.uid,
+        display_name: '',
+        description: '',
+        group_name: '',
+        hidden: true,
+        version: 1,
+        created_at: now,
+        updated_at: now,
+      })),
+    );
+    const roleIds = new Map<string, number>(
+      (await trx('roles').where('org_id', orgId).where('uid', 'like', 'managed:%').select('id', 'uid')).map((r: { id: number; uid: string }) => [r.uid, r.id]),
+    );
+    await insertAll(
+      trx,
+      'user_roles',
+      managed.filter((m) => m.user).map((m) => ({ user_id: m.user, role_id: roleIds.get(m.uid), org_id: orgId, created_at: now })),
+    );
+    await insertAll(
+      trx,
+      'team_roles',
+      managed.filter((m) => m.team).map((m) => ({ team_id: m.team, role_id: roleIds.get(m.uid), created_at: now })),
+    );
 
     const grants = new Map<string, { role_id: number; action: string; scope: string }>();
     const levels = [['dashboards:read'], ['dashboards:read', 'dashboards:write'], ['dashboards:read', 'dashboards:write', 'dashboards.permissions:write']];
