@@ -7,7 +7,6 @@
 import type { Knex } from 'knex';
 import { recordAudit } from '../audit/writer.ts';
 import { actorOf } from '../http/actor.ts';
-import type { PolicyFragment } from '../authz/fragments.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { RouteContext } from '../http/route.ts';
 import { findUserById } from '../identity/users.store.ts';
@@ -15,7 +14,8 @@ import { isOrgMember } from '../orgs/store.ts';
 import { findTeamInOrg } from '../teams/store.ts';
 import { presentAssignedRole } from './presenter.ts';
 import { assertAssignable, authorizeRoleChange, kindOfRole, resolveRole } from './roles.ts';
-import { deleteAssignment, findAssignedRoles, findPermissionsByRoleIds, insertAssignment, type AssigneeRef, type RoleRow } from './store.ts';
+import { addAssignment, removeAssignment } from './grants.ts';
+import { findAssignedRoles, findPermissionsByRoleIds, type AssigneeRef, type RoleRow } from './store.ts';
 
 type Route = Pick<RouteContext<unknown, unknown, unknown>, 'ctx' | 'principal' | 'orgId' | 'services' | 'authorize'>;
 
@@ -23,9 +23,6 @@ type Route = Pick<RouteContext<unknown, unknown, unknown>, 'ctx' | 'principal' |
 export interface Assignee {
   ref: AssigneeRef;
   target: { type: 'user' | 'team'; id: string; name: string };
-  /** The org whose policy data holds the assignments; undefined = every org (global assignments). */
-  policyOrg: string | undefined;
-  fragment: PolicyFragment;
   global: boolean;
 }
 
@@ -39,8 +36,6 @@ export async function loadUserAssignee(db: Knex, orgId: string, userId: string, 
   return {
     ref: { kind: 'user', userId, orgId: global ? null : orgId },
     target: { type: 'user', id: user.id, name: user.login },
-    policyOrg: global ? undefined : orgId,
-    fragment: { kind: 'member', userId },
     global,
   };
 }
@@ -50,10 +45,8 @@ export async function loadTeamAssignee(db: Knex, orgId: string, teamId: string):
   const team = await findTeamInOrg(db, orgId, teamId);
   if (!team) throw new NotFoundError(`team ${teamId} not found`);
   return {
-    ref: { kind: 'team', teamId },
+    ref: { kind: 'team', teamId, orgId },
     target: { type: 'team', id: team.id, name: team.name },
-    policyOrg: orgId,
-    fragment: { kind: 'team', teamId },
     global: false,
   };
 }
@@ -76,15 +69,14 @@ async function applyChanges(route: Route, assignee: Assignee, added: RoleRow[], 
   const now = services.clock.now();
   await services.transact(async (tx) => {
     for (const role of removed) {
-      if (!(await deleteAssignment(tx.db, assignee.ref, role.id))) throw new NotFoundError(`role ${role.uid} is not assigned to ${describe(assignee)}`);
+      if (!(await removeAssignment(tx, assignee.ref, role.id))) throw new NotFoundError(`role ${role.uid} is not assigned to ${describe(assignee)}`);
     }
     const assigned = new Set((await findAssignedRoles(tx.db, assignee.ref)).map((row) => row.id));
     for (const role of added) {
       // A global assignment has a null org, which no unique index compares: check it here.
       if (assigned.has(role.id)) throw new ConflictError(`role ${role.uid} is already assigned to ${describe(assignee)}`);
-      await insertAssignment(tx.db, assignee.ref, role.id, now);
+      await addAssignment(tx, assignee.ref, role.id, now);
     }
-    tx.policyChanged(assignee.policyOrg, assignee.fragment);
     const actor = actorOf(ctx, principal);
     const orgId = assignee.global ? null : route.orgId;
     for (const [action, roles] of [

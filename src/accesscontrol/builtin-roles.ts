@@ -21,6 +21,8 @@ export interface RoleDefinition {
 /** The hidden roles that carry a user's or a team's resource grants and team-admin rights. */
 export const managedUserRoleUid = (userId: string) => `managed:users:${userId}:permissions`;
 export const managedTeamRoleUid = (teamId: string) => `managed:teams:${teamId}:permissions`;
+/** The hidden role that carries the grants given to everyone of an org role (`role: Viewer` in a grant). */
+export const managedBuiltinRoleUid = (role: string) => `managed:builtins:${role.toLowerCase()}:permissions`;
 
 function grant(scope: string, ...actions: (Action | '*')[]): Permission[] {
   return actions.map((action) => ({ action, scope }));

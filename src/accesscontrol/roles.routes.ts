@@ -16,25 +16,14 @@ import {
   assertCustomRoleName,
   assertValidPermissions,
   authorizeRoleChange,
-  permissionKey,
   permissionsOf,
-  policyChangedForRole,
   resolveRole,
   ROLE_CREATION_LOCK,
   roleRef,
   roleTarget,
 } from './roles.ts';
-import {
-  deleteRole,
-  findAssigneesOfRole,
-  findPermissionsByRoleIds,
-  findRoleById,
-  findRolesPageInOrg,
-  insertRole,
-  isRoleUidTaken,
-  replaceRolePermissions,
-  updateRoleAtVersion,
-} from './store.ts';
+import { changeRoleAtVersion, createRole, deleteRole } from './grants.ts';
+import { findPermissionsByRoleIds, findRoleById, findRolesPageInOrg, isRoleUidTaken } from './store.ts';
 
 const text = (maxLength: number, minLength = 0) => ({ type: 'string', minLength, maxLength }) as const;
 
@@ -133,8 +122,7 @@ export const roleRoutes: RouteModule = (routes) => {
         // creations take one lock so the check below holds across connections and instances.
         await lockSetting(tx.db, ROLE_CREATION_LOCK);
         if (await isRoleUidTaken(tx.db, scopeOrg, body.uid)) throw new ConflictError(`a role with uid ${body.uid} already exists`);
-        const id = await insertRole(tx.db, scopeOrg, definition, now);
-        policyChangedForRole(tx, { uid: body.uid, org_id: scopeOrg });
+        const id = await createRole(tx, scopeOrg, definition, now);
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),
@@ -193,17 +181,11 @@ export const roleRoutes: RouteModule = (routes) => {
 
       const now = services.clock.now();
       await services.transact(async (tx) => {
-        if (!(await updateRoleAtVersion(tx.db, role.id, body.version, fields, now))) {
+        const change = await changeRoleAtVersion(tx, role, body.version, fields, body.permissions, now);
+        if (!change) {
           throw new ConflictError(`role ${role.uid} was changed since version ${body.version}: read it again and retry with its current version`);
         }
-        // Read again under the version just taken: another writer may have changed them since.
-        const before = await permissionsOf(tx.db, role);
-        const next = body.permissions;
-        const permissionsChanged = next !== undefined && permissionKey(next) !== permissionKey(before);
-        if (permissionsChanged) {
-          await replaceRolePermissions(tx.db, role.id, next);
-          policyChangedForRole(tx, role);
-        }
+        const { permissionsChanged } = change;
         const changed = [
           ...(fields.name !== role.name ? ['name'] : []),
           ...(fields.displayName !== role.display_name ? ['displayName'] : []),
@@ -245,9 +227,7 @@ export const roleRoutes: RouteModule = (routes) => {
       await authorizeRoleChange(authorize, 'roles:delete', role.uid, await permissionsOf(services.db, role), global);
       const now = services.clock.now();
       await services.transact(async (tx) => {
-        const assignees = await findAssigneesOfRole(tx.db, role.id);
-        await deleteRole(tx.db, role.id);
-        policyChangedForRole(tx, role, assignees);
+        const assignees = await deleteRole(tx, role);
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),

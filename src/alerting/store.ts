@@ -4,7 +4,7 @@
  * lists need. Writes report the policy's `alert_rule` fragment.
  */
 import type { Knex } from 'knex';
-import { removeGrantsOnScopes } from '../accesscontrol/resource-grants.store.ts';
+import { removeGrantsOnResources } from '../accesscontrol/grants.ts';
 import type { Tx } from '../db/transaction.ts';
 
 export interface AlertRuleRow {
@@ -97,7 +97,7 @@ export async function updateAlertRule(tx: Tx, current: AlertRuleRow, content: Al
 
 /** Deletes the rule and every grant on it. */
 export async function deleteAlertRule(tx: Tx, rule: AlertRuleRow): Promise<void> {
-  await removeGrantsOnScopes(tx, rule.org_id, { folderUids: [], dashboardUids: [], alertRuleUids: [rule.uid] });
+  await removeGrantsOnResources(tx, rule.org_id, { alertRuleUids: [rule.uid] });
   await tx.db('alert_rules').where({ org_id: rule.org_id, uid: rule.uid }).delete();
   tx.policyChanged(rule.org_id, { kind: 'alert_rule', uid: rule.uid });
 }

@@ -4,7 +4,7 @@
  * fragment (its folder, which its grants inherit from).
  */
 import type { Knex } from 'knex';
-import { removeGrantsOnScopes } from '../accesscontrol/resource-grants.store.ts';
+import { removeGrantsOnResources } from '../accesscontrol/grants.ts';
 import { whereContains, whereInFolders, type FolderFilter } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
 
@@ -78,7 +78,7 @@ export async function updateDashboard(tx: Tx, current: DashboardRow, content: Da
 
 /** Deletes the dashboard and every grant on it. */
 export async function deleteDashboard(tx: Tx, dashboard: DashboardRow): Promise<void> {
-  await removeGrantsOnScopes(tx, dashboard.org_id, { folderUids: [], dashboardUids: [dashboard.uid], alertRuleUids: [] });
+  await removeGrantsOnResources(tx, dashboard.org_id, { dashboardUids: [dashboard.uid] });
   await tx.db('dashboards').where({ org_id: dashboard.org_id, uid: dashboard.uid }).delete();
   tx.policyChanged(dashboard.org_id, { kind: 'dashboard', uid: dashboard.uid });
 }

@@ -4,7 +4,7 @@
  * the in-memory document follows every create, move and delete.
  */
 import type { Knex } from 'knex';
-import { removeGrantsOnScopes } from '../accesscontrol/resource-grants.store.ts';
+import { removeGrantsOnResources } from '../accesscontrol/grants.ts';
 import { whereContains, whereInFolders, type FolderFilter } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
 
@@ -148,7 +148,7 @@ export async function countAlertRulesIn(db: Knex, orgId: string, uids: string[])
 export async function deleteFolderTree(tx: Tx, orgId: string, uids: string[]): Promise<{ folders: number; dashboardUids: string[]; alertRuleUids: string[] }> {
   const dashboardUids: string[] = await tx.db('dashboards').where('org_id', orgId).whereIn('folder_uid', uids).pluck('uid');
   const alertRuleUids: string[] = await tx.db('alert_rules').where('org_id', orgId).whereIn('folder_uid', uids).pluck('uid');
-  await removeGrantsOnScopes(tx, orgId, { folderUids: uids, dashboardUids, alertRuleUids });
+  await removeGrantsOnResources(tx, orgId, { folderUids: uids, dashboardUids, alertRuleUids });
   await tx.db('dashboards').where('org_id', orgId).whereIn('folder_uid', uids).delete();
   await tx.db('alert_rules').where('org_id', orgId).whereIn('folder_uid', uids).delete();
   const folders = await tx.db('folders').where('org_id', orgId).whereIn('uid', uids).delete();

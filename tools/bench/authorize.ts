@@ -18,7 +18,7 @@ import type { AuthzEngine } from '../../src/authz/engine.ts';
 import type { AuthzInput, Subject } from '../../src/authz/types.ts';
 import { bootstrap } from '../../src/bootstrap.ts';
 import { loadConfig } from '../../src/config.ts';
-import { insertRole } from '../../src/accesscontrol/store.ts';
+import { addAssignment, createRole } from '../../src/accesscontrol/grants.ts';
 import { findAncestors, findFolder, updateFolder } from '../../src/folders/store.ts';
 import { startServices } from '../../src/startup.ts';
 import { prng } from '../../test/helpers/generated-org.ts';
@@ -125,21 +125,13 @@ async function main(): Promise<void> {
   const before = await services.engine.authorize(changeInput);
   started = performance.now();
   await services.transact(async (tx) => {
-    const roleId = await insertRole(
-      tx.db,
+    const roleId = await createRole(
+      tx,
       ORG,
-      {
-        uid: 'custom:bench-grant',
-        name: 'custom:bench-grant',
-        displayName: 'bench',
-        description: '',
-        groupName: '',
-        permissions: [{ action: 'dashboards:delete', scope: `dashboards:uid:${target}` }],
-      },
+      { uid: 'custom:bench-grant', name: 'custom:bench-grant', displayName: 'bench', description: '', groupName: '', permissions: [{ action: 'dashboards:delete', scope: `dashboards:uid:${target}` }] },
       Date.now(),
     );
-    await tx.db('user_roles').insert({ user_id: grantee, role_id: roleId, org_id: ORG, created_at: Date.now() });
-    tx.policyChanged(ORG, { kind: 'role', uid: 'custom:bench-grant' }, { kind: 'member', userId: grantee });
+    await addAssignment(tx, { kind: 'user', userId: grantee, orgId: ORG }, roleId, Date.now());
   });
   const committed = performance.now();
   const after = await services.engine.authorize(changeInput);
@@ -163,21 +155,13 @@ async function main(): Promise<void> {
   const oldChain = (await findAncestors(services.db, ORG, movedRow)).map((folder) => folder.uid);
   const newParent: string = (await services.db('folders').where('org_id', ORG).whereNull('parent_uid').whereNotIn('uid', oldChain).first('uid')).uid;
   await services.transact(async (tx) => {
-    const roleId = await insertRole(
-      tx.db,
+    const roleId = await createRole(
+      tx,
       ORG,
-      {
-        uid: 'custom:bench-folder',
-        name: 'custom:bench-folder',
-        displayName: 'bench',
-        description: '',
-        groupName: '',
-        permissions: [{ action: 'dashboards:bench-move', scope: `folders:uid:${newParent}` }],
-      },
+      { uid: 'custom:bench-folder', name: 'custom:bench-folder', displayName: 'bench', description: '', groupName: '', permissions: [{ action: 'dashboards:bench-move', scope: `folders:uid:${newParent}` }] },
       Date.now(),
     );
-    await tx.db('user_roles').insert({ user_id: grantee, role_id: roleId, org_id: ORG, created_at: Date.now() });
-    tx.policyChanged(ORG, { kind: 'role', uid: 'custom:bench-folder' }, { kind: 'member', userId: grantee });
+    await addAssignment(tx, { kind: 'user', userId: grantee, orgId: ORG }, roleId, Date.now());
   });
   const moveInput: AuthzInput = { ...changeInput, action: 'dashboards:bench-move', resource: { kind: 'dashboards', uid: movedDashboard } };
   const beforeMove = await services.engine.authorize(moveInput);
