@@ -48,16 +48,14 @@ _refusal(grants) := {"allow": false, "reasons": sort(_denials), "message": deleg
 } else := {"allow": false, "reasons": sort(_denials)}
 
 delegation_message := concat("", [
-	"permission denied: ", _role_named(input.resource),
-	"grants permissions you do not hold, and you can only grant what you hold",
+	"permission denied: ", _granted_by(input.resource),
+	" permissions you do not hold, and you can only grant what you hold",
 ])
 
-_role_named(resource) := concat("", ["role ", resource.uid, " "]) if {
+_granted_by(resource) := concat("", ["role ", resource.uid, " grants"]) if {
 	resource.kind == "roles"
 	is_string(resource.uid)
-}
-
-else := "the role "
+} else := "this change grants"
 
 # The one definition of "allowed", shared by decision and filter: some grant matched (grants,
 # from grants_on) and no rule refuses the request (a server-only action, delegation, a server

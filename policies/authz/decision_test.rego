@@ -305,8 +305,8 @@ test_reasons_of_every_kind_are_sorted_together if {
 
 test_a_role_write_needs_every_delegated_permission if {
 	req := object.union(request(user("u_editor"), "dashboards:write", dashboard("d_deep")), {"delegate": [{"action": "teams:write", "scope": "teams:*"}]})
-	refusal := _deny(["you do not hold teams:write on teams:*, which the role grants"])
-	message := "permission denied: the role grants permissions you do not hold, and you can only grant what you hold"
+	refusal := _deny(["you do not hold teams:write on teams:*, which the change grants"])
+	message := "permission denied: this change grants permissions you do not hold, and you can only grant what you hold"
 	_decide(req) == object.union(refusal, {"message": message})
 	held := [{"action": "dashboards:read", "scope": "dashboards:uid:d_deep"}]
 	ok := object.union(request(user("u_editor"), "dashboards:write", dashboard("d_deep")), {"delegate": held})

@@ -56,6 +56,7 @@ const ADMIN_ADDS: Permission[] = [
   ...grant('connectors:*', 'connectors:create', 'connectors:write', 'connectors:delete', 'connectors.permissions:read', 'connectors.permissions:write'),
   ...grant('folders:*', 'folders.permissions:read', 'folders.permissions:write', 'dashboards.permissions:read', 'dashboards.permissions:write'),
   ...grant('dashboards:*', 'dashboards.permissions:read', 'dashboards.permissions:write'),
+  ...grant('folders:*', 'alert.rules.permissions:read', 'alert.rules.permissions:write'),
   ...grant('*', 'alert.provisioning:read', 'alert.provisioning:write'),
   ...grant('orgs:*', 'orgs:read', 'orgs:write', 'orgs.preferences:write', 'orgs.quotas:read', 'orgs.quotas:write'),
   // the org admin holds everything within its org; server-level actions stay with server admins

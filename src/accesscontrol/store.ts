@@ -139,3 +139,20 @@ export async function findRoleIdInOrg(db: Knex, orgId: string, uid: string): Pro
   const role: { id: number } | undefined = await db('roles').where({ org_id: orgId, uid }).first('id');
   return role?.id;
 }
+
+/** The permissions of the org's managed roles on `scopes` among `actions`: what resource grants hold there. */
+export async function findManagedPermissionsOnScopes(
+  db: Knex,
+  orgId: string,
+  scopes: string[],
+  actions: readonly string[],
+): Promise<Array<{ uid: string; action: string; scope: string }>> {
+  if (scopes.length === 0) return [];
+  return db('roles as r')
+    .join('role_permissions as p', 'p.role_id', 'r.id')
+    .where('r.org_id', orgId)
+    .where('r.uid', 'like', 'managed:%')
+    .whereIn('p.scope', scopes)
+    .whereIn('p.action', [...actions])
+    .select('r.uid', 'p.action', 'p.scope');
+}

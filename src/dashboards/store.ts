@@ -4,6 +4,7 @@
  * fragment (its folder, which its grants inherit from).
  */
 import type { Knex } from 'knex';
+import { dialectOf } from '../db/knex.ts';
 import { removeGrantsOnResources } from '../accesscontrol/grants.ts';
 import { whereContains, whereInFolders, type FolderFilter } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
@@ -30,10 +31,11 @@ export interface DashboardContent {
 
 const DASHBOARD_COLUMNS = ['org_id', 'uid', 'title', 'folder_uid', 'data', 'version', 'created_at', 'updated_at', 'created_by', 'updated_by'] as const;
 
-export async function findDashboard(db: Knex, orgId: string, uid: string): Promise<DashboardRow | undefined> {
-  return db('dashboards')
-    .where({ org_id: orgId, uid })
-    .first(...DASHBOARD_COLUMNS);
+/** `lock`: on MySQL the row stays locked until the transaction ends (writers of its grants take turns). */
+export async function findDashboard(db: Knex, orgId: string, uid: string, lock = false): Promise<DashboardRow | undefined> {
+  const query = db('dashboards').where({ org_id: orgId, uid });
+  if (lock && dialectOf(db) === 'mysql') query.forUpdate();
+  return query.first(...DASHBOARD_COLUMNS);
 }
 
 /** The dashboard of the folder (null: the root) with this title, ignoring case, as Grafana compares them. */

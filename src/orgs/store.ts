@@ -202,3 +202,9 @@ export async function deleteOrgAndDependents(tx: Tx, orgId: string): Promise<{ s
   tx.policyChanged(orgId);
   return { serviceAccountIds, teams: Number(teamCount?.total ?? 0) };
 }
+
+/** The members of the org among `userIds` (users and service accounts), with their logins. */
+export async function findMembersByIds(db: Knex, orgId: string, userIds: string[]): Promise<Array<{ id: string; login: string }>> {
+  if (userIds.length === 0) return [];
+  return db('org_members as m').join('users as u', 'u.id', 'm.user_id').where('m.org_id', orgId).whereIn('m.user_id', userIds).select('u.id', 'u.login');
+}

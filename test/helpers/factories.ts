@@ -26,7 +26,7 @@ export const DEFAULT_PASSWORD = 'correct horse battery staple';
 /** What a caller learns of a policy deny. */
 export const DENIED = /^permission denied: you need [\w.:]+ to do this$/;
 /** What a caller learns when a role would grant more than they hold (the delegation rule). */
-export const DELEGATION_DENIED = /^permission denied: role [\w.:]+ grants permissions you do not hold, and you can only grant what you hold$/;
+export const DELEGATION_DENIED = /^permission denied: (role [\w.:]+|this change) grants permissions you do not hold, and you can only grant what you hold$/;
 let defaultHash: Promise<string> | null = null;
 let sequence = 0;
 
