@@ -96,13 +96,16 @@ export async function changeRoleAtVersion(
 
 /** Puts a seeded role back to its definition (texts and permissions) at a new version. */
 export async function redefineRole(tx: Tx, role: RoleRow, definition: RoleDefinition, now: number): Promise<void> {
-  await tx.db('roles').where('id', role.id).update({
-    display_name: definition.displayName,
-    description: definition.description,
-    group_name: definition.groupName,
-    version: role.version + 1,
-    updated_at: now,
-  });
+  await tx
+    .db('roles')
+    .where('id', role.id)
+    .update({
+      display_name: definition.displayName,
+      description: definition.description,
+      group_name: definition.groupName,
+      version: role.version + 1,
+      updated_at: now,
+    });
   await writePermissions(tx.db, role.id, definition.permissions);
   tx.policyChanged(policyOrgOf(role.org_id), roleFragment(role.uid));
 }
@@ -172,7 +175,11 @@ async function ensureManagedRole(tx: Tx, orgId: string, holder: GrantHolder, now
     .ignore();
   const role: { id: number } = await tx.db('roles').where({ org_id: orgId, uid }).first('id');
   if (holder.kind === 'user') {
-    await tx.db('user_roles').insert({ user_id: holder.userId, role_id: role.id, org_id: orgId, created_at: now }).onConflict(['user_id', 'role_id', 'org_id']).ignore();
+    await tx
+      .db('user_roles')
+      .insert({ user_id: holder.userId, role_id: role.id, org_id: orgId, created_at: now })
+      .onConflict(['user_id', 'role_id', 'org_id'])
+      .ignore();
     tx.policyChanged(orgId, { kind: 'member', userId: holder.userId });
   } else if (holder.kind === 'team') {
     await tx.db('team_roles').insert({ team_id: holder.teamId, role_id: role.id, created_at: now }).onConflict(['team_id', 'role_id']).ignore();
@@ -218,7 +225,14 @@ export interface ManagedGrant {
  * permission endpoint manages there), in one step: what the holders had of the family on that
  * scope goes, the new set comes. Other actions on the scope (another endpoint's) stay.
  */
-export async function replaceManagedGrants(tx: Tx, orgId: string, scope: string, family: readonly string[], grants: ManagedGrant[], now: number): Promise<void> {
+export async function replaceManagedGrants(
+  tx: Tx,
+  orgId: string,
+  scope: string,
+  family: readonly string[],
+  grants: ManagedGrant[],
+  now: number,
+): Promise<void> {
   const holders: Array<{ id: number; uid: string }> = await tx
     .db('roles as r')
     .join('role_permissions as p', 'p.role_id', 'r.id')

@@ -13,6 +13,8 @@ import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';
 import { subjectOf } from '../http/subject.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
+import { DASHBOARD_GRANTS } from '../permissions/levels.ts';
+import { grantCreatorAdmin } from '../permissions/resource-grants.ts';
 import { dashboardUrl, presentDashboard, slugOf } from './presenter.ts';
 import { dashboardSearchRoutes } from './search.routes.ts';
 import { deleteDashboard, findDashboard, findDashboardByTitle, insertDashboard, updateDashboard } from './store.ts';
@@ -80,7 +82,10 @@ export const dashboardRoutes: RouteModule = (routes) => {
         const content = { title, folderUid: folder?.uid ?? null, model };
         const uid = current?.uid ?? givenUid ?? newUid();
         if (current) await updateDashboard(tx, current, content, principal.user.id, now);
-        else await insertDashboard(tx, orgId, uid, content, principal.user.id, now);
+        else {
+          await insertDashboard(tx, orgId, uid, content, principal.user.id, now);
+          await grantCreatorAdmin(tx, orgId, DASHBOARD_GRANTS, uid, principal.user.id, now);
+        }
         const metadata = {
           folderUid: content.folderUid,
           version: (current?.version ?? 0) + 1,

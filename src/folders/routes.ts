@@ -13,6 +13,8 @@ import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';
 import { newUid } from '../db/ids.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
+import { FOLDER_GRANTS } from '../permissions/levels.ts';
+import { grantCreatorAdmin } from '../permissions/resource-grants.ts';
 import { presentFolder } from './presenter.ts';
 import {
   countAlertRulesIn,
@@ -98,6 +100,7 @@ export const folderRoutes: RouteModule = (routes) => {
         if ((await childLevel(tx.db, orgId, parent)) > MAX_FOLDER_DEPTH) throw tooDeep();
         if (await findFolder(tx.db, orgId, uid)) throw new ConflictError(`a folder with uid ${uid} already exists`);
         await insertFolder(tx, { orgId, uid, title, description: body.description ?? '', parentUid: parent?.uid ?? null, createdBy: principal.user.id }, now);
+        await grantCreatorAdmin(tx, orgId, FOLDER_GRANTS, uid, principal.user.id, now);
         const created = (await findFolder(tx.db, orgId, uid))!;
         await recordAudit(
           tx.db,

@@ -165,11 +165,7 @@ export async function moveDefaultOrgAway(db: Knex, orgId: string, userId?: strin
  */
 export async function removeOrgMembership(tx: Tx, orgId: string, userId: string): Promise<void> {
   await moveDefaultOrgAway(tx.db, orgId, userId);
-  await tx
-    .db('team_members')
-    .where('user_id', userId)
-    .whereIn('team_id', tx.db('teams').where('org_id', orgId).select('id'))
-    .delete();
+  await tx.db('team_members').where('user_id', userId).whereIn('team_id', tx.db('teams').where('org_id', orgId).select('id')).delete();
   await removeMemberGrants(tx, orgId, userId);
   await tx.db('org_members').where({ org_id: orgId, user_id: userId }).delete();
   tx.policyChanged(orgId, { kind: 'member', userId });

@@ -128,7 +128,14 @@ async function main(): Promise<void> {
     const roleId = await createRole(
       tx,
       ORG,
-      { uid: 'custom:bench-grant', name: 'custom:bench-grant', displayName: 'bench', description: '', groupName: '', permissions: [{ action: 'dashboards:delete', scope: `dashboards:uid:${target}` }] },
+      {
+        uid: 'custom:bench-grant',
+        name: 'custom:bench-grant',
+        displayName: 'bench',
+        description: '',
+        groupName: '',
+        permissions: [{ action: 'dashboards:delete', scope: `dashboards:uid:${target}` }],
+      },
       Date.now(),
     );
     await addAssignment(tx, { kind: 'user', userId: grantee, orgId: ORG }, roleId, Date.now());
@@ -158,7 +165,14 @@ async function main(): Promise<void> {
     const roleId = await createRole(
       tx,
       ORG,
-      { uid: 'custom:bench-folder', name: 'custom:bench-folder', displayName: 'bench', description: '', groupName: '', permissions: [{ action: 'dashboards:bench-move', scope: `folders:uid:${newParent}` }] },
+      {
+        uid: 'custom:bench-folder',
+        name: 'custom:bench-folder',
+        displayName: 'bench',
+        description: '',
+        groupName: '',
+        permissions: [{ action: 'dashboards:bench-move', scope: `folders:uid:${newParent}` }],
+      },
       Date.now(),
     );
     await addAssignment(tx, { kind: 'user', userId: grantee, orgId: ORG }, roleId, Date.now());
