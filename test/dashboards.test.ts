@@ -150,7 +150,9 @@ describe('dashboards', () => {
         return { canSave, canEdit, canAdmin, canDelete };
       };
       expect(await rights(viewer)).to.deep.equal({ canSave: false, canEdit: false, canAdmin: false, canDelete: false });
-      expect(await rights(editor)).to.deep.equal({ canSave: true, canEdit: true, canAdmin: false, canDelete: true });
+      // the creator administers its dashboard; another Editor edits it
+      expect(await rights(editor)).to.deep.equal({ canSave: true, canEdit: true, canAdmin: true, canDelete: true });
+      expect(await rights(await createUser(app, { role: 'Editor' }))).to.deep.equal({ canSave: true, canEdit: true, canAdmin: false, canDelete: true });
       expect(await rights(admin)).to.deep.equal({ canSave: true, canEdit: true, canAdmin: true, canDelete: true });
     });
 
