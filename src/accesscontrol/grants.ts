@@ -346,3 +346,49 @@ export async function removeTeamGrants(tx: Tx, orgId: string, teamId: string): P
   if (managed > 0 || assigned > 0) tx.policyChanged(orgId, { kind: 'team', teamId });
   if (legacy > 0) tx.policyChanged(orgId, { kind: 'legacy_acl' });
 }
+
+// ---------------------------------------------------------------------------------------------
+// The legacy dashboard ACL (read by the policy as a fallback unless LEGACY_ACL_ENABLED=false)
+
+/** One legacy entry: one resource (a dashboard or a folder), one principal, a level 1, 2 or 4. */
+export interface LegacyAclEntry {
+  dashboardUid: string | null;
+  folderUid: string | null;
+  userId: string | null;
+  teamId: string | null;
+  role: 'Viewer' | 'Editor' | 'Admin' | null;
+  permission: 1 | 2 | 4;
+}
+
+/** Makes `entries` the org's whole legacy ACL: an import is a whole export, so running it again changes nothing. */
+export async function replaceLegacyAcl(tx: Tx, orgId: string, entries: LegacyAclEntry[]): Promise<void> {
+  await tx.db('legacy_acl').where('org_id', orgId).delete();
+  const rows = entries.map((entry) => ({
+    org_id: orgId,
+    dashboard_uid: entry.dashboardUid,
+    folder_uid: entry.folderUid,
+    user_id: entry.userId,
+    team_id: entry.teamId,
+    role: entry.role,
+    permission: entry.permission,
+  }));
+  for (let i = 0; i < rows.length; i += 500) await tx.db('legacy_acl').insert(rows.slice(i, i + 500));
+  tx.policyChanged(orgId, { kind: 'legacy_acl' });
+}
+
+/** Takes the org's legacy ACL out, to be migrated into managed grants; returns what it held. */
+export async function takeLegacyAcl(tx: Tx, orgId: string): Promise<LegacyAclEntry[]> {
+  const rows: Array<{ dashboard_uid: string | null; folder_uid: string | null; user_id: string | null; team_id: string | null; role: string | null; permission: number }> =
+    await tx.db('legacy_acl').where('org_id', orgId).orderBy('id').select('dashboard_uid', 'folder_uid', 'user_id', 'team_id', 'role', 'permission');
+  if (rows.length === 0) return [];
+  await tx.db('legacy_acl').where('org_id', orgId).delete();
+  tx.policyChanged(orgId, { kind: 'legacy_acl' });
+  return rows.map((row) => ({
+    dashboardUid: row.dashboard_uid,
+    folderUid: row.folder_uid,
+    userId: row.user_id,
+    teamId: row.team_id,
+    role: row.role as LegacyAclEntry['role'],
+    permission: row.permission as LegacyAclEntry['permission'],
+  }));
+}
