@@ -140,7 +140,10 @@ describe('legacy dashboard ACL (admin CLI)', function () {
       [{ items: [] }, /must have required property 'entries'/],
       [{ entries: [{ dashboardUid: dashboard, userId: reader.id, permission: 3 }] }, /entries\.0\.permission must be equal to one of the allowed values/],
       [{ entries: [{ userId: reader.id, permission: 1 }] }, /entries\[0\] must name exactly one of dashboardUid or folderUid/],
-      [{ entries: [{ dashboardUid: dashboard, userId: reader.id, role: 'Viewer', permission: 1 }] }, /entries\[0\] must name exactly one of userId, teamId or role/],
+      [
+        { entries: [{ dashboardUid: dashboard, userId: reader.id, role: 'Viewer', permission: 1 }] },
+        /entries\[0\] must name exactly one of userId, teamId or role/,
+      ],
       [{ entries: [{ dashboardUid: dashboard, userId: stranger.id, permission: 1 }] }, /entries\[0\]\.userId: .* is not in org org_main/],
       [{ entries: [{ dashboardUid: 'missing', userId: reader.id, permission: 1 }] }, /entries\[0\]\.dashboardUid: missing is not in org org_main/],
     ];

@@ -378,8 +378,14 @@ export async function replaceLegacyAcl(tx: Tx, orgId: string, entries: LegacyAcl
 
 /** Takes the org's legacy ACL out, to be migrated into managed grants; returns what it held. */
 export async function takeLegacyAcl(tx: Tx, orgId: string): Promise<LegacyAclEntry[]> {
-  const rows: Array<{ dashboard_uid: string | null; folder_uid: string | null; user_id: string | null; team_id: string | null; role: string | null; permission: number }> =
-    await tx.db('legacy_acl').where('org_id', orgId).orderBy('id').select('dashboard_uid', 'folder_uid', 'user_id', 'team_id', 'role', 'permission');
+  const rows: Array<{
+    dashboard_uid: string | null;
+    folder_uid: string | null;
+    user_id: string | null;
+    team_id: string | null;
+    role: string | null;
+    permission: number;
+  }> = await tx.db('legacy_acl').where('org_id', orgId).orderBy('id').select('dashboard_uid', 'folder_uid', 'user_id', 'team_id', 'role', 'permission');
   if (rows.length === 0) return [];
   await tx.db('legacy_acl').where('org_id', orgId).delete();
   tx.policyChanged(orgId, { kind: 'legacy_acl' });

@@ -205,10 +205,10 @@ export const alertRuleRoutes: RouteModule = (routes) => {
     body: ruleUpdateBody,
     async handler({ ctx, params, body, principal, orgId, services, authorize }) {
       const { rule: existing, resource } = await addressedRule(services.db, orgId, params.uid);
-      await authorize('alert.rules:write', resource);
+      // A move also creates the rule in its new folder: the same decision asks alert.rules:create there.
+      const moving = !!existing && folderUidOf(body.folderUID) !== existing.folder_uid;
+      await authorize('alert.rules:write', resource, moving ? { destination: folderResource(body.folderUID) } : {});
       if (!existing) throw ruleNotFound(params.uid);
-      // A move also creates the rule in its new folder: the caller must be allowed to there.
-      if (folderUidOf(body.folderUID) !== existing.folder_uid) await authorize('alert.rules:create', folderResource(body.folderUID));
       const now = services.clock.now();
       const rule = await services.transact(async (tx) => {
         const current = await findRuleOrFail(tx.db, orgId, params.uid);

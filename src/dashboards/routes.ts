@@ -62,9 +62,9 @@ export const dashboardRoutes: RouteModule = (routes) => {
       // Without folderUid a dashboard stays where it is; a new one goes to the root.
       const destination = body.folderUid === undefined ? (existing?.folder_uid ?? null) : folderUidOf(body.folderUid);
       if (existing) {
-        await authorize('dashboards:write', dashboardResource(existing.uid));
-        // A move also creates the dashboard in its new folder: the caller must be allowed to there.
-        if (destination !== existing.folder_uid) await authorize('dashboards:create', folderResource(destination));
+        // A move also creates the dashboard in its new folder: the same decision asks dashboards:create there.
+        const moving = destination !== existing.folder_uid;
+        await authorize('dashboards:write', dashboardResource(existing.uid), moving ? { destination: folderResource(destination) } : {});
       } else {
         await authorize('dashboards:create', folderResource(destination));
       }

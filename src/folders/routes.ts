@@ -155,11 +155,10 @@ export const folderRoutes: RouteModule = (routes) => {
     },
     async handler({ ctx, params, body, principal, orgId, services, authorize }) {
       const before = await findFolder(services.db, orgId, params.uid);
-      await authorize('folders:write', folderResource(params.uid));
-      // A move also creates a folder in its new parent: the caller must be allowed to do that there
-      // (naming the parent it already has is no move).
+      // A move also creates a folder in its new parent: the same decision asks folders:create
+      // there (naming the parent it already has is no move).
       const moving = body.parentUid !== undefined && folderUidOf(body.parentUid) !== (before?.parent_uid ?? null);
-      if (moving) await authorize('folders:create', folderResource(body.parentUid));
+      await authorize('folders:write', folderResource(params.uid), moving ? { destination: folderResource(body.parentUid) } : {});
       const title = body.title === undefined ? undefined : folderTitle(body.title);
       const now = services.clock.now();
       const folder = await services.transact(async (tx) => {

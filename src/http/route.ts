@@ -61,6 +61,8 @@ export interface AuthorizeOptions {
   delegate?: AuthzInput['delegate'];
   /** The user an org membership change is about. */
   targetUser?: AuthzInput['target_user'];
+  /** A move: the folder the resource lands in; the same decision asks `<resource>:create` there. */
+  destination?: AuthzInput['destination'];
 }
 
 export interface RouteSpec<B, Q, P> {
@@ -133,6 +135,7 @@ export class RouteRegistrar {
           if (options.chat) input.chat = options.chat;
           if (options.delegate) input.delegate = options.delegate;
           if (options.targetUser) input.target_user = options.targetUser;
+          if (options.destination) input.destination = options.destination;
           const decision = await services.engine.authorize(input);
           if (!decision.allow) {
             // The reasons can name scopes the caller may not see (a dashboard's folder), so
@@ -143,7 +146,10 @@ export class RouteRegistrar {
               action,
               orgId: input.org_id,
               target: refusalTarget(resource, input.org_id),
-              metadata: { request: `${spec.method.toUpperCase()} ${spec.path}` },
+              metadata: {
+                request: `${spec.method.toUpperCase()} ${spec.path}`,
+                ...(options.destination && { destination: refusalTarget(options.destination, input.org_id) }),
+              },
             };
             throw decision.message ? new ForbiddenError(decision.message) : permissionDenied(action);
           }

@@ -62,7 +62,8 @@ export function parseLegacyAclExport(text: string): LegacyAclEntry[] {
     throw new BadRequestError(`the legacy ACL export${error.instancePath.replaceAll('/', '.')} ${error.message}`);
   }
   return (document as { entries: ExportEntry[] }).entries.map((entry, i) => {
-    if ((entry.dashboardUid === undefined) === (entry.folderUid === undefined)) throw new BadRequestError(`entries[${i}] must name exactly one of dashboardUid or folderUid`);
+    if ((entry.dashboardUid === undefined) === (entry.folderUid === undefined))
+      throw new BadRequestError(`entries[${i}] must name exactly one of dashboardUid or folderUid`);
     if ([entry.userId, entry.teamId, entry.role].filter((value) => value !== undefined).length !== 1)
       throw new BadRequestError(`entries[${i}] must name exactly one of userId, teamId or role`);
     return {
@@ -80,10 +81,25 @@ export function parseLegacyAclExport(text: string): LegacyAclEntry[] {
 async function assertEntriesBelongTo(db: Knex, orgId: string, entries: LegacyAclEntry[]): Promise<void> {
   const distinct = (pick: (entry: LegacyAclEntry) => string | null) => [...new Set(entries.map(pick).filter((value): value is string => value !== null))];
   const [dashboards, folders, members, teams] = await Promise.all([
-    findDashboardsByUids(db, orgId, distinct((entry) => entry.dashboardUid)),
-    findFoldersByUids(db, orgId, distinct((entry) => entry.folderUid)),
-    findMembersByIds(db, orgId, distinct((entry) => entry.userId)),
-    findTeamsByIds(db, distinct((entry) => entry.teamId)),
+    findDashboardsByUids(
+      db,
+      orgId,
+      distinct((entry) => entry.dashboardUid),
+    ),
+    findFoldersByUids(
+      db,
+      orgId,
+      distinct((entry) => entry.folderUid),
+    ),
+    findMembersByIds(
+      db,
+      orgId,
+      distinct((entry) => entry.userId),
+    ),
+    findTeamsByIds(
+      db,
+      distinct((entry) => entry.teamId),
+    ),
   ]);
   const known = {
     dashboardUid: new Set(dashboards.map((row) => row.uid)),
