@@ -16,8 +16,10 @@ import {
   assertCustomRoleName,
   assertValidPermissions,
   authorizeRoleChange,
+  findRole,
   permissionsOf,
   resolveRole,
+  roleNotFound,
   ROLE_CREATION_LOCK,
   roleRef,
   roleTarget,
@@ -159,10 +161,13 @@ export const roleRoutes: RouteModule = (routes) => {
       additionalProperties: false,
     },
     async handler({ ctx, body, params, principal, orgId, services, authorize }) {
-      // asked before the role is looked up, so an unknown uid is no probe; a global role's
-      // change is then decided at the server, in the one decision that checks delegation too
-      await authorize('roles:write', roleRef(params.roleUid));
-      const role = await resolveRole(services.db, orgId, params.roleUid);
+      // One decision, asked before the caller learns whether the role exists (an unknown uid is
+      // no probe): roles:write on it and, by delegation, every permission it would grant; a
+      // global role's change is decided at the server.
+      const role = await findRole(services.db, orgId, params.roleUid);
+      const granted = role ? (body.permissions ?? (await permissionsOf(services.db, role))) : [];
+      await authorizeRoleChange(authorize, 'roles:write', params.roleUid, granted, role?.org_id === null);
+      if (!role) throw roleNotFound(params.roleUid);
       const global = role.org_id === null;
       assertCustomRole(role, 'changed');
       if (body.uid !== undefined && body.uid !== role.uid) throw new BadRequestError('a role keeps its uid: create a new role instead');
@@ -176,8 +181,6 @@ export const roleRoutes: RouteModule = (routes) => {
       };
       assertCustomRoleName('name', fields.name);
       if (body.permissions) assertValidPermissions(body.permissions);
-      const current = await permissionsOf(services.db, role);
-      await authorizeRoleChange(authorize, 'roles:write', role.uid, body.permissions ?? current, global);
 
       const now = services.clock.now();
       await services.transact(async (tx) => {
@@ -217,14 +220,13 @@ export const roleRoutes: RouteModule = (routes) => {
     level: 'org',
     params: roleUidParams,
     async handler({ ctx, params, principal, orgId, services, authorize }) {
-      // asked before the role is looked up, so an unknown uid is no probe; a global role's
-      // change is then decided at the server, in the one decision that checks delegation too
-      await authorize('roles:delete', roleRef(params.roleUid));
-      const role = await resolveRole(services.db, orgId, params.roleUid);
+      // One decision, asked before the caller learns whether the role exists: deleting takes the
+      // role's permissions from its holders, the same delegation as a change.
+      const role = await findRole(services.db, orgId, params.roleUid);
+      await authorizeRoleChange(authorize, 'roles:delete', params.roleUid, role ? await permissionsOf(services.db, role) : [], role?.org_id === null);
+      if (!role) throw roleNotFound(params.roleUid);
       const global = role.org_id === null;
       assertCustomRole(role, 'deleted');
-      // Deleting takes the role's permissions from its holders: the same delegation as a change.
-      await authorizeRoleChange(authorize, 'roles:delete', role.uid, await permissionsOf(services.db, role), global);
       const now = services.clock.now();
       await services.transact(async (tx) => {
         const assignees = await deleteRole(tx, role);

@@ -71,9 +71,15 @@ export function assertAssignable(role: RoleRow): void {
 }
 
 /** The role `uid` as the org sees it (its own, else the global one), or only the global one. */
+export async function findRole(db: Knex, orgId: string, uid: string, global = false): Promise<RoleRow | undefined> {
+  return global ? findGlobalRole(db, uid) : findRoleVisibleInOrg(db, orgId, uid);
+}
+
+export const roleNotFound = (uid: string, global = false) => new NotFoundError(`${global ? 'global role' : 'role'} ${uid} not found`);
+
 export async function resolveRole(db: Knex, orgId: string, uid: string, global = false): Promise<RoleRow> {
-  const role = global ? await findGlobalRole(db, uid) : await findRoleVisibleInOrg(db, orgId, uid);
-  if (!role) throw new NotFoundError(`${global ? 'global role' : 'role'} ${uid} not found`);
+  const role = await findRole(db, orgId, uid, global);
+  if (!role) throw roleNotFound(uid, global);
   return role;
 }
 
