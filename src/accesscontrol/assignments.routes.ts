@@ -159,11 +159,11 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: userParams,
-    async handler({ ctx, params, orgId, services, authorize }) {
+    async handler({ ctx, params, orgId, services, authorize, permissions }) {
       await authorize('users.permissions:read', { kind: 'users', id: params.userId });
       const user = await findUserById(services.db, params.userId);
       if (!user || !(await isOrgMember(services.db, orgId, user.id))) throw new NotFoundError(`user ${params.userId} not found in this org`);
-      ctx.body = await services.engine.permissions(subjectOfUser(user), orgId);
+      ctx.body = await permissions(subjectOfUser(user));
     },
   });
 };

@@ -11,7 +11,6 @@ import { findFolder } from '../folders/store.ts';
 import { BadRequestError, PreconditionFailedError } from '../errors.ts';
 import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';
-import { subjectOf } from '../http/subject.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import { DASHBOARD_GRANTS } from '../permissions/levels.ts';
 import { grantCreatorAdmin } from '../permissions/resource-grants.ts';
@@ -117,15 +116,13 @@ export const dashboardRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: uidParams,
-    async handler({ ctx, params, principal, orgId, services, authorize }) {
+    async handler({ ctx, params, orgId, services, authorize, filter }) {
       await authorize('dashboards:read', dashboardResource(params.uid));
       const dashboard = await findDashboardOrFail(services.db, orgId, params.uid);
-      const subject = subjectOf(principal);
-      const resources = [dashboardResource(dashboard.uid)];
       // What the caller may do with it besides reading, for the client's buttons.
       const [canEdit, canAdmin, canDelete] = await Promise.all(
-        ['dashboards:write', 'dashboards.permissions:write', 'dashboards:delete'].map(
-          async (action) => (await services.engine.filter({ subject, org_id: orgId, action, resources })).length > 0,
+        (['dashboards:write', 'dashboards.permissions:write', 'dashboards:delete'] as const).map(
+          async (action) => (await filter(action, [dashboard.uid], dashboardResource)).length > 0,
         ),
       );
       const folder = dashboard.folder_uid ? await findFolder(services.db, orgId, dashboard.folder_uid) : undefined;

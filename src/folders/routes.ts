@@ -6,7 +6,6 @@
  */
 import { recordAudit } from '../audit/writer.ts';
 import { actorOf } from '../http/actor.ts';
-import { subjectOf } from '../http/subject.ts';
 import { BadRequestError, ConflictError } from '../errors.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';
@@ -61,18 +60,12 @@ export const folderRoutes: RouteModule = (routes) => {
       properties: { ...paginationQuerySchema, parentUid: { type: 'string', maxLength: 40 }, query: { type: 'string', maxLength: 190 } },
       additionalProperties: false,
     },
-    async handler({ ctx, query, principal, orgId, services, authorize }) {
+    async handler({ ctx, query, orgId, services, authorize, filter }) {
       await authorize('folders:read');
       const page = pageOf(query);
       const uids = await findFolderUids(services.db, orgId, { search: query.query?.trim(), folderUids: [query.parentUid || null] });
       // One policy call for the whole level, then the page: totalCount counts what the caller may read.
-      const readable = await services.engine.filter({
-        subject: subjectOf(principal),
-        org_id: orgId,
-        action: 'folders:read',
-        resources: uids.map(folderResource),
-      });
-      const readableUids = readable.sort((a, b) => a - b).map((index) => uids[index]!);
+      const readableUids = await filter('folders:read', uids, folderResource);
       const rows = await findFoldersByUids(services.db, orgId, readableUids.slice(page.offset, page.offset + page.limit));
       ctx.body = { totalCount: readableUids.length, folders: rows.map(presentFolder), page: page.page, perPage: page.perPage };
     },

@@ -8,7 +8,6 @@ import { actorOf } from '../http/actor.ts';
 import { BadRequestError, ConflictError } from '../errors.ts';
 import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
-import { subjectOf } from '../http/subject.ts';
 import { presentTeam } from './presenter.ts';
 import {
   countMembersOfTeams,
@@ -91,13 +90,12 @@ export const teamRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     query: searchQuerySchema,
-    async handler({ ctx, query, principal, orgId, services, authorize }) {
+    async handler({ ctx, query, orgId, services, authorize, filter }) {
       await authorize('teams:read');
       const page = pageOf(query);
       const ids = await findTeamIdsByName(services.db, orgId, query.query?.trim());
       // One policy call for every matching team, then the page: totalCount counts what the caller may read.
-      const readable = await services.engine.filter({ subject: subjectOf(principal), org_id: orgId, action: 'teams:read', resources: ids.map(teamResource) });
-      const readableIds = readable.sort((a, b) => a - b).map((index) => ids[index]!);
+      const readableIds = await filter('teams:read', ids, teamResource);
       const pageIds = readableIds.slice(page.offset, page.offset + page.limit);
       const [rows, counts] = await Promise.all([findTeamsByIds(services.db, pageIds), countMembersOfTeams(services.db, pageIds)]);
       ctx.body = {
