@@ -5,121 +5,125 @@
  * Granting needs `*.permissions:write` on the resource and, in the same decision, every
  * permission the new grants give (delegation: nobody grants what they do not hold).
  */
-import { actorOf } from '../http/actor.ts';
-import { findDashboardOrFail, dashboardAuditTarget, dashboardResource } from '../dashboards/target.ts';
+import type { Knex } from 'knex';
+import type { Action } from '../accesscontrol/actions.ts';
+import type { ResourceRef } from '../authz/types.ts';
+import { dashboardAuditTarget, dashboardResource, findDashboardOrFail } from '../dashboards/target.ts';
 import { findAncestors } from '../folders/store.ts';
 import { findFolderOrFail, folderAuditTarget, folderResource } from '../folders/target.ts';
-import { uidParams } from '../http/resource-uid.ts';
+import { actorOf } from '../http/actor.ts';
 import type { RouteModule } from '../http/route.ts';
-import { ALERT_RULE_GRANTS, DASHBOARD_GRANTS, FOLDER_GRANTS } from './levels.ts';
+import { ALERT_RULE_GRANTS, DASHBOARD_GRANTS, FOLDER_GRANTS, type GrantFamily } from './levels.ts';
 import { grantedPermissions, grantItemsSchema, listGrants, replaceGrants, resolveGrantItems } from './resource-grants.ts';
 
-const folderUidParams = {
-  type: 'object',
-  properties: { folderUid: { type: 'string', minLength: 1, maxLength: 40 } },
-  required: ['folderUid'],
-} as const;
+/** A resource whose permissions are managed here: where, how it is asked for and found, what it inherits. */
+interface PermissionTarget {
+  path: string;
+  /** The path parameter naming the resource (the spec names the alert rules' folder `folderUid`). */
+  param: 'uid' | 'folderUid';
+  family: GrantFamily;
+  read: Action;
+  write: Action;
+  resource(uid: string): ResourceRef;
+  /** The resource in the org (404 when missing), with its audit target; `lock` keeps writers of its grants in turn. */
+  find(db: Knex, orgId: string, uid: string, lock?: boolean): Promise<{ target: { type: string; id: string; name: string }; folderUid: string | null }>;
+  /** The family through which its folders' grants reach it, when they do (dashboards). */
+  inheritsThrough?: GrantFamily;
+  updated: string;
+}
+
+const TARGETS: PermissionTarget[] = [
+  {
+    path: '/api/folders/:uid/permissions',
+    param: 'uid',
+    family: FOLDER_GRANTS,
+    read: 'folders.permissions:read',
+    write: 'folders.permissions:write',
+    resource: folderResource,
+    async find(db, orgId, uid, lock) {
+      const folder = await findFolderOrFail(db, orgId, uid, lock);
+      return { target: folderAuditTarget(folder), folderUid: null };
+    },
+    updated: 'Folder permissions updated',
+  },
+  {
+    path: '/api/dashboards/uid/:uid/permissions',
+    param: 'uid',
+    family: DASHBOARD_GRANTS,
+    read: 'dashboards.permissions:read',
+    write: 'dashboards.permissions:write',
+    resource: dashboardResource,
+    async find(db, orgId, uid, lock) {
+      const dashboard = await findDashboardOrFail(db, orgId, uid, lock);
+      return { target: dashboardAuditTarget(dashboard), folderUid: dashboard.folder_uid };
+    },
+    inheritsThrough: FOLDER_GRANTS,
+    updated: 'Dashboard permissions updated',
+  },
+  {
+    path: '/api/access-control/alert.rules/:folderUid/permissions',
+    param: 'folderUid',
+    family: ALERT_RULE_GRANTS,
+    read: 'alert.rules.permissions:read',
+    write: 'alert.rules.permissions:write',
+    resource: folderResource,
+    async find(db, orgId, uid, lock) {
+      const folder = await findFolderOrFail(db, orgId, uid, lock);
+      return { target: { type: 'alert.rules', id: folder.uid, name: folder.title }, folderUid: null };
+    },
+    updated: 'Alert rule permissions updated',
+  },
+];
+
+/** The folder and each ancestor, nearest first: where a dashboard's inherited grants come from. */
+async function folderChain(db: Knex, orgId: string, folderUid: string | null): Promise<string[]> {
+  if (!folderUid) return [];
+  const folder = await findFolderOrFail(db, orgId, folderUid);
+  return [folder.uid, ...(await findAncestors(db, orgId, folder)).map((ancestor) => ancestor.uid)];
+}
+
+const paramsNaming = (param: PermissionTarget['param']) =>
+  ({ type: 'object', properties: { [param]: { type: 'string', minLength: 1, maxLength: 40 } }, required: [param] }) as const;
 
 export const permissionRoutes: RouteModule = (routes) => {
-  routes.add({
-    method: 'get',
-    path: '/api/folders/:uid/permissions',
-    access: 'authenticated',
-    level: 'org',
-    params: uidParams,
-    async handler({ ctx, params, orgId, services, authorize }) {
-      await authorize('folders.permissions:read', folderResource(params.uid));
-      const folder = await findFolderOrFail(services.db, orgId, params.uid);
-      ctx.body = await listGrants(services.db, orgId, FOLDER_GRANTS, folder.uid);
-    },
-  });
+  for (const target of TARGETS) {
+    const { path } = target;
+    const params = paramsNaming(target.param);
+    const uidOf = (named: Record<string, string | undefined>) => named[target.param]!;
 
-  routes.add({
-    method: 'post',
-    path: '/api/folders/:uid/permissions',
-    access: 'authenticated',
-    level: 'org',
-    params: uidParams,
-    body: grantItemsSchema,
-    async handler({ ctx, params, body, principal, orgId, services, authorize }) {
-      await authorize('folders.permissions:write', folderResource(params.uid), { delegate: grantedPermissions(FOLDER_GRANTS, params.uid, body.items) });
-      const now = services.clock.now();
-      await services.transact(async (tx) => {
-        const folder = await findFolderOrFail(tx.db, orgId, params.uid, true);
-        const grants = await resolveGrantItems(tx.db, orgId, body.items);
-        await replaceGrants(tx, actorOf(ctx, principal), orgId, FOLDER_GRANTS, folderAuditTarget(folder), grants, now);
-      });
-      ctx.body = { message: 'Folder permissions updated' };
-    },
-  });
+    routes.add({
+      method: 'get',
+      path,
+      access: 'authenticated',
+      level: 'org',
+      params,
+      async handler({ ctx, params: named, orgId, services, authorize }) {
+        const uid = uidOf(named);
+        await authorize(target.read, target.resource(uid));
+        const { folderUid } = await target.find(services.db, orgId, uid);
+        const inherited = target.inheritsThrough && { family: target.inheritsThrough, folderUids: await folderChain(services.db, orgId, folderUid) };
+        ctx.body = await listGrants(services.db, orgId, target.family, uid, inherited);
+      },
+    });
 
-  routes.add({
-    method: 'get',
-    path: '/api/dashboards/uid/:uid/permissions',
-    access: 'authenticated',
-    level: 'org',
-    params: uidParams,
-    async handler({ ctx, params, orgId, services, authorize }) {
-      await authorize('dashboards.permissions:read', dashboardResource(params.uid));
-      const dashboard = await findDashboardOrFail(services.db, orgId, params.uid);
-      const folder = dashboard.folder_uid ? await findFolderOrFail(services.db, orgId, dashboard.folder_uid) : null;
-      const folderUids = folder ? [folder.uid, ...(await findAncestors(services.db, orgId, folder)).map((ancestor) => ancestor.uid)] : [];
-      ctx.body = await listGrants(services.db, orgId, DASHBOARD_GRANTS, dashboard.uid, { family: FOLDER_GRANTS, folderUids });
-    },
-  });
-
-  routes.add({
-    method: 'post',
-    path: '/api/dashboards/uid/:uid/permissions',
-    access: 'authenticated',
-    level: 'org',
-    params: uidParams,
-    body: grantItemsSchema,
-    async handler({ ctx, params, body, principal, orgId, services, authorize }) {
-      await authorize('dashboards.permissions:write', dashboardResource(params.uid), {
-        delegate: grantedPermissions(DASHBOARD_GRANTS, params.uid, body.items),
-      });
-      const now = services.clock.now();
-      await services.transact(async (tx) => {
-        const dashboard = await findDashboardOrFail(tx.db, orgId, params.uid, true);
-        const grants = await resolveGrantItems(tx.db, orgId, body.items);
-        await replaceGrants(tx, actorOf(ctx, principal), orgId, DASHBOARD_GRANTS, dashboardAuditTarget(dashboard), grants, now);
-      });
-      ctx.body = { message: 'Dashboard permissions updated' };
-    },
-  });
-
-  routes.add({
-    method: 'get',
-    path: '/api/access-control/alert.rules/:folderUid/permissions',
-    access: 'authenticated',
-    level: 'org',
-    params: folderUidParams,
-    async handler({ ctx, params, orgId, services, authorize }) {
-      await authorize('alert.rules.permissions:read', folderResource(params.folderUid));
-      const folder = await findFolderOrFail(services.db, orgId, params.folderUid);
-      ctx.body = await listGrants(services.db, orgId, ALERT_RULE_GRANTS, folder.uid);
-    },
-  });
-
-  routes.add({
-    method: 'post',
-    path: '/api/access-control/alert.rules/:folderUid/permissions',
-    access: 'authenticated',
-    level: 'org',
-    params: folderUidParams,
-    body: grantItemsSchema,
-    async handler({ ctx, params, body, principal, orgId, services, authorize }) {
-      await authorize('alert.rules.permissions:write', folderResource(params.folderUid), {
-        delegate: grantedPermissions(ALERT_RULE_GRANTS, params.folderUid, body.items),
-      });
-      const now = services.clock.now();
-      await services.transact(async (tx) => {
-        const folder = await findFolderOrFail(tx.db, orgId, params.folderUid, true);
-        const grants = await resolveGrantItems(tx.db, orgId, body.items);
-        await replaceGrants(tx, actorOf(ctx, principal), orgId, ALERT_RULE_GRANTS, { type: 'alert.rules', id: folder.uid, name: folder.title }, grants, now);
-      });
-      ctx.body = { message: 'Alert rule permissions updated' };
-    },
-  });
+    routes.add({
+      method: 'post',
+      path,
+      access: 'authenticated',
+      level: 'org',
+      params,
+      body: grantItemsSchema,
+      async handler({ ctx, params: named, body, principal, orgId, services, authorize }) {
+        const uid = uidOf(named);
+        await authorize(target.write, target.resource(uid), { delegate: grantedPermissions(target.family, uid, body.items) });
+        const now = services.clock.now();
+        await services.transact(async (tx) => {
+          const found = await target.find(tx.db, orgId, uid, true);
+          const grants = await resolveGrantItems(tx.db, orgId, body.items);
+          await replaceGrants(tx, actorOf(ctx, principal), orgId, target.family, found.target, grants, now);
+        });
+        ctx.body = { message: target.updated };
+      },
+    });
+  }
 };
