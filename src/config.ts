@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { DEFAULT_HASH_CONCURRENCY, DEFAULT_HASH_QUEUE } from './crypto/password.ts';
 
 export interface Config {
   env: 'production' | 'development' | 'test';
@@ -27,6 +28,8 @@ export interface Config {
     cookieSecure: boolean;
     invalidateAllOnBoot: boolean;
   };
+  /** How many scrypt derivations run at once, and how many more may wait (beyond: 503). */
+  passwordHashing: { concurrency: number; queue: number };
   /** `DISABLE_LOGIN_FORM=true`: local password login is hidden and refused. */
   disableLoginForm: boolean;
   /** Proxies whose X-Forwarded-For names the client; empty = the socket's address is the client. */
@@ -207,6 +210,10 @@ export function loadConfig(env: Env = process.env): Config {
     },
     seedAdmin: readSeedAdmin(env),
     disableLoginForm: readBool(env, 'DISABLE_LOGIN_FORM', false),
+    passwordHashing: {
+      concurrency: readInt(env, 'PASSWORD_HASH_CONCURRENCY', DEFAULT_HASH_CONCURRENCY, 1),
+      queue: readInt(env, 'PASSWORD_HASH_QUEUE', DEFAULT_HASH_QUEUE, 0),
+    },
     trustedProxies: readList(env, 'TRUSTED_PROXIES').map(normalizeIp),
     corsOrigins: readList(env, 'CORS_ORIGINS').filter((origin) => origin !== '*'),
     auditRetentionDays: readInt(env, 'AUDIT_RETENTION_DAYS', 90, 1),

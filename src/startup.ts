@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { AuthzEngine } from './authz/engine.ts';
 import { PolicyModule } from './authz/wasm.ts';
 import type { Config } from './config.ts';
+import { keyDerivations } from './crypto/password.ts';
 import { SecretBox } from './crypto/secretbox.ts';
 import { waitForDatabase } from './db/connect.ts';
 import { createDb } from './db/knex.ts';
@@ -11,6 +12,7 @@ import { checkSecrets } from './settings/secret-check.ts';
 import { createServices, systemClock, type Clock, type Services } from './services.ts';
 
 export async function startServices(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Services> {
+  keyDerivations.configure(config.passwordHashing);
   const db = createDb(config);
   try {
     await waitForDatabase(db, config.dbConnectTimeoutMs, logger);

@@ -44,6 +44,11 @@ export function lockedOut(retryAfterSeconds: number): TooManyRequestsError {
   return new TooManyRequestsError(`too many login attempts: try again later (retry after ${retryAfterSeconds} seconds)`, retryAfterSeconds);
 }
 
+/** An attempt that never reached the password check (the service was too busy to check it) costs nothing. */
+export async function giveBackAttemptSlot(db: Knex, key: string): Promise<void> {
+  await db('login_attempts').where('key', key).where('failures', '>', 0).decrement('failures', 1);
+}
+
 export async function clearAttempts(db: Knex, key: string): Promise<void> {
   await db('login_attempts').where('key', key).delete();
 }

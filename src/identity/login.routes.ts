@@ -7,12 +7,12 @@ import type { Context } from 'koa';
 import { recordAudit, recordFailure, type Actor } from '../audit/writer.ts';
 import { actorOf } from '../http/actor.ts';
 import { verifyPassword } from '../crypto/password.ts';
-import { ForbiddenError, UnauthorizedError } from '../errors.ts';
+import { ForbiddenError, ServiceUnavailableError, UnauthorizedError } from '../errors.ts';
 import { clientIp } from '../http/client-ip.ts';
 import { safeRedirect } from '../http/redirect.ts';
 import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
-import { clearAttempts, lockedOut, lockoutKey, takeAttemptSlot } from './lockout.ts';
+import { clearAttempts, giveBackAttemptSlot, lockedOut, lockoutKey, takeAttemptSlot } from './lockout.ts';
 import type { Principal } from './principal.ts';
 import { clearSessionCookie, issueSession, setSessionCookie } from './sessions.ts';
 import { revokeSession } from './sessions.store.ts';
@@ -112,7 +112,10 @@ export const loginRoutes: RouteModule = (routes) => {
         throw lockedOut(slot.retryAfterSeconds);
       }
 
-      const passwordMatches = await verifyPassword(body.password, user?.password_hash ?? null);
+      const passwordMatches = await verifyPassword(body.password, user?.password_hash ?? null).catch(async (err: unknown) => {
+        if (err instanceof ServiceUnavailableError) await giveBackAttemptSlot(services.db, key);
+        throw err;
+      });
       const refused = refusal(user, passwordMatches);
       if (refused || !user) {
         await recordLoginFailure(services, actor, body.user, refused ?? 'unknown user', user?.id ?? null);
