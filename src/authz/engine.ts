@@ -219,10 +219,14 @@ export class AuthzEngine implements PolicyChangeListener {
     const key = orgId ?? SERVER_KEY;
     let org = this.orgs.get(key);
     if (!org) {
-      const instance = await this.policy.instantiate();
+      // At the bound, the least recently used org gives up its instance: a cold org then costs
+      // its document, not a new wasm instance too (setData replaces everything in it).
+      const recycled = this.evictLeastRecentlyUsed();
+      const instance = recycled ?? (await this.policy.instantiate());
       org = this.orgs.get(key);
       if (!org) {
-        this.evictLeastRecentlyUsed();
+        // others may have filled the map while this call waited for its instance
+        if (!recycled) this.evictLeastRecentlyUsed();
         org = { instance, lastUsed: 0, needsRebuild: true, pending: [], revision: -1, documentBytes: 0, refreshing: null, replay: null, mirror: null };
         this.orgs.set(key, org);
       }
@@ -239,14 +243,19 @@ export class AuthzEngine implements PolicyChangeListener {
     return org;
   }
 
-  /** Makes room for one more org document: an idle org is rebuilt from SQL when asked again. */
-  private evictLeastRecentlyUsed(): void {
-    if (this.orgs.size < this.options.maxLoadedOrgs) return;
+  /**
+   * Makes room for one more org document when the bound is reached: an idle org is rebuilt from
+   * SQL when asked again. Returns the evicted org's instance, free for another org.
+   */
+  private evictLeastRecentlyUsed(): PolicyInstance | null {
+    if (this.orgs.size < this.options.maxLoadedOrgs) return null;
     let oldest: [string, OrgPolicy] | null = null;
     for (const entry of this.orgs) {
       if (!entry[1].refreshing && (!oldest || entry[1].lastUsed < oldest[1].lastUsed)) oldest = entry;
     }
-    if (oldest) this.orgs.delete(oldest[0]);
+    if (!oldest) return null;
+    this.orgs.delete(oldest[0]);
+    return oldest[1].instance;
   }
 
   private async refresh(orgId: string | null, org: OrgPolicy): Promise<void> {
