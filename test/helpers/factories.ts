@@ -4,6 +4,7 @@
  * reads the audit log; `DENIED` is what a caller learns of a policy deny.
  */
 import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
 import { insertRole } from '../../src/accesscontrol/store.ts';
 import type { OrgRole } from '../../src/authz/types.ts';
 import { hashPassword } from '../../src/crypto/password.ts';
@@ -127,6 +128,31 @@ export async function auditEntries(app: TestApp, where: string | Partial<Record<
   return rows.map((row: Record<string, any>) => ({ ...row, metadata: row.metadata ? JSON.parse(row.metadata) : null }) as AuditRow);
 }
 
+/**
+ * Expects audit entries matching `where` (exactly `count` of them when given, else at least one), the
+ * last of which includes `fields` (a `metadata` field is compared deeply); returns that entry.
+ */
+export async function expectAuditEntry(
+  app: TestApp,
+  where: Partial<Record<keyof AuditRow, unknown>>,
+  fields: Partial<AuditRow>,
+  count?: number,
+): Promise<AuditRow> {
+  const entries = await auditEntries(app, where);
+  if (count === undefined) expect(entries, `${JSON.stringify(where)} entries`).to.have.length.greaterThan(0);
+  else expect(entries, `${JSON.stringify(where)} entries`).to.have.length(count);
+  const last = entries[entries.length - 1]!;
+  expect(last).to.deep.include(fields);
+  return last;
+}
+
+/** The caller's permissions in the active org (or `orgId`), as GET /api/user/permissions shows them. */
+export async function permissionsOf(app: TestApp, user: Pick<TestUser, 'cookie'>, orgId?: string): Promise<Record<string, string[]>> {
+  const res = await api(app, user, orgId).get('/api/user/permissions');
+  expect(res.status).to.equal(200);
+  return res.body;
+}
+
 export const buildUser = createUser;
 export const buildOrg = createOrg;
 
@@ -184,17 +210,40 @@ export async function addTeamMember(app: TestApp, teamOrId: TestTeam | string, u
   });
 }
 
+/** The team-admin actions the user's managed role holds on the team, sorted. */
+export async function teamAdminActions(app: TestApp, userId: string, team: TestTeam): Promise<string[]> {
+  const rows: Array<{ action: string }> = await app
+    .db('role_permissions as p')
+    .join('roles as r', 'r.id', 'p.role_id')
+    .where({ 'r.org_id': team.orgId, 'r.uid': `managed:users:${userId}:permissions`, 'p.scope': `teams:id:${team.id}` })
+    .orderBy('p.action')
+    .select('p.action');
+  return rows.map((row) => row.action);
+}
+
 async function findTeam(app: TestApp, teamId: string): Promise<TestTeam> {
   const row = await app.db('teams').where('id', teamId).first('id', 'org_id', 'name');
   return { id: row.id, orgId: row.org_id, name: row.name };
 }
 
-/** Assigns a role of the team's org (a fixed one, say) to the team. */
-export async function assignRoleToTeam(app: TestApp, team: TestTeam, roleUid: string): Promise<void> {
+/**
+ * Assigns the role `roleUid` of the team's org to the team: a fixed one, say, or a managed one created
+ * here with `permissions` (the resource grants the service keeps in `managed:teams:<id>:permissions`).
+ */
+export async function assignRoleToTeam(
+  app: TestApp,
+  team: TestTeam,
+  roleUid: string,
+  permissions: Array<{ action: string; scope: string }> = [],
+): Promise<void> {
+  const now = app.clock.now();
   await app.services.transact(async (tx) => {
-    const role: { id: number } = await tx.db('roles').where({ org_id: team.orgId, uid: roleUid }).first('id');
-    await tx.db('team_roles').insert({ team_id: team.id, role_id: role.id, created_at: app.clock.now() });
-    tx.policyChanged(team.orgId, { kind: 'team', teamId: team.id });
+    const role: { id: number } | undefined = await tx.db('roles').where({ org_id: team.orgId, uid: roleUid }).first('id');
+    const roleId =
+      role?.id ??
+      (await insertRole(tx.db, team.orgId, { uid: roleUid, name: roleUid, displayName: roleUid, description: '', groupName: '', permissions }, now, true));
+    await tx.db('team_roles').insert({ team_id: team.id, role_id: roleId, created_at: now });
+    tx.policyChanged(team.orgId, { kind: 'team', teamId: team.id }, ...(role ? [] : [{ kind: 'role' as const, uid: roleUid }]));
   });
 }
 
