@@ -96,6 +96,15 @@ export async function createOrg(app: TestApp, overrides: { id?: string; name?: s
   return id;
 }
 
+/** A fresh org with an Admin, an Editor and a Viewer whose default org it is. */
+export async function buildOrgWithPeople(app: TestApp, name?: string) {
+  const orgId = await createOrg(app, name ? { name } : {});
+  const admin = await createUser(app, { orgId, role: 'Admin' });
+  const editor = await createUser(app, { orgId, role: 'Editor' });
+  const viewer = await createUser(app, { orgId, role: 'Viewer' });
+  return { orgId, admin, editor, viewer };
+}
+
 export async function addMember(app: TestApp, orgId: string, userId: string, role: OrgRole): Promise<void> {
   await app.services.transact(async (tx) => {
     await addOrgMember(tx.db, orgId, userId, role, app.clock.now());
