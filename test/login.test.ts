@@ -51,8 +51,7 @@ describe('local login', () => {
   it('gives the same 401 for a wrong password, an unknown user, a disabled user and a service account', async () => {
     await createUser(app, { login: 'known' });
     await createUser(app, { login: 'off', disabled: true });
-    const sa = await createUser(app, { login: 'sa-robot' });
-    await app.db('users').where('id', sa.id).update({ is_service_account: true });
+    await buildServiceAccount(app, { name: 'robot' });
     const answers = [
       await login('known', 'wrong password!'),
       await login('nobody', DEFAULT_PASSWORD),
@@ -65,7 +64,9 @@ describe('local login', () => {
       expect(res.setCookie).to.be.empty;
     }
     const failures = await auditEntries(app, { action: 'user.login_failed', outcome: 'failure' });
-    expect(failures.map((f) => f.metadata!.reason)).to.have.members(['wrong password', 'unknown user', 'disabled user', 'service account']);
+    // A service account has no password, so its refusal is recorded as a wrong password.
+    expect(failures.map((f) => f.metadata!.reason)).to.have.members(['wrong password', 'unknown user', 'disabled user', 'wrong password']);
+    expect(failures.map((f) => f.target_name)).to.have.members(['known', 'nobody', 'off', 'sa-robot']);
     expect(JSON.stringify(failures)).not.to.include('wrong password!');
   });
 

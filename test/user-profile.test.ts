@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { addMember, createOrg, createUser, DEFAULT_PASSWORD, sessionCookie } from './helpers/factories.ts';
+import { addMember, buildAuthLink, createOrg, createUser, DEFAULT_PASSWORD, sessionCookie } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 describe('current user: profile, password, preferences, org switch, sessions, login links', () => {
@@ -220,9 +220,7 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
         perPage: 100,
       });
       const now = app.clock.now();
-      await app
-        .db('user_auth_links')
-        .insert({ id: 'lnk_1', user_id: user.id, auth_module: 'oauth_generic', auth_id: 'sub-1', label: 'Generic OIDC', created_at: now, updated_at: now });
+      await buildAuthLink(app, user.id, { id: 'lnk_1', authId: 'sub-1' });
       const listed = await app.request('GET', '/api/user/auth-tokens', { cookie: user.cookie });
       expect(listed.body).to.deep.equal({
         totalCount: 1,

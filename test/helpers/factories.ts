@@ -11,7 +11,7 @@ import { hashPassword } from '../../src/crypto/password.ts';
 import { randomToken, sha256Hex } from '../../src/crypto/tokens.ts';
 import { sessionCookieValue } from '../../src/identity/sessions.ts';
 import { insertSession } from '../../src/identity/sessions.store.ts';
-import { addOrgMember, insertUser } from '../../src/identity/users.store.ts';
+import { addOrgMember, insertUser, setUserDisabled } from '../../src/identity/users.store.ts';
 import { DEFAULT_ORG_ID, insertOrg } from '../../src/orgs/store.ts';
 import { seedOrgRoles } from '../../src/accesscontrol/seed.ts';
 import { writePreferences, type Preferences } from '../../src/preferences/store.ts';
@@ -39,6 +39,7 @@ export interface UserOverrides {
   orgId?: string | null;
   role?: OrgRole;
   svcAdmin?: boolean;
+  /** Disabled through the store: unlike the API, that leaves the session of `cookie` live, as an older release or an operator would. */
   disabled?: boolean;
 }
 
@@ -69,7 +70,7 @@ export async function createUser(app: TestApp, overrides: UserOverrides = {}): P
       { login, email, name: overrides.name ?? login, passwordHash, isSvcAdmin: overrides.svcAdmin ?? false, defaultOrgId: orgId },
       now,
     );
-    if (overrides.disabled) await tx.db('users').where('id', userId).update({ is_disabled: true });
+    if (overrides.disabled) await setUserDisabled(tx.db, userId, true, now);
     if (orgId) {
       await addOrgMember(tx.db, orgId, userId, overrides.role ?? 'Viewer', now);
       tx.policyChanged(orgId);
@@ -77,6 +78,17 @@ export async function createUser(app: TestApp, overrides: UserOverrides = {}): P
     return userId;
   });
   return { id, login, email, password, cookie: await sessionCookie(app, id) };
+}
+
+/**
+ * An external login link of the user. Links come from identity-provider sign-ins this service does
+ * not run (they arrive with imported accounts), so no endpoint makes one: the factory writes the row.
+ */
+export async function buildAuthLink(app: TestApp, userId: string, link: { id: string; authId: string; createdAt?: number }): Promise<void> {
+  const at = link.createdAt ?? app.clock.now();
+  await app
+    .db('user_auth_links')
+    .insert({ id: link.id, user_id: userId, auth_module: 'oauth_generic', auth_id: link.authId, label: 'Generic OIDC', created_at: at, updated_at: at });
 }
 
 export async function sessionCookie(app: TestApp, userId: string): Promise<string> {
