@@ -3,8 +3,10 @@ import pino from 'pino';
 import { AuthzEngine } from '../src/authz/engine.ts';
 import type { AuthzInput, Subject } from '../src/authz/types.ts';
 import type { PolicyModule } from '../src/authz/wasm.ts';
-import { insertRole } from '../src/accesscontrol/store.ts';
-import { createOrg, createUser, type TestUser } from './helpers/factories.ts';
+import { insertDashboard } from '../src/dashboards/store.ts';
+import { insertFolder } from '../src/folders/store.ts';
+import { setMemberRole } from '../src/orgs/store.ts';
+import { assignRole, createOrg, createUser, type TestUser } from './helpers/factories.ts';
 import { createTestDatabase, startTestApp, type TestApp } from './helpers/app.ts';
 
 const silent = pino({ level: 'silent' });
@@ -27,35 +29,15 @@ describe('the authz engine', () => {
   it('sees a committed grant at the next authorize(), inherited through the folder chain', async () => {
     const now = app.clock.now();
     await app.services.transact(async (tx) => {
-      await tx.db('folders').insert([
-        { org_id: 'org_main', uid: 'top', title: 'Top', parent_uid: null, created_at: now, updated_at: now },
-        { org_id: 'org_main', uid: 'mid', title: 'Mid', parent_uid: 'top', created_at: now, updated_at: now },
-      ]);
-      await tx.db('dashboards').insert({ org_id: 'org_main', uid: 'dash1', title: 'D', folder_uid: 'mid', created_at: now, updated_at: now });
-      tx.policyChanged('org_main');
+      await insertFolder(tx, { orgId: 'org_main', uid: 'top', title: 'Top', description: '', parentUid: null, createdBy: viewer.id }, now);
+      await insertFolder(tx, { orgId: 'org_main', uid: 'mid', title: 'Mid', description: '', parentUid: 'top', createdBy: viewer.id }, now);
+      await insertDashboard(tx, 'org_main', 'dash1', { title: 'D', folderUid: 'mid', model: {} }, viewer.id, now);
     });
     const denied = await app.services.engine.authorize(writeDashboard('dash1'));
     expect(denied.allow).to.equal(false);
     expect(denied.reasons.join(' ')).to.include('dashboards:write');
 
-    await app.services.transact(async (tx) => {
-      const roleId = await insertRole(
-        tx.db,
-        'org_main',
-        {
-          uid: `managed:users:${viewer.id}:permissions`,
-          name: `managed:users:${viewer.id}:permissions`,
-          displayName: '',
-          description: '',
-          groupName: '',
-          permissions: [{ action: 'dashboards:write', scope: 'folders:uid:top' }],
-        },
-        now,
-        true,
-      );
-      await tx.db('user_roles').insert({ user_id: viewer.id, role_id: roleId, org_id: 'org_main', created_at: now });
-      tx.policyChanged('org_main');
-    });
+    await assignRole(app, 'org_main', viewer.id, `managed:users:${viewer.id}:permissions`, [{ action: 'dashboards:write', scope: 'folders:uid:top' }]);
     const allowed = await app.services.engine.authorize(writeDashboard('dash1'));
     expect(allowed.allow).to.equal(true);
     expect(allowed.reasons.join(' ')).to.include('folders:uid:top');
@@ -69,7 +51,7 @@ describe('the authz engine', () => {
       ['Viewer', true],
     ] as const) {
       await app.services.transact(async (tx) => {
-        await tx.db('org_members').where({ org_id: 'org_main', user_id: viewer.id }).update({ role });
+        await setMemberRole(tx.db, 'org_main', viewer.id, role);
         tx.policyChanged('org_main');
       });
       const decisions = await Promise.all(Array.from({ length: 5 }, () => app.services.engine.authorize(input)));
@@ -105,7 +87,7 @@ describe('the authz engine', () => {
     const [{ policy_revision: before }] = await app.db('orgs').where('id', 'org_main').select('policy_revision');
     await app.services
       .transact(async (tx) => {
-        await tx.db('org_members').where({ org_id: 'org_main', user_id: viewer.id }).update({ role: 'Admin' });
+        await setMemberRole(tx.db, 'org_main', viewer.id, 'Admin');
         tx.policyChanged('org_main');
         throw new Error('abort');
       })
@@ -125,14 +107,14 @@ describe('the authz engine', () => {
     const input: AuthzInput = { subject, org_id: 'org_main', action: 'teams:create' };
     expect((await other.authorize(input)).allow).to.equal(false);
     await app.services.transact(async (tx) => {
-      await tx.db('org_members').where({ org_id: 'org_main', user_id: viewer.id }).update({ role: 'Admin' });
+      await setMemberRole(tx.db, 'org_main', viewer.id, 'Admin');
       tx.policyChanged('org_main');
     });
     expect((await app.services.engine.authorize(input)).allow, 'this instance: at once').to.equal(true);
     await other.pollRevisions();
     expect((await other.authorize(input)).allow, 'the other instance: after its poll').to.equal(true);
     await app.services.transact(async (tx) => {
-      await tx.db('org_members').where({ org_id: 'org_main', user_id: viewer.id }).update({ role: 'Viewer' });
+      await setMemberRole(tx.db, 'org_main', viewer.id, 'Viewer');
       tx.policyChanged('org_main');
     });
   });
