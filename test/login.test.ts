@@ -146,8 +146,8 @@ describe('local login', () => {
         for (let i = 0; i < 5; i++) await attempt('198.51.100.1', 'wrong password!');
         expect((await attempt('198.51.100.1', DEFAULT_PASSWORD)).status).to.equal(429);
         expect((await attempt('198.51.100.2', DEFAULT_PASSWORD)).status).to.equal(200);
-        const entry = await proxied.db('audit_log').where('action', 'user.login').first('ip');
-        expect(entry.ip).to.equal('198.51.100.2');
+        const [entry] = await auditEntries(proxied, 'user.login');
+        expect(entry!.ip).to.equal('198.51.100.2');
       } finally {
         await proxied.close();
       }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { buildServiceAccount, createUser, type TestUser } from './helpers/factories.ts';
+import { auditEntries, buildServiceAccount, createUser, type TestUser } from './helpers/factories.ts';
 
 describe('user quotas', () => {
   let app: TestApp;
@@ -32,8 +32,8 @@ describe('user quotas', () => {
     const res = await setLimit(admin.cookie, user.id, { target: 'api_keys', limit: 2 });
     expect(res.status).to.equal(200);
     expect(res.body).to.deep.equal([{ userId: user.id, target: 'api_keys', limit: 2, used: 0 }]);
-    const entry = await app.db('audit_log').where({ action: 'quota.updated', target_id: user.id }).first();
-    expect(JSON.parse(entry.metadata)).to.deep.equal({ target: 'api_keys', limit: 2 });
+    const [entry] = await auditEntries(app, { action: 'quota.updated', target_id: user.id });
+    expect(entry!.metadata).to.deep.equal({ target: 'api_keys', limit: 2 });
   });
 
   it('rejects an unknown target, a limit under -1 and an unknown user', async () => {

@@ -136,6 +136,7 @@ export interface AuditRow {
   target_id: string | null;
   target_name: string | null;
   outcome: string;
+  ip: string | null;
   metadata: Record<string, any> | null;
 }
 
