@@ -12,6 +12,7 @@ import {
   expectAuditEntry,
   liveSessions,
   sessionCookie,
+  passwordLogin,
   type TestUser,
 } from './helpers/factories.ts';
 
@@ -30,7 +31,6 @@ describe('server administration of users', () => {
     await app.close();
   });
 
-  const login = (user: string, password: string) => app.request('POST', '/api/login', { body: { user, password } });
   const userRow = (id: string) => app.db('users').where('id', id).first();
   const audits = (action: string, userId: string) => auditEntries(app, { action, target_id: userId });
 
@@ -77,7 +77,7 @@ describe('server administration of users', () => {
       expect(after.get(other)).to.be.greaterThan(before.get(other)!);
       await expectAudited('user.deleted', user, { orgIds: ['org_main', other].sort((a, b) => (a === 'org_main' ? -1 : b === 'org_main' ? 1 : 0)) });
       expect((await app.request('GET', '/api/user', { cookie: user.cookie })).status).to.equal(401);
-      expect((await login(user.login, DEFAULT_PASSWORD)).status).to.equal(401);
+      expect((await passwordLogin(app, user.login, DEFAULT_PASSWORD)).status).to.equal(401);
       expect((await api(app, admin).delete(`/api/admin/users/${user.id}`)).status, 'a second time').to.equal(404);
     });
 
@@ -134,8 +134,8 @@ describe('server administration of users', () => {
       expect(await verifyPassword(NEW_PASSWORD, (await userRow(user.id)).password_hash)).to.equal(true);
       expect(await liveSessions(app, user.id)).to.equal(0);
       for (const cookie of [user.cookie, second]) expect((await app.request('GET', '/api/user', { cookie })).status).to.equal(401);
-      expect((await login(user.login, DEFAULT_PASSWORD)).body).to.deep.equal({ message: INVALID });
-      expect((await login(user.login, NEW_PASSWORD)).status).to.equal(200);
+      expect((await passwordLogin(app, user.login, DEFAULT_PASSWORD)).body).to.deep.equal({ message: INVALID });
+      expect((await passwordLogin(app, user.login, NEW_PASSWORD)).status).to.equal(200);
       await expectAudited('user.password_changed', user, { by: 'admin' });
       await expectAudited('session.revoked', user, { count: 2, reason: 'password changed by admin' });
       expect(JSON.stringify(await app.db('audit_log').select('*'))).not.to.include(NEW_PASSWORD);
@@ -208,7 +208,7 @@ describe('server administration of users', () => {
       expect(!!(await userRow(user.id)).is_disabled).to.equal(true);
       expect(await liveSessions(app, user.id)).to.equal(0);
       expect((await app.request('GET', '/api/user', { cookie: user.cookie })).status).to.equal(401);
-      const refused = await login(user.login, DEFAULT_PASSWORD);
+      const refused = await passwordLogin(app, user.login, DEFAULT_PASSWORD);
       expect(refused.status).to.equal(401);
       expect(refused.body).to.deep.equal({ message: INVALID });
       await expectAudited('user.disabled', user);
@@ -229,7 +229,7 @@ describe('server administration of users', () => {
       expect(res.body).to.deep.equal({ message: 'user enabled' });
       expect(!!(await userRow(user.id)).is_disabled).to.equal(false);
       expect((await app.request('GET', '/api/user', { cookie: user.cookie })).status).to.equal(401);
-      expect((await login(user.login, DEFAULT_PASSWORD)).status).to.equal(200);
+      expect((await passwordLogin(app, user.login, DEFAULT_PASSWORD)).status).to.equal(200);
       await expectAudited('user.enabled', user);
       expect((await api(app, admin).post(`/api/admin/users/${user.id}/enable`)).status).to.equal(200);
       expect(await audits('user.enabled', user.id)).to.have.length(1);

@@ -1,6 +1,16 @@
 /** Server administration of a user's sessions (`/api/admin/users/<userId>/logout`, `/auth-tokens`, `/revoke-auth-token`). */
 import { expect } from 'chai';
-import { api, auditEntries, createUser, expectAuditEntry, DEFAULT_PASSWORD, liveSessions, sessionCookie, type TestUser } from './helpers/factories.ts';
+import {
+  api,
+  auditEntries,
+  createUser,
+  expectAuditEntry,
+  DEFAULT_PASSWORD,
+  liveSessions,
+  sessionCookie,
+  passwordLogin,
+  type TestUser,
+} from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 const SESSION_FIELDS = ['id', 'isCurrent', 'ip', 'userAgent', 'createdAt', 'seenAt', 'expiresAt'];
@@ -19,8 +29,6 @@ describe('server administration of user sessions', () => {
   after(async () => {
     await app.close();
   });
-
-  const login = (user: string, password: string) => app.request('POST', '/api/login', { body: { user, password } });
 
   const expectAudited = (action: string, user: { id: string; login: string }, metadata?: Record<string, unknown>) =>
     expectAuditEntry(
@@ -48,7 +56,7 @@ describe('server administration of user sessions', () => {
       expect(await liveSessions(app, user.id)).to.equal(0);
       for (const cookie of [user.cookie, second]) expect((await app.request('GET', '/api/user', { cookie })).status).to.equal(401);
       await expectAudited('session.revoked', user, { count: 2, reason: 'admin logout' });
-      expect((await login(user.login, DEFAULT_PASSWORD)).status, 'the user may sign in again').to.equal(200);
+      expect((await passwordLogin(app, user.login, DEFAULT_PASSWORD)).status, 'the user may sign in again').to.equal(200);
     });
 
     it('records a logout of a user without sessions too', async () => {

@@ -13,6 +13,7 @@ import {
   DENIED,
   expectAuditEntry,
   liveSessions,
+  passwordLogin,
   type TestUser,
 } from './helpers/factories.ts';
 
@@ -33,7 +34,6 @@ describe('server administration of users', () => {
     await app.close();
   });
 
-  const login = (user: string, password: string) => app.request('POST', '/api/login', { body: { user, password } });
   const userRow = (id: string) => app.db('users').where('id', id).first();
   const audits = (action: string, userId: string) => auditEntries(app, { action, target_id: userId });
 
@@ -227,7 +227,7 @@ describe('server administration of users', () => {
 
     it('gives the new user a working login and Viewer permissions at once', async () => {
       await api(app, admin).post('/api/admin/users', body({ login: 'fresh-viewer', email: 'fresh-viewer@example.test' }));
-      const signedIn = await login('fresh-viewer', NEW_PASSWORD);
+      const signedIn = await passwordLogin(app, 'fresh-viewer', NEW_PASSWORD);
       expect(signedIn.status).to.equal(200);
       const cookie = signedIn.setCookie.find((c) => c.startsWith('svc_session='))!.split(';')[0]!;
       const permissions = await app.request('GET', '/api/user/permissions', { cookie });
@@ -288,7 +288,7 @@ describe('server administration of users', () => {
       expect(res.body).to.include({ id: user.id, name: 'After', email: 'after@example.test', login: 'after-rename' });
       expect(await userRow(user.id)).to.include({ name: 'After', email: 'after@example.test', login: 'after-rename' });
       await expectAudited('user.updated', { id: user.id, login: 'after-rename' }, { fields: ['email', 'login', 'name'], by: 'admin' });
-      expect((await login('after-rename', DEFAULT_PASSWORD)).status).to.equal(200);
+      expect((await passwordLogin(app, 'after-rename', DEFAULT_PASSWORD)).status).to.equal(200);
     });
 
     it('changes one field and records only what changed; an unchanged value is no change', async () => {

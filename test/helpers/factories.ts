@@ -185,6 +185,11 @@ export function api(app: TestApp, user: Pick<TestUser, 'cookie'>, orgId?: string
   return { get: send('GET'), post: send('POST'), put: send('PUT'), patch: send('PATCH'), delete: send('DELETE') };
 }
 
+/** Signs in through the login form (`POST /api/login`) with a login or email and a password. */
+export function passwordLogin(app: TestApp, user: string, password: string, headers: Record<string, string> = {}) {
+  return app.request('POST', '/api/login', { body: { user, password }, headers });
+}
+
 /** A fresh session for a user whose sessions a change revoked. */
 export async function signInAgain(app: TestApp, user: TestUser): Promise<TestUser> {
   return { ...user, cookie: await sessionCookie(app, user.id) };
