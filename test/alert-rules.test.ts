@@ -1,7 +1,7 @@
 /** `/api/v1/provisioning/alert-rules…`: Grafana's rule fields, folder-scoped permissions, moves, quota. */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { api, assignRole, auditEntries, createUser, DENIED, type TestUser } from './helpers/factories.ts';
+import { api, auditEntries, createUser, DENIED, grantManagedPermissions, type TestUser } from './helpers/factories.ts';
 
 const ORG = 'org_main';
 const PATH = '/api/v1/provisioning/alert-rules';
@@ -48,7 +48,7 @@ describe('alert rules', () => {
   }
   async function grantee(permissions: Array<{ action: string; scope: string }>): Promise<TestUser> {
     const user = await createUser(app, { role: 'None' });
-    await assignRole(app, ORG, user.id, `managed:users:${user.id}:permissions`, permissions);
+    await grantManagedPermissions(app, ORG, { kind: 'user', userId: user.id }, permissions);
     return user;
   }
 

@@ -3,10 +3,10 @@ import pino from 'pino';
 import { AuthzEngine } from '../src/authz/engine.ts';
 import type { AuthzInput, Subject } from '../src/authz/types.ts';
 import type { PolicyModule } from '../src/authz/wasm.ts';
-import { insertDashboard } from '../src/dashboards/store.ts';
+import { DASHBOARDS, insertFoldered } from '../src/folders/foldered.store.ts';
 import { insertFolder } from '../src/folders/store.ts';
 import { setMemberRole } from '../src/orgs/store.ts';
-import { assignRole, createOrg, createUser, type TestUser } from './helpers/factories.ts';
+import { createOrg, createUser, grantManagedPermissions, type TestUser } from './helpers/factories.ts';
 import { createTestDatabase, startTestApp, type TestApp } from './helpers/app.ts';
 
 const silent = pino({ level: 'silent' });
@@ -31,13 +31,13 @@ describe('the authz engine', () => {
     await app.services.transact(async (tx) => {
       await insertFolder(tx, { orgId: 'org_main', uid: 'top', title: 'Top', description: '', parentUid: null, createdBy: viewer.id }, now);
       await insertFolder(tx, { orgId: 'org_main', uid: 'mid', title: 'Mid', description: '', parentUid: 'top', createdBy: viewer.id }, now);
-      await insertDashboard(tx, 'org_main', 'dash1', { title: 'D', folderUid: 'mid', model: {} }, viewer.id, now);
+      await insertFoldered(tx, DASHBOARDS, 'org_main', 'dash1', { title: 'D', folderUid: 'mid', content: {} }, viewer.id, now);
     });
     const denied = await app.services.engine.authorize(writeDashboard('dash1'));
     expect(denied.allow).to.equal(false);
     expect(denied.reasons.join(' ')).to.include('dashboards:write');
 
-    await assignRole(app, 'org_main', viewer.id, `managed:users:${viewer.id}:permissions`, [{ action: 'dashboards:write', scope: 'folders:uid:top' }]);
+    await grantManagedPermissions(app, 'org_main', { kind: 'user', userId: viewer.id }, [{ action: 'dashboards:write', scope: 'folders:uid:top' }]);
     const allowed = await app.services.engine.authorize(writeDashboard('dash1'));
     expect(allowed.allow).to.equal(true);
     expect(allowed.reasons.join(' ')).to.include('folders:uid:top');
@@ -51,8 +51,7 @@ describe('the authz engine', () => {
       ['Viewer', true],
     ] as const) {
       await app.services.transact(async (tx) => {
-        await setMemberRole(tx.db, 'org_main', viewer.id, role);
-        tx.policyChanged('org_main');
+        await setMemberRole(tx, 'org_main', viewer.id, role);
       });
       const decisions = await Promise.all(Array.from({ length: 5 }, () => app.services.engine.authorize(input)));
       expect(
@@ -87,8 +86,7 @@ describe('the authz engine', () => {
     const [{ policy_revision: before }] = await app.db('orgs').where('id', 'org_main').select('policy_revision');
     await app.services
       .transact(async (tx) => {
-        await setMemberRole(tx.db, 'org_main', viewer.id, 'Admin');
-        tx.policyChanged('org_main');
+        await setMemberRole(tx, 'org_main', viewer.id, 'Admin');
         throw new Error('abort');
       })
       .catch(() => undefined);
@@ -107,15 +105,13 @@ describe('the authz engine', () => {
     const input: AuthzInput = { subject, org_id: 'org_main', action: 'teams:create' };
     expect((await other.authorize(input)).allow).to.equal(false);
     await app.services.transact(async (tx) => {
-      await setMemberRole(tx.db, 'org_main', viewer.id, 'Admin');
-      tx.policyChanged('org_main');
+      await setMemberRole(tx, 'org_main', viewer.id, 'Admin');
     });
     expect((await app.services.engine.authorize(input)).allow, 'this instance: at once').to.equal(true);
     await other.pollRevisions();
     expect((await other.authorize(input)).allow, 'the other instance: after its poll').to.equal(true);
     await app.services.transact(async (tx) => {
-      await setMemberRole(tx.db, 'org_main', viewer.id, 'Viewer');
-      tx.policyChanged('org_main');
+      await setMemberRole(tx, 'org_main', viewer.id, 'Viewer');
     });
   });
 

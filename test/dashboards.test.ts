@@ -1,7 +1,7 @@
 /** `/api/dashboards…`: save with optimistic locking, read with the caller's rights, delete; folder inheritance and moves. */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { api, assignRole, auditEntries, createUser, DENIED, type TestUser } from './helpers/factories.ts';
+import { api, auditEntries, createUser, DENIED, grantManagedPermissions, type TestUser } from './helpers/factories.ts';
 
 const ORG = 'org_main';
 
@@ -33,7 +33,7 @@ describe('dashboards', () => {
   /** A member of no role whose managed role holds `permissions`. */
   async function grantee(permissions: Array<{ action: string; scope: string }>): Promise<TestUser> {
     const user = await createUser(app, { role: 'None' });
-    await assignRole(app, ORG, user.id, `managed:users:${user.id}:permissions`, permissions);
+    await grantManagedPermissions(app, ORG, { kind: 'user', userId: user.id }, permissions);
     return user;
   }
 
@@ -111,9 +111,10 @@ describe('dashboards', () => {
       // out of it, into a folder it cannot create in: refused, and the dashboard stays
       const out = await api(app, folderAEditor).post('/api/dashboards/db', { dashboard: { uid, title: 'Mover', version: 2 }, folderUid: 'team-b' });
       expect(out.status).to.equal(403);
-      expect(out.body.message).to.include('dashboards:create');
-      const [refusal] = await auditEntries(app, { action: 'dashboards:create', actor_id: folderAEditor.id });
-      expect(refusal).to.include({ outcome: 'failure', target_type: 'folders', target_id: 'team-b' });
+      expect(out.body.message).to.equal('permission denied: you need dashboards:create on the destination folder to do this');
+      const [refusal] = await auditEntries(app, { action: 'dashboards:write', actor_id: folderAEditor.id });
+      expect(refusal).to.include({ outcome: 'failure', target_type: 'dashboards', target_id: uid });
+      expect(refusal!.metadata!.destination).to.deep.equal({ type: 'folders', id: 'team-b' });
       // a dashboard of team-b, which it cannot write, cannot be pulled into team-a
       const foreign = await save({ dashboard: { uid: 'foreign', title: 'Foreign' }, folderUid: 'team-b' });
       const pull = await api(app, folderAEditor).post('/api/dashboards/db', {
@@ -152,7 +153,9 @@ describe('dashboards', () => {
         return { canSave, canEdit, canAdmin, canDelete };
       };
       expect(await rights(viewer)).to.deep.equal({ canSave: false, canEdit: false, canAdmin: false, canDelete: false });
-      expect(await rights(editor)).to.deep.equal({ canSave: true, canEdit: true, canAdmin: false, canDelete: true });
+      // the creator administers its dashboard; another Editor edits it
+      expect(await rights(editor)).to.deep.equal({ canSave: true, canEdit: true, canAdmin: true, canDelete: true });
+      expect(await rights(await createUser(app, { role: 'Editor' }))).to.deep.equal({ canSave: true, canEdit: true, canAdmin: false, canDelete: true });
       expect(await rights(admin)).to.deep.equal({ canSave: true, canEdit: true, canAdmin: true, canDelete: true });
     });
 

@@ -1,7 +1,7 @@
 /** `/api/folders…`: the tree, its limits, its policy (inheritance follows moves) and the cascade on delete. */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { api, assignRole, auditEntries, createUser, DENIED, type TestUser } from './helpers/factories.ts';
+import { api, assignRole, auditEntries, createUser, DENIED, grantManagedPermissions, type TestUser } from './helpers/factories.ts';
 
 const ORG = 'org_main';
 
@@ -129,7 +129,7 @@ describe('folders', () => {
       await createFolder({ uid: 'granted-child', title: 'Granted child', parentUid: granted });
       await createFolder({ uid: 'hidden', title: 'Hidden' });
       const reader = await createUser(app, { role: 'None' });
-      await assignRole(app, ORG, reader.id, `managed:users:${reader.id}:permissions`, [{ action: 'folders:read', scope: 'folders:uid:granted' }]);
+      await grantManagedPermissions(app, ORG, { kind: 'user', userId: reader.id }, [{ action: 'folders:read', scope: 'folders:uid:granted' }]);
       const roots = await api(app, reader).get('/api/folders');
       expect(roots.body.folders.map((f: { uid: string }) => f.uid)).to.deep.equal(['granted']);
       expect(roots.body.totalCount).to.equal(1);
@@ -177,7 +177,7 @@ describe('folders', () => {
       await createFolder({ uid: 'dst', title: 'Destination' });
       await createFolder({ uid: 'mover', title: 'Mover', parentUid: 'src' });
       const reader = await createUser(app, { role: 'None' });
-      await assignRole(app, ORG, reader.id, `managed:users:${reader.id}:permissions`, [{ action: 'folders:read', scope: 'folders:uid:src' }]);
+      await grantManagedPermissions(app, ORG, { kind: 'user', userId: reader.id }, [{ action: 'folders:read', scope: 'folders:uid:src' }]);
       expect((await api(app, reader).get('/api/folders/mover')).status).to.equal(200);
       const res = await api(app, editor).put('/api/folders/mover', { parentUid: 'dst' });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
@@ -192,7 +192,7 @@ describe('folders', () => {
       const [top, , bottom] = await chain(3, 'subtree');
       await createFolder({ uid: 'subtree-dst', title: 'Subtree destination' });
       const reader = await createUser(app, { role: 'None' });
-      await assignRole(app, ORG, reader.id, `managed:users:${reader.id}:permissions`, [{ action: 'folders:read', scope: 'folders:uid:subtree-dst' }]);
+      await grantManagedPermissions(app, ORG, { kind: 'user', userId: reader.id }, [{ action: 'folders:read', scope: 'folders:uid:subtree-dst' }]);
       expect((await api(app, reader).get(`/api/folders/${bottom}`)).status).to.equal(403);
       expect((await api(app, editor).put(`/api/folders/${top}`, { parentUid: 'subtree-dst' })).status).to.equal(200);
       expect((await api(app, reader).get(`/api/folders/${bottom}`)).status).to.equal(200);
@@ -225,7 +225,7 @@ describe('folders', () => {
       await createFolder({ uid: 'own', title: 'Own' });
       await createFolder({ uid: 'forbidden-dst', title: 'Forbidden' });
       const writer = await createUser(app, { role: 'None' });
-      await assignRole(app, ORG, writer.id, `managed:users:${writer.id}:permissions`, [
+      await grantManagedPermissions(app, ORG, { kind: 'user', userId: writer.id }, [
         { action: 'folders:read', scope: 'folders:uid:own' },
         { action: 'folders:write', scope: 'folders:uid:own' },
       ]);

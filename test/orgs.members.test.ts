@@ -11,6 +11,8 @@ import {
   buildTeam,
   buildToken,
   createUser,
+  grantManagedPermissions,
+  importLegacyAclEntries,
   liveSessions,
   MEMBER_FIELDS,
   sessionCookie,
@@ -180,12 +182,9 @@ describe('orgs at server level (/api/orgs)', () => {
       expect((await api(app, editor).post(`/api/user/using/${orgId}`)).status).to.equal(200);
       const team = (await buildTeam(app, { orgId: orgId, members: [editor.id], preferences: { timezone: 'utc', theme: 'dark' } })).id;
       await assignRole(app, orgId, editor.id, 'fixed:dashboards:reader');
-      await assignRole(app, orgId, editor.id, `managed:users:${editor.id}:permissions`, [{ action: 'dashboards:read', scope: 'dashboards:uid:d1' }]);
-      // The legacy ACL is imported data: no endpoint writes it, so the test puts a grant of the member there itself.
-      await app.services.transact(async (tx) => {
-        await tx.db('legacy_acl').insert({ org_id: orgId, dashboard_uid: 'd1', user_id: editor.id, permission: 1 });
-        tx.policyChanged(orgId, { kind: 'legacy_acl' });
-      });
+      await grantManagedPermissions(app, orgId, { kind: 'user', userId: editor.id }, [{ action: 'dashboards:read', scope: 'dashboards:uid:d1' }]);
+      expect((await api(app, admin, orgId).post('/api/dashboards/db', { dashboard: { uid: 'd1', title: 'D1' } })).status).to.equal(200);
+      await importLegacyAclEntries(app, orgId, [{ dashboardUid: 'd1', userId: editor.id, permission: 1 }]);
 
       const res = await api(app, admin).delete(`/api/orgs/${orgId}/users/${editor.id}`);
       expect(res.status).to.equal(200);

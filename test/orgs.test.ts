@@ -14,6 +14,7 @@ import {
   createUser,
   DENIED,
   EMPTY_ADDRESS,
+  grantManagedPermissions,
   liveSessions,
   ORG_FIELDS,
   orgFootprint,
@@ -297,7 +298,7 @@ describe('orgs at server level (/api/orgs)', () => {
       await buildToken(app, sa);
       const team = (await buildTeam(app, { orgId: orgId, members: [admin.id, viewer.id], preferences: { timezone: 'utc', theme: 'dark' } })).id;
       await assignRole(app, orgId, viewer.id, 'fixed:dashboards:reader');
-      await assignRole(app, orgId, viewer.id, `managed:users:${viewer.id}:permissions`, [{ action: 'dashboards:read', scope: 'dashboards:uid:abc' }]);
+      await grantManagedPermissions(app, orgId, { kind: 'user', userId: viewer.id }, [{ action: 'dashboards:read', scope: 'dashboards:uid:abc' }]);
       await setUsersQuota(app, orgId, 50);
       const inOrg = api(app, admin, orgId);
       expect((await inOrg.put('/api/org/preferences', { homeDashboardUid: 'home', timezone: 'utc', theme: 'light' })).status).to.equal(200);
@@ -307,8 +308,9 @@ describe('orgs at server level (/api/orgs)', () => {
         orgs: 1,
         org_members: 4,
         teams: 1,
-        roles: SEEDED_ROLES + 1,
-        user_roles: 2,
+        // the Viewer's managed role, and the Admin's: the creator of a folder administers it
+        roles: SEEDED_ROLES + 2,
+        user_roles: 3,
         api_tokens: 1,
         folders: 1,
         quotas: 1,

@@ -10,6 +10,7 @@ import {
   createOrg,
   createUser,
   DELEGATION_DENIED,
+  grantManagedPermissions,
   liveSessions,
   permissionsOf,
   signInAgain,
@@ -49,12 +50,9 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
   const userRoleRows = (userId: string) =>
     app.db('user_roles as a').join('roles as r', 'r.id', 'a.role_id').where('a.user_id', userId).orderBy('r.uid').select('r.uid', 'a.org_id');
 
-  /** Gives the user a managed role (its grants on single resources, as the service keeps them); returns its uid. */
-  async function assignManagedRole(userId: string): Promise<string> {
-    const uid = `managed:users:${userId}:permissions`;
-    await assignRole(app, 'org_main', userId, uid, [{ action: 'dashboards:read', scope: 'dashboards:uid:d1' }]);
-    return uid;
-  }
+  /** Gives the user a managed role (its grants on single resources); returns its uid. */
+  const assignManagedRole = (userId: string) =>
+    grantManagedPermissions(app, 'org_main', { kind: 'user', userId }, [{ action: 'dashboards:read', scope: 'dashboards:uid:d1' }]);
 
   describe('users', () => {
     it("POST assigns a role: stored, audited, in force at the assignee's next request on the session they have", async () => {

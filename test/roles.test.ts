@@ -5,13 +5,13 @@ import {
   addMember,
   api,
   assignRole,
-  assignRoleToTeam,
   auditEntries,
   buildRole,
   buildTeam,
   createOrg,
   createUser,
   DENIED,
+  grantManagedPermissions,
   liveSessions,
   type RoleBody,
   signInAgain,
@@ -118,10 +118,10 @@ describe('roles (/api/access-control/roles)', () => {
     });
 
     it('shows managed roles only with includeHidden=true', async () => {
-      // A managed role is a user's grants on single resources; team admins get one, for instance.
       const holder = await createUser(app, { role: 'Viewer' });
-      const managedUid = `managed:users:${holder.id}:permissions`;
-      await assignRole(app, 'org_main', holder.id, managedUid, [{ action: 'dashboards:read', scope: 'dashboards:uid:d1' }]);
+      const managedUid = await grantManagedPermissions(app, 'org_main', { kind: 'user', userId: holder.id }, [
+        { action: 'dashboards:read', scope: 'dashboards:uid:d1' },
+      ]);
       const plain = await api(app, orgAdmin).get('/api/access-control/roles?perpage=1000');
       expect(plain.body.roles.map((r: { uid: string }) => r.uid)).not.to.include(managedUid);
       const off = await api(app, orgAdmin).get('/api/access-control/roles?perpage=1000&includeHidden=false');
@@ -213,8 +213,9 @@ describe('roles (/api/access-control/roles)', () => {
 
     it('refuses to delete basic, fixed and managed roles with 400', async () => {
       const team = await buildTeam(app);
-      const managedUid = `managed:teams:${team.id}:permissions`;
-      await assignRoleToTeam(app, team, managedUid, [{ action: 'dashboards:read', scope: 'dashboards:uid:d1' }]);
+      const managedUid = await grantManagedPermissions(app, 'org_main', { kind: 'team', teamId: team.id }, [
+        { action: 'dashboards:read', scope: 'dashboards:uid:d1' },
+      ]);
       for (const uid of ['basic:admin', 'fixed:roles:writer', managedUid]) {
         const res = await api(app, serverAdmin).delete(`/api/access-control/roles/${uid}`);
         expect(res.status, uid).to.equal(400);

@@ -9,6 +9,7 @@ import {
   buildRole,
   buildTeam,
   createUser,
+  grantManagedPermissions,
   liveSessions,
   type RoleBody,
   signInAgain,
@@ -105,10 +106,10 @@ describe('roles (/api/access-control/roles)', () => {
     });
 
     it('refuses to change basic, fixed and managed roles with 400', async () => {
-      // A managed role is a user's grants on single resources; team admins get one, for instance.
       const holder = await createUser(app, { role: 'Viewer' });
-      const managedUid = `managed:users:${holder.id}:permissions`;
-      await assignRole(app, 'org_main', holder.id, managedUid, [{ action: 'dashboards:read', scope: 'dashboards:uid:d1' }]);
+      const managedUid = await grantManagedPermissions(app, 'org_main', { kind: 'user', userId: holder.id }, [
+        { action: 'dashboards:read', scope: 'dashboards:uid:d1' },
+      ]);
       for (const uid of ['basic:viewer', 'fixed:dashboards:reader', managedUid]) {
         const before = await roleRow(uid);
         const res = await api(app, serverAdmin).put(`/api/access-control/roles/${uid}`, { version: before.version, displayName: 'Hacked' });

@@ -13,6 +13,8 @@ import {
   createUser,
   DENIED,
   expectAuditEntry,
+  grantManagedPermissions,
+  importLegacyAclEntries,
   permissionsOf,
   teamAdminActions,
   type TestTeam,
@@ -252,12 +254,9 @@ describe('teams', () => {
       await addTeamMember(app, team, teamAdmin.id, 4);
       await addTeamMember(app, team, member.id);
       await assignRoleToTeam(app, team, 'fixed:org.users:reader');
-      await assignRoleToTeam(app, team, `managed:teams:${team.id}:permissions`, [{ action: 'dashboards:read', scope: 'dashboards:uid:d1' }]);
-      // The legacy ACL is imported data: no endpoint writes it, so the test puts a grant of the team there itself.
-      await app.services.transact(async (tx) => {
-        await tx.db('legacy_acl').insert({ org_id: 'org_main', folder_uid: 'f1', team_id: team.id, permission: 1 });
-        tx.policyChanged('org_main', { kind: 'legacy_acl' });
-      });
+      await grantManagedPermissions(app, 'org_main', { kind: 'team', teamId: team.id }, [{ action: 'dashboards:read', scope: 'dashboards:uid:d1' }]);
+      expect((await api(app, admin).post('/api/folders', { uid: 'f1', title: 'F1' })).status).to.equal(201);
+      await importLegacyAclEntries(app, 'org_main', [{ folderUid: 'f1', teamId: team.id, permission: 1 }]);
       expect((await api(app, admin).put(`/api/teams/${team.id}/preferences`, { theme: 'light' })).status).to.equal(200);
       expect((await permissionsOf(app, member))['org.users:read']).to.deep.equal(['users:*']);
       expect((await permissionsOf(app, teamAdmin))['teams:write']).to.deep.equal([`teams:id:${team.id}`]);

@@ -5,7 +5,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { insertRole } from '../../src/accesscontrol/store.ts';
+import { addAssignment, createRole, grantManaged, type GrantHolder, type LegacyAclEntry } from '../../src/accesscontrol/grants.ts';
+import { SYSTEM_ACTOR } from '../../src/audit/writer.ts';
+import { importLegacyAcl } from '../../src/permissions/legacy-acl.ts';
+import type { Permission } from '../../src/accesscontrol/builtin-roles.ts';
 import type { OrgRole } from '../../src/authz/types.ts';
 import { hashPassword } from '../../src/crypto/password.ts';
 import { randomToken, sha256Hex } from '../../src/crypto/tokens.ts';
@@ -26,7 +29,7 @@ export const DEFAULT_PASSWORD = 'correct horse battery staple';
 /** What a caller learns of a policy deny. */
 export const DENIED = /^permission denied: you need [\w.:]+ to do this$/;
 /** What a caller learns when a role would grant more than they hold (the delegation rule). */
-export const DELEGATION_DENIED = /^permission denied: role [\w.:]+ grants permissions you do not hold, and you can only grant what you hold$/;
+export const DELEGATION_DENIED = /^permission denied: (role [\w.:]+|this change) grants permissions you do not hold, and you can only grant what you hold$/;
 let defaultHash: Promise<string> | null = null;
 let sequence = 0;
 
@@ -71,10 +74,7 @@ export async function createUser(app: TestApp, overrides: UserOverrides = {}): P
       now,
     );
     if (overrides.disabled) await setUserDisabled(tx.db, userId, true, now);
-    if (orgId) {
-      await addOrgMember(tx.db, orgId, userId, overrides.role ?? 'Viewer', now);
-      tx.policyChanged(orgId);
-    }
+    if (orgId) await addOrgMember(tx, orgId, userId, overrides.role ?? 'Viewer', now);
     return userId;
   });
   return { id, login, email, password, cookie: await sessionCookie(app, id) };
@@ -118,10 +118,7 @@ export async function buildOrgWithPeople(app: TestApp, name?: string) {
 }
 
 export async function addMember(app: TestApp, orgId: string, userId: string, role: OrgRole): Promise<void> {
-  await app.services.transact(async (tx) => {
-    await addOrgMember(tx.db, orgId, userId, role, app.clock.now());
-    tx.policyChanged(orgId);
-  });
+  await app.services.transact((tx) => addOrgMember(tx, orgId, userId, role, app.clock.now()));
 }
 
 export const liveSessions = (app: TestApp, userId: string) => app.count('sessions', { user_id: userId, revoked_at: null });
@@ -216,9 +213,7 @@ export async function buildTeam(app: TestApp, overrides: TeamOverrides = {}): Pr
   const orgId = overrides.orgId ?? DEFAULT_ORG_ID;
   const name = overrides.name ?? `team ${sequence} ${randomToken(3)}`;
   const id = await app.services.transact(async (tx) => {
-    const teamId = await insertTeam(tx.db, orgId, { name, email: overrides.email ?? '' }, app.clock.now());
-    tx.policyChanged(orgId, { kind: 'team', teamId });
-    return teamId;
+    return insertTeam(tx, orgId, { name, email: overrides.email ?? '' }, app.clock.now());
   });
   const team = { id, name, orgId };
   for (const userId of overrides.members ?? []) await addTeamMember(app, team, userId);
@@ -231,8 +226,7 @@ export async function addTeamMember(app: TestApp, teamOrId: TestTeam | string, u
   const team = typeof teamOrId === 'string' ? await findTeam(app, teamOrId) : teamOrId;
   const now = app.clock.now();
   await app.services.transact(async (tx) => {
-    await insertTeamMember(tx.db, team.id, userId, permission, now);
-    tx.policyChanged(team.orgId, { kind: 'member', userId });
+    await insertTeamMember(tx, { id: team.id, org_id: team.orgId, name: team.name, email: '' }, userId, permission, now);
     if (permission === TEAM_ADMIN) await grantTeamAdmin(tx, team.orgId, team.id, userId, now);
   });
 }
@@ -253,24 +247,11 @@ async function findTeam(app: TestApp, teamId: string): Promise<TestTeam> {
   return { id: row.id, orgId: row.org_id, name: row.name };
 }
 
-/**
- * Assigns the role `roleUid` of the team's org to the team: a fixed one, say, or a managed one created
- * here with `permissions` (the resource grants the service keeps in `managed:teams:<id>:permissions`).
- */
-export async function assignRoleToTeam(
-  app: TestApp,
-  team: TestTeam,
-  roleUid: string,
-  permissions: Array<{ action: string; scope: string }> = [],
-): Promise<void> {
-  const now = app.clock.now();
+/** Assigns a role of the team's org (a fixed one, say) to the team. */
+export async function assignRoleToTeam(app: TestApp, team: TestTeam, roleUid: string): Promise<void> {
   await app.services.transact(async (tx) => {
-    const role: { id: number } | undefined = await tx.db('roles').where({ org_id: team.orgId, uid: roleUid }).first('id');
-    const roleId =
-      role?.id ??
-      (await insertRole(tx.db, team.orgId, { uid: roleUid, name: roleUid, displayName: roleUid, description: '', groupName: '', permissions }, now, true));
-    await tx.db('team_roles').insert({ team_id: team.id, role_id: roleId, created_at: now });
-    tx.policyChanged(team.orgId, { kind: 'team', teamId: team.id }, ...(role ? [] : [{ kind: 'role' as const, uid: roleUid }]));
+    const role: { id: number } = await tx.db('roles').where({ org_id: team.orgId, uid: roleUid }).first('id');
+    await addAssignment(tx, { kind: 'team', teamId: team.id, orgId: team.orgId }, role.id, app.clock.now());
   });
 }
 
@@ -304,8 +285,8 @@ export async function buildServiceAccount(app: TestApp, overrides: ServiceAccoun
   sequence += 1;
   const orgId = overrides.orgId ?? DEFAULT_ORG_ID;
   return app.services.transact(async (tx) => {
-    const account = await insertServiceAccount(
-      tx.db,
+    return insertServiceAccount(
+      tx,
       {
         orgId,
         name: overrides.name ?? `robot ${sequence}`,
@@ -315,8 +296,6 @@ export async function buildServiceAccount(app: TestApp, overrides: ServiceAccoun
       },
       app.clock.now(),
     );
-    tx.policyChanged(orgId, { kind: 'member', userId: account.id });
-    return account;
   });
 }
 
@@ -372,14 +351,30 @@ export async function assignRole(
 ): Promise<void> {
   const now = app.clock.now();
   await app.services.transact(async (tx) => {
-    let role = await tx.db('roles').where({ org_id: orgId, uid }).first('id');
-    if (!role) {
-      const id = await insertRole(tx.db, orgId, { uid, name: uid, displayName: uid, description: '', groupName: '', permissions }, now, true);
-      role = { id };
-    }
-    await tx.db('user_roles').insert({ user_id: userId, role_id: role.id, org_id: orgId, created_at: now });
-    tx.policyChanged(orgId);
+    const existing: { id: number } | undefined = await tx.db('roles').where({ org_id: orgId, uid }).first('id');
+    const roleId = existing?.id ?? (await createRole(tx, orgId, { uid, name: uid, displayName: uid, description: '', groupName: '', permissions }, now, true));
+    await addAssignment(tx, { kind: 'user', userId, orgId }, roleId, now);
   });
+}
+
+/** Gives the holder managed permissions in the org, as the resource-permission endpoints do. */
+export async function grantManagedPermissions(app: TestApp, orgId: string, holder: GrantHolder, permissions: Permission[]): Promise<string> {
+  await app.services.transact((tx) => grantManaged(tx, orgId, holder, permissions, app.clock.now()));
+  return holder.kind === 'user'
+    ? `managed:users:${holder.userId}:permissions`
+    : holder.kind === 'team'
+      ? `managed:teams:${holder.teamId}:permissions`
+      : `managed:builtins:${holder.role.toLowerCase()}:permissions`;
+}
+
+/** Imports `entries` as the org's legacy dashboard ACL, as the admin CLI does (no endpoint writes it). */
+export async function importLegacyAclEntries(
+  app: TestApp,
+  orgId: string,
+  entries: Array<Partial<LegacyAclEntry> & Pick<LegacyAclEntry, 'permission'>>,
+): Promise<void> {
+  const full = entries.map((entry) => ({ dashboardUid: null, folderUid: null, userId: null, teamId: null, role: null, ...entry }));
+  await importLegacyAcl(app.services, SYSTEM_ACTOR, orgId, full);
 }
 
 /** Sets the org's `users` quota, as PUT /api/orgs/<id>/quotas/users does. */
