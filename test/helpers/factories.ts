@@ -1,7 +1,8 @@
 /**
  * The one factories module: `build*` functions with overrides build the principals and state a
- * test needs straight through the stores; `api` sends requests as a principal; `auditEntries`
- * reads the audit log; `DENIED` is what a caller learns of a policy deny.
+ * test needs through the stores, as the service would; `api` sends requests as a principal and
+ * `passwordLogin` signs in through the form; `auditEntries` reads the audit log and
+ * `expectAuditEntry` checks it; `DENIED` is what a caller learns of a policy deny.
  */
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
