@@ -81,6 +81,7 @@ describe('access control: status and seeding', () => {
       expect(first.body).to.include({ orgId: 'org_main', created: 0, updated: 0, unchanged: 60 });
       const before = await app.count('role_permissions');
 
+      // Drift no endpoint can cause (an operator's hand, an older release): what seeding exists to repair.
       await app.db('roles').where({ org_id: 'org_main', uid: 'fixed:teams:writer' }).delete();
       const viewer = await app.db('roles').where({ org_id: 'org_main', uid: 'basic:viewer' }).first('id');
       const dropped = await app.db('role_permissions').where('role_id', viewer.id).first('id');

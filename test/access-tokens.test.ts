@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { sha256Hex } from '../src/crypto/tokens.ts';
-import { createUser } from './helpers/factories.ts';
+import { api, createUser, type TestUser } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 describe('personal access tokens', () => {
@@ -12,7 +12,7 @@ describe('personal access tokens', () => {
     await app.close();
   });
 
-  const issue = (cookie: string, body: object) => app.request('POST', '/api/user/access-tokens', { cookie, body });
+  const issue = (user: TestUser, body: object) => api(app, user).post('/api/user/access-tokens', body);
 
   it('are 401 without a session', async () => {
     expect((await app.request('GET', '/api/user/access-tokens')).status).to.equal(401);
@@ -22,7 +22,7 @@ describe('personal access tokens', () => {
 
   it('are svc_pat_ + base64url of 32 bytes, shown once, stored hashed, listed as metadata', async () => {
     const user = await createUser(app);
-    const res = await issue(user.cookie, { name: 'ci' });
+    const res = await issue(user, { name: 'ci' });
     expect(res.status).to.equal(201);
     expect(res.body).to.have.all.keys('id', 'name', 'key');
     expect(res.body.key).to.match(/^svc_pat_[A-Za-z0-9_-]{43}$/);
@@ -54,21 +54,19 @@ describe('personal access tokens', () => {
 
   it("authenticate as Bearer and as X-Api-Key, with the owner's current permissions", async () => {
     const user = await createUser(app, { role: 'Viewer' });
-    const { key } = (await issue(user.cookie, { name: 'script' })).body;
+    const { key } = (await issue(user, { name: 'script' })).body;
     expect((await app.request('GET', '/api/user', { token: key })).body.id).to.equal(user.id);
     expect((await app.request('GET', '/api/user', { headers: { 'x-api-key': key } })).body.id).to.equal(user.id);
     expect((await app.request('GET', '/api/user/permissions', { token: key })).body).not.to.have.property('dashboards:write');
-    await app.services.transact(async (tx) => {
-      await tx.db('org_members').where({ user_id: user.id }).update({ role: 'Editor' });
-      tx.policyChanged('org_main', { kind: 'member', userId: user.id });
-    });
+    const admin = await createUser(app, { role: 'Admin' });
+    expect((await api(app, admin).patch(`/api/org/users/${user.id}`, { role: 'Editor' })).status).to.equal(200);
     expect((await app.request('GET', '/api/user/permissions', { token: key })).body).to.have.property('dashboards:write');
     expect((await app.db('api_tokens').where('name', 'script').first()).last_used_at).to.not.equal(null);
   });
 
   it('expire after secondsToLive', async () => {
     const user = await createUser(app);
-    const { id, key } = (await issue(user.cookie, { name: 'short', secondsToLive: 60 })).body;
+    const { id, key } = (await issue(user, { name: 'short', secondsToLive: 60 })).body;
     const listed = (await app.request('GET', '/api/user/access-tokens', { cookie: user.cookie })).body.tokens[0];
     expect(listed).to.include({ id, secondsUntilExpiration: 60, hasExpired: false });
     app.clock.advance(59_000);
@@ -84,7 +82,7 @@ describe('personal access tokens', () => {
   it('stop working once revoked; another user cannot revoke them', async () => {
     const user = await createUser(app);
     const other = await createUser(app);
-    const { id, key } = (await issue(user.cookie, { name: 'revoke-me' })).body;
+    const { id, key } = (await issue(user, { name: 'revoke-me' })).body;
     expect((await app.request('DELETE', `/api/user/access-tokens/${id}`, { cookie: other.cookie })).status).to.equal(404);
     const res = await app.request('DELETE', `/api/user/access-tokens/${id}`, { cookie: user.cookie });
     expect(res.status).to.equal(200);
@@ -96,27 +94,28 @@ describe('personal access tokens', () => {
 
   it('stop working when the owner is disabled or deleted', async () => {
     const user = await createUser(app);
-    const { key } = (await issue(user.cookie, { name: 'owner' })).body;
-    await app.db('users').where('id', user.id).update({ is_disabled: true });
+    const { key } = (await issue(user, { name: 'owner' })).body;
+    const admin = api(app, await createUser(app, { svcAdmin: true }));
+    expect((await admin.post(`/api/admin/users/${user.id}/disable`)).status).to.equal(200);
     expect((await app.request('GET', '/api/user', { token: key })).status).to.equal(401);
-    await app.db('users').where('id', user.id).update({ is_disabled: false });
+    expect((await admin.post(`/api/admin/users/${user.id}/enable`)).status).to.equal(200);
     expect((await app.request('GET', '/api/user', { token: key })).status).to.equal(200);
-    await app.db('users').where('id', user.id).delete();
+    expect((await admin.delete(`/api/admin/users/${user.id}`)).status).to.equal(200);
     expect((await app.request('GET', '/api/user', { token: key })).status).to.equal(401);
   });
 
   it('reject bad input: a missing name, a duplicate name (409), a bad secondsToLive', async () => {
     const user = await createUser(app);
-    expect((await issue(user.cookie, {})).status).to.equal(400);
-    expect((await issue(user.cookie, { name: 'dup' })).status).to.equal(201);
-    expect((await issue(user.cookie, { name: 'dup' })).status).to.equal(409);
-    expect((await issue(user.cookie, { name: 'x', secondsToLive: -5 })).status).to.equal(400);
-    expect((await issue(user.cookie, { name: 'x', secondsToLive: 'soon' })).status).to.equal(400);
+    expect((await issue(user, {})).status).to.equal(400);
+    expect((await issue(user, { name: 'dup' })).status).to.equal(201);
+    expect((await issue(user, { name: 'dup' })).status).to.equal(409);
+    expect((await issue(user, { name: 'x', secondsToLive: -5 })).status).to.equal(400);
+    expect((await issue(user, { name: 'x', secondsToLive: 'soon' })).status).to.equal(400);
   });
 
   it('cannot be used to log in through the form or to log out a session', async () => {
     const user = await createUser(app, { login: 'patuser' });
-    const { key } = (await issue(user.cookie, { name: 'k' })).body;
+    const { key } = (await issue(user, { name: 'k' })).body;
     expect((await app.request('POST', '/api/login', { body: { user: 'patuser', password: key } })).status).to.equal(401);
     expect((await app.request('POST', '/api/logout', { token: key })).status).to.equal(200);
     expect((await app.request('GET', '/api/user', { token: key })).status).to.equal(200);

@@ -1,6 +1,16 @@
 /** Server administration of a user's sessions (`/api/admin/users/<userId>/logout`, `/auth-tokens`, `/revoke-auth-token`). */
 import { expect } from 'chai';
-import { api, auditEntries, createUser, DEFAULT_PASSWORD, liveSessions, sessionCookie, type TestUser } from './helpers/factories.ts';
+import {
+  api,
+  auditEntries,
+  createUser,
+  expectAuditEntry,
+  DEFAULT_PASSWORD,
+  liveSessions,
+  sessionCookie,
+  passwordLogin,
+  type TestUser,
+} from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 const SESSION_FIELDS = ['id', 'isCurrent', 'ip', 'userAgent', 'createdAt', 'seenAt', 'expiresAt'];
@@ -20,21 +30,21 @@ describe('server administration of user sessions', () => {
     await app.close();
   });
 
-  const login = (user: string, password: string) => app.request('POST', '/api/login', { body: { user, password } });
-
-  async function expectAudited(action: string, user: { id: string; login: string }, metadata?: Record<string, unknown>) {
-    const entries = await auditEntries(app, { action, target_id: user.id });
-    expect(entries, `${action} entries`).to.have.length(1);
-    expect(entries[0]).to.include({
-      actor_type: 'user',
-      actor_id: admin.id,
-      actor_name: admin.login,
-      target_type: 'user',
-      target_name: user.login.toLowerCase(),
-      outcome: 'success',
-    });
-    if (metadata) expect(entries[0]!.metadata).to.deep.equal(metadata);
-  }
+  const expectAudited = (action: string, user: { id: string; login: string }, metadata?: Record<string, unknown>) =>
+    expectAuditEntry(
+      app,
+      { action, target_id: user.id },
+      {
+        actor_type: 'user',
+        actor_id: admin.id,
+        actor_name: admin.login,
+        target_type: 'user',
+        target_name: user.login.toLowerCase(),
+        outcome: 'success',
+        ...(metadata && { metadata }),
+      },
+      1,
+    );
 
   describe('POST /api/admin/users/<userId>/logout', () => {
     it('revokes every session of the user and is audited with the count', async () => {
@@ -46,7 +56,7 @@ describe('server administration of user sessions', () => {
       expect(await liveSessions(app, user.id)).to.equal(0);
       for (const cookie of [user.cookie, second]) expect((await app.request('GET', '/api/user', { cookie })).status).to.equal(401);
       await expectAudited('session.revoked', user, { count: 2, reason: 'admin logout' });
-      expect((await login(user.login, DEFAULT_PASSWORD)).status, 'the user may sign in again').to.equal(200);
+      expect((await passwordLogin(app, user.login, DEFAULT_PASSWORD)).status, 'the user may sign in again').to.equal(200);
     });
 
     it('records a logout of a user without sessions too', async () => {
@@ -88,6 +98,7 @@ describe('server administration of user sessions', () => {
       }
       expect(res.body.sessions.map((s: { seenAt: string }) => s.seenAt).sort()).to.deep.equal([iso(createdAt), iso(usedAt)]);
 
+      // Backdate the sessions' creation (a stand-in for 29 days of use, request by request): the lifetime cap now comes first.
       await app
         .db('sessions')
         .where('user_id', user.id)
@@ -101,7 +112,7 @@ describe('server administration of user sessions', () => {
       const user = await createUser(app);
       await sessionCookie(app, user.id);
       const [first, second] = await app.db('sessions').where('user_id', user.id).select('id', 'token_hash');
-      await app.db('sessions').where('id', first.id).update({ revoked_at: app.clock.now() });
+      expect((await api(app, admin).post(`/api/admin/users/${user.id}/revoke-auth-token`, { authTokenId: first.id })).status).to.equal(200);
       const res = await api(app, admin).get(`/api/admin/users/${user.id}/auth-tokens`);
       expect(res.body.sessions.map((s: { id: string }) => s.id)).to.deep.equal([second.id]);
       expect(JSON.stringify(res.body)).not.to.include(second.token_hash);

@@ -1,7 +1,7 @@
 /** `/api/v1/provisioning/alert-rules…`: Grafana's rule fields, folder-scoped permissions, moves, quota. */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { api, assignRole, auditEntries, createUser, DENIED, type TestUser } from './helpers/factories.ts';
+import { api, auditEntries, createUser, DENIED, grantManagedPermissions, type TestUser } from './helpers/factories.ts';
 
 const ORG = 'org_main';
 const PATH = '/api/v1/provisioning/alert-rules';
@@ -41,28 +41,27 @@ describe('alert rules', () => {
     await app.close();
   });
 
-  const as = (who: TestUser) => api(app, who);
   async function create(body: Record<string, unknown>, who: TestUser = editor) {
-    const res = await as(who).post(PATH, body);
+    const res = await api(app, who).post(PATH, body);
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
     return res.body as { uid: string };
   }
   async function grantee(permissions: Array<{ action: string; scope: string }>): Promise<TestUser> {
     const user = await createUser(app, { role: 'None' });
-    await assignRole(app, ORG, user.id, `managed:users:${user.id}:permissions`, permissions);
+    await grantManagedPermissions(app, ORG, { kind: 'user', userId: user.id }, permissions);
     return user;
   }
 
   describe(`POST ${PATH}`, () => {
     it('401, 403 for a Viewer', async () => {
       expect((await app.request('POST', PATH, { body: rule() })).status).to.equal(401);
-      const res = await as(viewer).post(PATH, rule());
+      const res = await api(app, viewer).post(PATH, rule());
       expect(res.status).to.equal(403);
       expect(res.body.message).to.match(DENIED);
     });
 
     it("creates a rule with Grafana's fields and defaults, audited", async () => {
-      const res = await as(editor).post(PATH, rule({ uid: 'cpu-rule' }));
+      const res = await api(app, editor).post(PATH, rule({ uid: 'cpu-rule' }));
       expect(res.status).to.equal(201);
       expect(res.body).to.deep.include({
         uid: 'cpu-rule',
@@ -80,7 +79,7 @@ describe('alert rules', () => {
         version: 1,
       });
       expect(res.body.data).to.deep.equal(rule().data);
-      expect((await as(viewer).get(`${PATH}/cpu-rule`)).body).to.deep.equal(res.body);
+      expect((await api(app, viewer).get(`${PATH}/cpu-rule`)).body).to.deep.equal(res.body);
       const [entry] = await auditEntries(app, { action: 'alert_rule.created', target_id: 'cpu-rule' });
       expect(entry).to.include({ actor_id: editor.id, target_name: 'High CPU', org_id: ORG });
     });
@@ -110,7 +109,7 @@ describe('alert rules', () => {
         rule({ folderUID: '' }),
       ];
       for (const body of bad) {
-        const res = await as(editor).post(PATH, body);
+        const res = await api(app, editor).post(PATH, body);
         expect(res.status, JSON.stringify(body)).to.equal(400);
       }
       expect(await app.count('alert_rules', { org_id: ORG, folder_uid: 'nope' })).to.equal(0);
@@ -118,15 +117,15 @@ describe('alert rules', () => {
 
     it('409 for a taken uid or a title taken in the folder', async () => {
       await create(rule({ uid: 'taken-rule', title: 'Taken' }));
-      expect((await as(editor).post(PATH, rule({ uid: 'taken-rule', title: 'Other' }))).status).to.equal(409);
-      expect((await as(editor).post(PATH, rule({ title: 'Taken' }))).status).to.equal(409);
+      expect((await api(app, editor).post(PATH, rule({ uid: 'taken-rule', title: 'Other' }))).status).to.equal(409);
+      expect((await api(app, editor).post(PATH, rule({ title: 'Taken' }))).status).to.equal(409);
       await create(rule({ title: 'Taken', folderUID: 'alerts-b' }));
     });
 
     it('folder-scoped: a grant on a folder lets one create there (and in its subfolders) only', async () => {
       const folderWriter = await grantee(['alert.rules:read', 'alert.rules:create'].map((action) => ({ action, scope: 'folders:uid:alerts-a' })));
       await create(rule({ title: 'Scoped', folderUID: 'alerts-a-sub' }), folderWriter);
-      const res = await as(folderWriter).post(PATH, rule({ title: 'Scoped', folderUID: 'alerts-b' }));
+      const res = await api(app, folderWriter).post(PATH, rule({ title: 'Scoped', folderUID: 'alerts-b' }));
       expect(res.status).to.equal(403);
       expect(res.body.message).to.include('alert.rules:create');
     });
@@ -137,23 +136,23 @@ describe('alert rules', () => {
       const { uid } = await create(rule({ title: 'Readable' }));
       expect((await app.request('GET', PATH)).status).to.equal(401);
       expect((await app.request('GET', `${PATH}/${uid}`)).status).to.equal(401);
-      expect((await as(outsider).get(PATH)).status).to.equal(403);
-      expect((await as(outsider).get(`${PATH}/${uid}`)).status).to.equal(403);
-      expect((await as(viewer).get(`${PATH}/nope`)).status).to.equal(404);
+      expect((await api(app, outsider).get(PATH)).status).to.equal(403);
+      expect((await api(app, outsider).get(`${PATH}/${uid}`)).status).to.equal(403);
+      expect((await api(app, viewer).get(`${PATH}/nope`)).status).to.equal(404);
     });
 
     it('lists only the rules whose folder the caller may read, paged, by folder when asked', async () => {
       const inA = await create(rule({ title: 'List A', folderUID: 'alerts-a-sub' }));
       const inB = await create(rule({ title: 'List B', folderUID: 'alerts-b' }));
       const reader = await grantee([{ action: 'alert.rules:read', scope: 'folders:uid:alerts-a' }]);
-      const mine = await as(reader).get(`${PATH}?perpage=1000`);
+      const mine = await api(app, reader).get(`${PATH}?perpage=1000`);
       const uids = mine.body.alertRules.map((r: { uid: string }) => r.uid);
       expect(uids).to.include(inA.uid);
       expect(uids).not.to.include(inB.uid);
       expect(mine.body.totalCount).to.equal(uids.length);
-      expect((await as(reader).get(`${PATH}/${inB.uid}`)).status).to.equal(403);
-      expect((await as(reader).get(`${PATH}/${inA.uid}`)).status).to.equal(200);
-      const all = await as(viewer).get(`${PATH}?folderUID=alerts-b&perpage=1`);
+      expect((await api(app, reader).get(`${PATH}/${inB.uid}`)).status).to.equal(403);
+      expect((await api(app, reader).get(`${PATH}/${inA.uid}`)).status).to.equal(200);
+      const all = await api(app, viewer).get(`${PATH}?folderUID=alerts-b&perpage=1`);
       expect(all.body).to.include({ page: 1, perPage: 1 });
       expect(all.body.alertRules).to.have.length(1);
       expect(all.body.alertRules[0].folderUID).to.equal('alerts-b');
@@ -165,15 +164,15 @@ describe('alert rules', () => {
     it('401, 403 for a Viewer, 404, 400', async () => {
       const { uid } = await create(rule({ title: 'To change' }));
       expect((await app.request('PUT', `${PATH}/${uid}`, { body: rule({ title: 'To change' }) })).status).to.equal(401);
-      expect((await as(viewer).put(`${PATH}/${uid}`, rule({ title: 'To change' }))).status).to.equal(403);
-      expect((await as(editor).put(`${PATH}/nope`, rule({ title: 'x' }))).status).to.equal(404);
-      expect((await as(editor).put(`${PATH}/${uid}`, rule({ title: 'To change', condition: 'Q' }))).status).to.equal(400);
-      expect((await as(editor).put(`${PATH}/${uid}`, rule({ title: 'To change', uid: 'other' }))).status).to.equal(400);
+      expect((await api(app, viewer).put(`${PATH}/${uid}`, rule({ title: 'To change' }))).status).to.equal(403);
+      expect((await api(app, editor).put(`${PATH}/nope`, rule({ title: 'x' }))).status).to.equal(404);
+      expect((await api(app, editor).put(`${PATH}/${uid}`, rule({ title: 'To change', condition: 'Q' }))).status).to.equal(400);
+      expect((await api(app, editor).put(`${PATH}/${uid}`, rule({ title: 'To change', uid: 'other' }))).status).to.equal(400);
     });
 
     it('replaces the rule and bumps its version, audited', async () => {
       const { uid } = await create(rule({ title: 'Replace me' }));
-      const res = await as(editor).put(`${PATH}/${uid}`, rule({ title: 'Replaced', for: '1h', labels: {}, noDataState: 'OK' }));
+      const res = await api(app, editor).put(`${PATH}/${uid}`, rule({ title: 'Replaced', for: '1h', labels: {}, noDataState: 'OK' }));
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.include({ uid, title: 'Replaced', for: '1h', labels: {}, noDataState: 'OK', version: 2 });
       const [entry] = await auditEntries(app, { action: 'alert_rule.updated', target_id: uid });
@@ -186,14 +185,14 @@ describe('alert rules', () => {
       const folderWriter = await grantee(
         ['alert.rules:read', 'alert.rules:write', 'alert.rules:create'].map((action) => ({ action, scope: 'folders:uid:alerts-a' })),
       );
-      expect((await as(folderWriter).put(`${PATH}/${uid}`, rule({ title: 'Mover', for: '10m' }))).status).to.equal(200);
-      const out = await as(folderWriter).put(`${PATH}/${uid}`, rule({ title: 'Mover', folderUID: 'alerts-b' }));
+      expect((await api(app, folderWriter).put(`${PATH}/${uid}`, rule({ title: 'Mover', for: '10m' }))).status).to.equal(200);
+      const out = await api(app, folderWriter).put(`${PATH}/${uid}`, rule({ title: 'Mover', folderUID: 'alerts-b' }));
       expect(out.status).to.equal(403);
       expect(out.body.message).to.include('alert.rules:create');
       const foreign = await create(rule({ title: 'Foreign', folderUID: 'alerts-b' }));
-      expect((await as(folderWriter).put(`${PATH}/${foreign.uid}`, rule({ title: 'Foreign', folderUID: 'alerts-a' }))).status).to.equal(403);
-      expect((await as(editor).put(`${PATH}/${uid}`, rule({ title: 'Mover', folderUID: 'alerts-b' }))).body.folderUID).to.equal('alerts-b');
-      expect((await as(folderWriter).get(`${PATH}/${uid}`)).status).to.equal(403);
+      expect((await api(app, folderWriter).put(`${PATH}/${foreign.uid}`, rule({ title: 'Foreign', folderUID: 'alerts-a' }))).status).to.equal(403);
+      expect((await api(app, editor).put(`${PATH}/${uid}`, rule({ title: 'Mover', folderUID: 'alerts-b' }))).body.folderUID).to.equal('alerts-b');
+      expect((await api(app, folderWriter).get(`${PATH}/${uid}`)).status).to.equal(403);
       const [entry] = (await auditEntries(app, { action: 'alert_rule.updated', target_id: uid })).slice(-1);
       expect(entry!.metadata).to.deep.include({ folderUid: 'alerts-b', previousFolderUid: 'alerts-a' });
     });
@@ -203,11 +202,11 @@ describe('alert rules', () => {
     it('401, 403 for a Viewer, 404; deletes with its grants (204), audited', async () => {
       const { uid } = await create(rule({ title: 'Doomed' }));
       const holder = await grantee([{ action: 'alert.rules:read', scope: `alert.rules:uid:${uid}` }]);
-      expect((await as(holder).get(`${PATH}/${uid}`)).status).to.equal(200);
+      expect((await api(app, holder).get(`${PATH}/${uid}`)).status).to.equal(200);
       expect((await app.request('DELETE', `${PATH}/${uid}`)).status).to.equal(401);
-      expect((await as(viewer).delete(`${PATH}/${uid}`)).status).to.equal(403);
-      expect((await as(editor).delete(`${PATH}/nope`)).status).to.equal(404);
-      expect((await as(editor).delete(`${PATH}/${uid}`)).status).to.equal(204);
+      expect((await api(app, viewer).delete(`${PATH}/${uid}`)).status).to.equal(403);
+      expect((await api(app, editor).delete(`${PATH}/nope`)).status).to.equal(404);
+      expect((await api(app, editor).delete(`${PATH}/${uid}`)).status).to.equal(204);
       expect(await app.count('alert_rules', { org_id: ORG, uid })).to.equal(0);
       const role = await app
         .db('roles')

@@ -12,6 +12,7 @@ describe('audit log', () => {
   before(async () => {
     app = await startTestApp();
     admin = await createUser(app, { svcAdmin: true, role: 'Admin' });
+    // An empty log (as retention leaves an old one) so the listings hold exactly the entries written here.
     await app.db('audit_log').delete();
     const actor = { type: 'user' as const, id: 'usr_a', name: 'alice', ip: '10.0.0.1', userAgent: 'test' };
     for (let i = 0; i < 5; i++) {
@@ -101,6 +102,7 @@ describe('audit entry ids', () => {
   it('sort in the order the entries were written, also within one millisecond', async () => {
     const app = await startTestApp();
     try {
+      // Only the entries written here, so their ids alone decide the order.
       await app.db('audit_log').delete();
       for (let i = 0; i < 20; i++) await recordAudit(app.db, SYSTEM_ACTOR, { action: 'test.ordered', metadata: { i } }, 1_000);
       const rows = await app.db('audit_log').orderBy('id').select('metadata');

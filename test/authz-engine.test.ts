@@ -3,6 +3,9 @@ import pino from 'pino';
 import { AuthzEngine } from '../src/authz/engine.ts';
 import type { AuthzInput, Subject } from '../src/authz/types.ts';
 import type { PolicyModule } from '../src/authz/wasm.ts';
+import { DASHBOARDS, insertFoldered } from '../src/folders/foldered.store.ts';
+import { insertFolder } from '../src/folders/store.ts';
+import { setMemberRole } from '../src/orgs/store.ts';
 import { createOrg, createUser, grantManagedPermissions, type TestUser } from './helpers/factories.ts';
 import { createTestDatabase, startTestApp, type TestApp } from './helpers/app.ts';
 
@@ -26,12 +29,9 @@ describe('the authz engine', () => {
   it('sees a committed grant at the next authorize(), inherited through the folder chain', async () => {
     const now = app.clock.now();
     await app.services.transact(async (tx) => {
-      await tx.db('folders').insert([
-        { org_id: 'org_main', uid: 'top', title: 'Top', parent_uid: null, created_at: now, updated_at: now },
-        { org_id: 'org_main', uid: 'mid', title: 'Mid', parent_uid: 'top', created_at: now, updated_at: now },
-      ]);
-      await tx.db('dashboards').insert({ org_id: 'org_main', uid: 'dash1', title: 'D', folder_uid: 'mid', created_at: now, updated_at: now });
-      tx.policyChanged('org_main');
+      await insertFolder(tx, { orgId: 'org_main', uid: 'top', title: 'Top', description: '', parentUid: null, createdBy: viewer.id }, now);
+      await insertFolder(tx, { orgId: 'org_main', uid: 'mid', title: 'Mid', description: '', parentUid: 'top', createdBy: viewer.id }, now);
+      await insertFoldered(tx, DASHBOARDS, 'org_main', 'dash1', { title: 'D', folderUid: 'mid', content: {} }, viewer.id, now);
     });
     const denied = await app.services.engine.authorize(writeDashboard('dash1'));
     expect(denied.allow).to.equal(false);
@@ -51,8 +51,7 @@ describe('the authz engine', () => {
       ['Viewer', true],
     ] as const) {
       await app.services.transact(async (tx) => {
-        await tx.db('org_members').where({ org_id: 'org_main', user_id: viewer.id }).update({ role });
-        tx.policyChanged('org_main');
+        await setMemberRole(tx, 'org_main', viewer.id, role);
       });
       const decisions = await Promise.all(Array.from({ length: 5 }, () => app.services.engine.authorize(input)));
       expect(
@@ -87,8 +86,7 @@ describe('the authz engine', () => {
     const [{ policy_revision: before }] = await app.db('orgs').where('id', 'org_main').select('policy_revision');
     await app.services
       .transact(async (tx) => {
-        await tx.db('org_members').where({ org_id: 'org_main', user_id: viewer.id }).update({ role: 'Admin' });
-        tx.policyChanged('org_main');
+        await setMemberRole(tx, 'org_main', viewer.id, 'Admin');
         throw new Error('abort');
       })
       .catch(() => undefined);
@@ -107,15 +105,13 @@ describe('the authz engine', () => {
     const input: AuthzInput = { subject, org_id: 'org_main', action: 'teams:create' };
     expect((await other.authorize(input)).allow).to.equal(false);
     await app.services.transact(async (tx) => {
-      await tx.db('org_members').where({ org_id: 'org_main', user_id: viewer.id }).update({ role: 'Admin' });
-      tx.policyChanged('org_main');
+      await setMemberRole(tx, 'org_main', viewer.id, 'Admin');
     });
     expect((await app.services.engine.authorize(input)).allow, 'this instance: at once').to.equal(true);
     await other.pollRevisions();
     expect((await other.authorize(input)).allow, 'the other instance: after its poll').to.equal(true);
     await app.services.transact(async (tx) => {
-      await tx.db('org_members').where({ org_id: 'org_main', user_id: viewer.id }).update({ role: 'Viewer' });
-      tx.policyChanged('org_main');
+      await setMemberRole(tx, 'org_main', viewer.id, 'Viewer');
     });
   });
 

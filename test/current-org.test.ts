@@ -5,9 +5,9 @@ import {
   api,
   assignRole,
   auditEntries,
+  buildOrgWithPeople,
   buildServiceAccount,
   buildToken,
-  createOrg,
   createUser,
   DENIED,
   EMPTY_ADDRESS,
@@ -31,15 +31,6 @@ describe('the active org (/api/org)', () => {
     await app.close();
   });
 
-  /** A fresh org with an Admin, an Editor and a Viewer whose default org it is. */
-  async function orgWithPeople(name?: string) {
-    const orgId = await createOrg(app, name ? { name } : {});
-    const admin = await createUser(app, { orgId, role: 'Admin' });
-    const editor = await createUser(app, { orgId, role: 'Editor' });
-    const viewer = await createUser(app, { orgId, role: 'Viewer' });
-    return { orgId, admin, editor, viewer };
-  }
-
   const membership = (orgId: string, userId: string) => app.db('org_members').where({ org_id: orgId, user_id: userId }).first('role');
 
   describe('access', () => {
@@ -59,15 +50,15 @@ describe('the active org (/api/org)', () => {
       const name = `${endpoint.method} ${endpoint.path('<userId>')}`;
 
       it(`${name} is 401 without credentials`, async () => {
-        const { viewer } = await orgWithPeople();
+        const { viewer } = await buildOrgWithPeople(app);
         const res = await app.request(endpoint.method, endpoint.path(viewer.id), { body: endpoint.body });
         expect(res.status).to.equal(401);
         expect(res.body.message).to.be.a('string');
       });
 
       it(`${name} is 403 for a member without the permission and for an admin naming an org they are not in`, async () => {
-        const { orgId, editor, viewer } = await orgWithPeople();
-        const other = await orgWithPeople();
+        const { orgId, editor, viewer } = await buildOrgWithPeople(app);
+        const other = await buildOrgWithPeople(app);
         const auditsBefore = await app.count('audit_log', { outcome: 'success' });
         // GET /api/org/preferences is every member's: the Editor is denied only the others
         const denied = (endpoint.path('') === '/api/org/preferences' && endpoint.method === 'GET') || endpoint.deniedTo === 'none' ? [] : [editor];
@@ -89,13 +80,13 @@ describe('the active org (/api/org)', () => {
     }
 
     it('GET /api/org/preferences is 403 for a member whose org role is None', async () => {
-      const { orgId } = await orgWithPeople();
+      const { orgId } = await buildOrgWithPeople(app);
       const nobody = await createUser(app, { orgId, role: 'None' });
       expect((await api(app, nobody).get('/api/org/preferences')).status).to.equal(403);
     });
 
     it('a server admin who is not a member is 403 on /api/org… with the org named in X-Svc-Org-Id or ?orgId', async () => {
-      const { orgId } = await orgWithPeople();
+      const { orgId } = await buildOrgWithPeople(app);
       const outsider = await createUser(app, { svcAdmin: true, orgId: null });
       for (const path of ['/api/org', '/api/org/users', '/api/org/preferences']) {
         expect((await api(app, outsider, orgId).get(path)).status, path).to.equal(403);
@@ -107,7 +98,7 @@ describe('the active org (/api/org)', () => {
     });
 
     it('a member holding fixed:org.users:reader lists the users; a header naming an unknown org is refused like a foreign one', async () => {
-      const { orgId, viewer } = await orgWithPeople();
+      const { orgId, viewer } = await buildOrgWithPeople(app);
       await assignRole(app, orgId, viewer.id, 'fixed:org.users:reader');
       expect((await api(app, viewer).get('/api/org/users')).status).to.equal(200);
       expect((await api(app, viewer).patch(`/api/org/users/${viewer.id}`, { role: 'Admin' })).status).to.equal(403);
@@ -119,7 +110,7 @@ describe('the active org (/api/org)', () => {
 
   describe('GET and PUT /api/org', () => {
     it('shows the active org: the default org, or the one named by header or query', async () => {
-      const { orgId, admin } = await orgWithPeople('Active Org');
+      const { orgId, admin } = await buildOrgWithPeople(app, 'Active Org');
       await addMember(app, 'org_main', admin.id, 'Admin');
       const res = await api(app, admin).get('/api/org');
       expect(res.status).to.equal(200);
@@ -130,9 +121,9 @@ describe('the active org (/api/org)', () => {
     });
 
     it('every member reads its active org, whatever its role; that reads no other org, by id or by name, nor lists them', async () => {
-      const { orgId, viewer } = await orgWithPeople('Viewed Org');
+      const { orgId, viewer } = await buildOrgWithPeople(app, 'Viewed Org');
       const nobody = await createUser(app, { orgId, role: 'None' });
-      const other = await orgWithPeople('Not Theirs');
+      const other = await buildOrgWithPeople(app, 'Not Theirs');
       for (const member of [viewer, nobody]) {
         const res = await api(app, member).get('/api/org');
         expect(res.status, member.login).to.equal(200);
@@ -158,7 +149,7 @@ describe('the active org (/api/org)', () => {
     });
 
     it('changes the active org and audits it', async () => {
-      const { orgId, admin } = await orgWithPeople('Put Org');
+      const { orgId, admin } = await buildOrgWithPeople(app, 'Put Org');
       const res = await api(app, admin).put('/api/org', { name: 'Put Org Renamed', address: { country: 'NZ' }, billingEmail: 'pay@example.test' });
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ id: orgId, name: 'Put Org Renamed', address: { ...EMPTY_ADDRESS, country: 'NZ' }, billingEmail: 'pay@example.test' });
@@ -170,7 +161,7 @@ describe('the active org (/api/org)', () => {
     });
 
     it('is 400 on bad input and 409 on a taken name', async () => {
-      const { orgId, admin } = await orgWithPeople('Strict Org');
+      const { orgId, admin } = await buildOrgWithPeople(app, 'Strict Org');
       for (const body of [{}, { name: ' ' }, { billingEmail: 'x' }, { address: { street: 'Main' } }, { name: ['a'] }]) {
         expect((await api(app, admin).put('/api/org', body)).status, JSON.stringify(body)).to.equal(400);
       }
@@ -183,7 +174,7 @@ describe('the active org (/api/org)', () => {
 
   describe('/api/org/users', () => {
     it('lists the people of the active org, service accounts excluded, by login', async () => {
-      const { orgId, admin, editor, viewer } = await orgWithPeople();
+      const { orgId, admin, editor, viewer } = await buildOrgWithPeople(app);
       await buildToken(app, await buildServiceAccount(app, { orgId, role: 'Admin' }));
       const res = await api(app, admin).get('/api/org/users');
       expect(res.status).to.equal(200);
@@ -201,7 +192,7 @@ describe('the active org (/api/org)', () => {
     });
 
     it('invites an existing user by login or email into the active org', async () => {
-      const { orgId, admin } = await orgWithPeople('Invite Org');
+      const { orgId, admin } = await buildOrgWithPeople(app, 'Invite Org');
       const invitee = await createUser(app);
       const res = await api(app, admin).post('/api/org/users', { loginOrEmail: invitee.email, role: 'Viewer' });
       expect(res.status).to.equal(200);
@@ -217,7 +208,7 @@ describe('the active org (/api/org)', () => {
     });
 
     it('enforces the users quota of the active org', async () => {
-      const { orgId, admin } = await orgWithPeople();
+      const { orgId, admin } = await buildOrgWithPeople(app);
       await setUsersQuota(app, orgId, 3);
       const invitee = await createUser(app);
       const res = await api(app, admin).post('/api/org/users', { loginOrEmail: invitee.login, role: 'Viewer' });
@@ -227,7 +218,7 @@ describe('the active org (/api/org)', () => {
     });
 
     it('a Viewer promoted to Admin is an admin at the next request, once they log in again', async () => {
-      const { orgId, admin, viewer } = await orgWithPeople();
+      const { orgId, admin, viewer } = await buildOrgWithPeople(app);
       expect((await api(app, viewer).get('/api/org/users')).status).to.equal(403);
       const res = await api(app, admin).patch(`/api/org/users/${viewer.id}`, { role: 'Admin' });
       expect(res.status).to.equal(200);
@@ -248,7 +239,7 @@ describe('the active org (/api/org)', () => {
     });
 
     it('an Admin demoted to Viewer loses the admin endpoints at once', async () => {
-      const { admin } = await orgWithPeople();
+      const { admin } = await buildOrgWithPeople(app);
       const second = await createUser(app, { orgId: (await app.db('users').where('id', admin.id).first('default_org_id')).default_org_id, role: 'Admin' });
       expect((await api(app, second).patch(`/api/org/users/${admin.id}`, { role: 'Viewer' })).status).to.equal(200);
       const fresh = { cookie: await sessionCookie(app, admin.id) };
@@ -257,7 +248,7 @@ describe('the active org (/api/org)', () => {
     });
 
     it('refuses to demote or remove the last Admin, also oneself', async () => {
-      const { orgId, admin } = await orgWithPeople();
+      const { orgId, admin } = await buildOrgWithPeople(app);
       const demote = await api(app, admin).patch(`/api/org/users/${admin.id}`, { role: 'None' });
       expect(demote.status).to.equal(400);
       expect(demote.body.message).to.match(/last Admin/);
@@ -269,7 +260,7 @@ describe('the active org (/api/org)', () => {
     it('keeps an Admin when two Admins demote each other at the same moment', async () => {
       const rounds = TEST_DB === 'mysql' ? 5 : 2;
       for (let round = 0; round < rounds; round++) {
-        const { orgId, admin } = await orgWithPeople();
+        const { orgId, admin } = await buildOrgWithPeople(app);
         const second = await createUser(app, { orgId, role: 'Admin' });
         const results = await Promise.all([
           api(app, admin).patch(`/api/org/users/${second.id}`, { role: 'Viewer' }),
@@ -283,7 +274,7 @@ describe('the active org (/api/org)', () => {
     });
 
     it('is 404 for a user who is not a member of the active org, 400 for a bad role', async () => {
-      const { admin } = await orgWithPeople();
+      const { admin } = await buildOrgWithPeople(app);
       const stranger = await createUser(app);
       expect((await api(app, admin).patch(`/api/org/users/${stranger.id}`, { role: 'Viewer' })).status).to.equal(404);
       expect((await api(app, admin).delete(`/api/org/users/${stranger.id}`)).status).to.equal(404);
@@ -293,7 +284,7 @@ describe('the active org (/api/org)', () => {
     });
 
     it('removing a user from their only org leaves them "not a member of any org"', async () => {
-      const { orgId, admin, viewer } = await orgWithPeople('Only Org');
+      const { orgId, admin, viewer } = await buildOrgWithPeople(app, 'Only Org');
       const res = await api(app, admin).delete(`/api/org/users/${viewer.id}`);
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ message: 'user removed from the org' });
@@ -318,7 +309,7 @@ describe('the active org (/api/org)', () => {
 
   describe('GET /api/org/users/lookup', () => {
     it('finds members of the active org by login, email or name for whoever may read the org users, up to limit', async () => {
-      const { orgId, admin, editor, viewer } = await orgWithPeople();
+      const { orgId, admin, editor, viewer } = await buildOrgWithPeople(app);
       const picked = await createUser(app, { orgId, login: 'lookup-ada', name: 'Ada Picked', email: 'ada.lookup@example.test' });
       await createUser(app, { orgId, login: 'lookup-bob', name: 'Bob Picked' });
       await createUser(app, { login: 'lookup-outsider', name: 'Not In The Org' });
@@ -350,7 +341,7 @@ describe('the active org (/api/org)', () => {
 
   describe('/api/org/preferences', () => {
     it('every member reads the preferences of the active org; an admin changes them', async () => {
-      const { orgId, admin, viewer } = await orgWithPeople('Prefs Org');
+      const { orgId, admin, viewer } = await buildOrgWithPeople(app, 'Prefs Org');
       const empty = await api(app, viewer).get('/api/org/preferences');
       expect(empty.status).to.equal(200);
       expect(empty.body).to.deep.equal({ homeDashboardUid: '', timezone: '', theme: '' });
@@ -372,7 +363,7 @@ describe('the active org (/api/org)', () => {
     });
 
     it('is 400 on bad input', async () => {
-      const { orgId, admin } = await orgWithPeople();
+      const { orgId, admin } = await buildOrgWithPeople(app);
       for (const body of [{ theme: 'blue' }, { timezone: 5 }, { homeDashboardUid: 'x'.repeat(41) }, { language: 'fr' }]) {
         expect((await api(app, admin).put('/api/org/preferences', body)).status, JSON.stringify(body)).to.equal(400);
       }

@@ -1,7 +1,7 @@
 /** `/api/folders…`: the tree, its limits, its policy (inheritance follows moves) and the cascade on delete. */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { api, assignRole, auditEntries, createUser, DENIED, type TestUser } from './helpers/factories.ts';
+import { api, assignRole, auditEntries, createUser, DENIED, grantManagedPermissions, type TestUser } from './helpers/factories.ts';
 
 const ORG = 'org_main';
 
@@ -21,19 +21,18 @@ describe('folders', () => {
     await app.close();
   });
 
-  const as = (who: TestUser) => api(app, who);
   async function createFolder(body: Record<string, unknown>, who: TestUser = editor): Promise<string> {
-    const res = await as(who).post('/api/folders', body);
+    const res = await api(app, who).post('/api/folders', body);
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
     return res.body.uid;
   }
   /** A dashboard and an alert rule in the folder, made through the API like any user's. */
   async function addDashboard(folderUid: string, uid: string): Promise<void> {
-    const res = await as(editor).post('/api/dashboards/db', { dashboard: { uid, title: uid }, folderUid });
+    const res = await api(app, editor).post('/api/dashboards/db', { dashboard: { uid, title: uid }, folderUid });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
   }
   async function addAlertRule(folderUid: string, uid: string): Promise<void> {
-    const res = await as(editor).post('/api/v1/provisioning/alert-rules', {
+    const res = await api(app, editor).post('/api/v1/provisioning/alert-rules', {
       uid,
       title: uid,
       folderUID: folderUid,
@@ -54,13 +53,13 @@ describe('folders', () => {
   describe('POST /api/folders', () => {
     it('401 without credentials, 403 for a Viewer', async () => {
       expect((await app.request('POST', '/api/folders', { body: { title: 'x' } })).status).to.equal(401);
-      const res = await as(viewer).post('/api/folders', { title: 'x' });
+      const res = await api(app, viewer).post('/api/folders', { title: 'x' });
       expect(res.status).to.equal(403);
       expect(res.body.message).to.match(DENIED);
     });
 
     it('creates a root folder with a generated uid, audited', async () => {
-      const res = await as(editor).post('/api/folders', { title: '  Ops  ', description: 'on call' });
+      const res = await api(app, editor).post('/api/folders', { title: '  Ops  ', description: 'on call' });
       expect(res.status).to.equal(201);
       expect(res.body).to.include({ title: 'Ops', description: 'on call', orgId: ORG, createdBy: editor.id });
       expect(res.body.uid).to.match(/^[A-Za-z0-9]{14}$/);
@@ -72,30 +71,30 @@ describe('folders', () => {
 
     it('refuses unsafe or reserved uids (400) and a taken one (409)', async () => {
       for (const uid of ['*', '', 'a*', ':', 'a:b', '../x', '%2A', 'a/b', 'a b', 'general', 'x'.repeat(41)]) {
-        const res = await as(editor).post('/api/folders', { uid, title: 'bad' });
+        const res = await api(app, editor).post('/api/folders', { uid, title: 'bad' });
         expect(res.status, uid).to.equal(400);
         expect(res.body.message).to.match(/^body\.uid /);
       }
       await createFolder({ uid: 'taken', title: 'first' });
-      expect((await as(editor).post('/api/folders', { uid: 'taken', title: 'second' })).status).to.equal(409);
+      expect((await api(app, editor).post('/api/folders', { uid: 'taken', title: 'second' })).status).to.equal(409);
       expect(await app.count('folders', { title: 'bad' })).to.equal(0);
     });
 
     it('refuses a blank title, unknown fields and a missing parent (400)', async () => {
-      expect((await as(editor).post('/api/folders', { title: '   ' })).status).to.equal(400);
-      expect((await as(editor).post('/api/folders', {})).status).to.equal(400);
-      expect((await as(editor).post('/api/folders', { title: 't', color: 'red' })).status).to.equal(400);
-      const res = await as(editor).post('/api/folders', { title: 't', parentUid: 'no-such-folder' });
+      expect((await api(app, editor).post('/api/folders', { title: '   ' })).status).to.equal(400);
+      expect((await api(app, editor).post('/api/folders', {})).status).to.equal(400);
+      expect((await api(app, editor).post('/api/folders', { title: 't', color: 'red' })).status).to.equal(400);
+      const res = await api(app, editor).post('/api/folders', { title: 't', parentUid: 'no-such-folder' });
       expect(res.status).to.equal(400);
       expect(res.body.message).to.include('no-such-folder');
     });
 
     it('nests 8 levels deep and refuses the 9th (400)', async () => {
       const uids = await chain(8, 'deep');
-      const res = await as(editor).post('/api/folders', { uid: 'deep-9', title: 'too deep', parentUid: uids.at(-1) });
+      const res = await api(app, editor).post('/api/folders', { uid: 'deep-9', title: 'too deep', parentUid: uids.at(-1) });
       expect(res.status).to.equal(400);
       expect(res.body.message).to.include('8 levels');
-      expect((await as(editor).get('/api/folders/deep-8')).body.parentUid).to.equal('deep-7');
+      expect((await api(app, editor).get('/api/folders/deep-8')).body.parentUid).to.equal('deep-7');
     });
   });
 
@@ -104,25 +103,25 @@ describe('folders', () => {
       const uid = await createFolder({ title: 'readable' });
       expect((await app.request('GET', '/api/folders')).status).to.equal(401);
       expect((await app.request('GET', `/api/folders/${uid}`)).status).to.equal(401);
-      expect((await as(outsider).get('/api/folders')).status).to.equal(403);
-      expect((await as(outsider).get(`/api/folders/${uid}`)).status).to.equal(403);
-      expect((await as(viewer).get(`/api/folders/${uid}`)).body.title).to.equal('readable');
-      expect((await as(viewer).get('/api/folders/nope')).status).to.equal(404);
+      expect((await api(app, outsider).get('/api/folders')).status).to.equal(403);
+      expect((await api(app, outsider).get(`/api/folders/${uid}`)).status).to.equal(403);
+      expect((await api(app, viewer).get(`/api/folders/${uid}`)).body.title).to.equal('readable');
+      expect((await api(app, viewer).get('/api/folders/nope')).status).to.equal(404);
     });
 
     it('lists root folders or the children of parentUid, paged', async () => {
       const parent = await createFolder({ uid: 'list-parent', title: 'List parent' });
       for (const title of ['c', 'a', 'b']) await createFolder({ title: `child ${title}`, parentUid: parent });
-      const children = await as(viewer).get('/api/folders?parentUid=list-parent&perpage=2&page=1');
+      const children = await api(app, viewer).get('/api/folders?parentUid=list-parent&perpage=2&page=1');
       expect(children.status).to.equal(200);
       expect(children.body).to.include({ totalCount: 3, page: 1, perPage: 2 });
       expect(children.body.folders.map((f: { title: string }) => f.title)).to.deep.equal(['child a', 'child b']);
-      const second = await as(viewer).get('/api/folders?parentUid=list-parent&perpage=2&page=2');
+      const second = await api(app, viewer).get('/api/folders?parentUid=list-parent&perpage=2&page=2');
       expect(second.body.folders.map((f: { title: string }) => f.title)).to.deep.equal(['child c']);
-      const roots = await as(viewer).get('/api/folders?perpage=1000');
+      const roots = await api(app, viewer).get('/api/folders?perpage=1000');
       expect(roots.body.folders.map((f: { uid: string }) => f.uid)).to.include(parent);
       expect(roots.body.folders.every((f: { parentUid?: string }) => f.parentUid === undefined)).to.equal(true);
-      expect((await as(viewer).get('/api/folders?perpage=0')).status).to.equal(400);
+      expect((await api(app, viewer).get('/api/folders?perpage=0')).status).to.equal(400);
     });
 
     it('shows a member only the folders a grant lets them read, children included', async () => {
@@ -130,13 +129,13 @@ describe('folders', () => {
       await createFolder({ uid: 'granted-child', title: 'Granted child', parentUid: granted });
       await createFolder({ uid: 'hidden', title: 'Hidden' });
       const reader = await createUser(app, { role: 'None' });
-      await assignRole(app, ORG, reader.id, `managed:users:${reader.id}:permissions`, [{ action: 'folders:read', scope: 'folders:uid:granted' }]);
-      const roots = await as(reader).get('/api/folders');
+      await grantManagedPermissions(app, ORG, { kind: 'user', userId: reader.id }, [{ action: 'folders:read', scope: 'folders:uid:granted' }]);
+      const roots = await api(app, reader).get('/api/folders');
       expect(roots.body.folders.map((f: { uid: string }) => f.uid)).to.deep.equal(['granted']);
       expect(roots.body.totalCount).to.equal(1);
-      expect((await as(reader).get('/api/folders?parentUid=granted')).body.folders.map((f: { uid: string }) => f.uid)).to.deep.equal(['granted-child']);
-      expect((await as(reader).get('/api/folders/granted-child')).status).to.equal(200);
-      expect((await as(reader).get('/api/folders/hidden')).status).to.equal(403);
+      expect((await api(app, reader).get('/api/folders?parentUid=granted')).body.folders.map((f: { uid: string }) => f.uid)).to.deep.equal(['granted-child']);
+      expect((await api(app, reader).get('/api/folders/granted-child')).status).to.equal(200);
+      expect((await api(app, reader).get('/api/folders/hidden')).status).to.equal(403);
     });
   });
 
@@ -147,10 +146,10 @@ describe('folders', () => {
       await addDashboard(uid, 'counted-d1');
       await addDashboard(uid, 'counted-d2');
       await addAlertRule(uid, 'counted-r1');
-      expect((await as(viewer).get(`/api/folders/${uid}/counts`)).body).to.deep.equal({ folder: 1, dashboard: 2, alertrule: 1 });
+      expect((await api(app, viewer).get(`/api/folders/${uid}/counts`)).body).to.deep.equal({ folder: 1, dashboard: 2, alertrule: 1 });
       expect((await app.request('GET', `/api/folders/${uid}/counts`)).status).to.equal(401);
-      expect((await as(outsider).get(`/api/folders/${uid}/counts`)).status).to.equal(403);
-      expect((await as(viewer).get('/api/folders/nope/counts')).status).to.equal(404);
+      expect((await api(app, outsider).get(`/api/folders/${uid}/counts`)).status).to.equal(403);
+      expect((await api(app, viewer).get('/api/folders/nope/counts')).status).to.equal(404);
     });
   });
 
@@ -158,15 +157,15 @@ describe('folders', () => {
     it('401, 403 for a Viewer, 404, 400 on an empty or unknown body', async () => {
       const uid = await createFolder({ title: 'to rename' });
       expect((await app.request('PUT', `/api/folders/${uid}`, { body: { title: 'x' } })).status).to.equal(401);
-      expect((await as(viewer).put(`/api/folders/${uid}`, { title: 'x' })).status).to.equal(403);
-      expect((await as(editor).put('/api/folders/nope', { title: 'x' })).status).to.equal(404);
-      expect((await as(editor).put(`/api/folders/${uid}`, {})).status).to.equal(400);
-      expect((await as(editor).put(`/api/folders/${uid}`, { uid: 'other' })).status).to.equal(400);
+      expect((await api(app, viewer).put(`/api/folders/${uid}`, { title: 'x' })).status).to.equal(403);
+      expect((await api(app, editor).put('/api/folders/nope', { title: 'x' })).status).to.equal(404);
+      expect((await api(app, editor).put(`/api/folders/${uid}`, {})).status).to.equal(400);
+      expect((await api(app, editor).put(`/api/folders/${uid}`, { uid: 'other' })).status).to.equal(400);
     });
 
     it('renames and describes, audited with the changed fields', async () => {
       const uid = await createFolder({ title: 'old' });
-      const res = await as(editor).put(`/api/folders/${uid}`, { title: 'new', description: 'desc' });
+      const res = await api(app, editor).put(`/api/folders/${uid}`, { title: 'new', description: 'desc' });
       expect(res.status).to.equal(200);
       expect(res.body).to.include({ title: 'new', description: 'desc', updatedBy: editor.id });
       const [entry] = await auditEntries(app, { action: 'folder.updated', target_id: uid });
@@ -178,13 +177,13 @@ describe('folders', () => {
       await createFolder({ uid: 'dst', title: 'Destination' });
       await createFolder({ uid: 'mover', title: 'Mover', parentUid: 'src' });
       const reader = await createUser(app, { role: 'None' });
-      await assignRole(app, ORG, reader.id, `managed:users:${reader.id}:permissions`, [{ action: 'folders:read', scope: 'folders:uid:src' }]);
-      expect((await as(reader).get('/api/folders/mover')).status).to.equal(200);
-      const res = await as(editor).put('/api/folders/mover', { parentUid: 'dst' });
+      await grantManagedPermissions(app, ORG, { kind: 'user', userId: reader.id }, [{ action: 'folders:read', scope: 'folders:uid:src' }]);
+      expect((await api(app, reader).get('/api/folders/mover')).status).to.equal(200);
+      const res = await api(app, editor).put('/api/folders/mover', { parentUid: 'dst' });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       expect(res.body.parentUid).to.equal('dst');
-      expect((await as(reader).get('/api/folders/mover')).status).to.equal(403);
-      expect((await as(editor).put('/api/folders/mover', { parentUid: null })).body).not.to.have.property('parentUid');
+      expect((await api(app, reader).get('/api/folders/mover')).status).to.equal(403);
+      expect((await api(app, editor).put('/api/folders/mover', { parentUid: null })).body).not.to.have.property('parentUid');
       const [entry] = await auditEntries(app, { action: 'folder.updated', target_id: 'mover' });
       expect(entry!.metadata).to.deep.equal({ fields: ['parent_uid'], previousParentUid: 'src', parentUid: 'dst' });
     });
@@ -193,10 +192,10 @@ describe('folders', () => {
       const [top, , bottom] = await chain(3, 'subtree');
       await createFolder({ uid: 'subtree-dst', title: 'Subtree destination' });
       const reader = await createUser(app, { role: 'None' });
-      await assignRole(app, ORG, reader.id, `managed:users:${reader.id}:permissions`, [{ action: 'folders:read', scope: 'folders:uid:subtree-dst' }]);
-      expect((await as(reader).get(`/api/folders/${bottom}`)).status).to.equal(403);
-      expect((await as(editor).put(`/api/folders/${top}`, { parentUid: 'subtree-dst' })).status).to.equal(200);
-      expect((await as(reader).get(`/api/folders/${bottom}`)).status).to.equal(200);
+      await grantManagedPermissions(app, ORG, { kind: 'user', userId: reader.id }, [{ action: 'folders:read', scope: 'folders:uid:subtree-dst' }]);
+      expect((await api(app, reader).get(`/api/folders/${bottom}`)).status).to.equal(403);
+      expect((await api(app, editor).put(`/api/folders/${top}`, { parentUid: 'subtree-dst' })).status).to.equal(200);
+      expect((await api(app, reader).get(`/api/folders/${bottom}`)).status).to.equal(200);
       // a fresh document built from the database agrees with the patched one
       const fresh = await startTestApp({ database: { url: app.services.config.databaseUrl!, drop: async () => {} } });
       try {
@@ -209,31 +208,31 @@ describe('folders', () => {
     it('refuses a move into itself or a descendant (cycle, 400) and one past 8 levels (400)', async () => {
       const [top, middle, bottom] = await chain(3, 'cyc');
       for (const parentUid of [top, middle, bottom]) {
-        const res = await as(editor).put(`/api/folders/${top}`, { parentUid });
+        const res = await api(app, editor).put(`/api/folders/${top}`, { parentUid });
         expect(res.status, parentUid).to.equal(400);
         expect(res.body.message).to.include('cannot move into itself');
       }
       const deep = await chain(6, 'sixdeep');
       // cyc-1 holds 3 levels: under a level-6 folder it would reach level 9
-      const res = await as(editor).put(`/api/folders/${top}`, { parentUid: deep.at(-1) });
+      const res = await api(app, editor).put(`/api/folders/${top}`, { parentUid: deep.at(-1) });
       expect(res.status).to.equal(400);
       expect(res.body.message).to.include('8 levels');
-      expect((await as(editor).put(`/api/folders/${top}`, { parentUid: deep.at(-2) })).status).to.equal(200);
-      expect((await as(editor).put(`/api/folders/${top}`, { parentUid: 'nope' })).status).to.equal(400);
+      expect((await api(app, editor).put(`/api/folders/${top}`, { parentUid: deep.at(-2) })).status).to.equal(200);
+      expect((await api(app, editor).put(`/api/folders/${top}`, { parentUid: 'nope' })).status).to.equal(400);
     });
 
     it('a move needs folders:create on the destination', async () => {
       await createFolder({ uid: 'own', title: 'Own' });
       await createFolder({ uid: 'forbidden-dst', title: 'Forbidden' });
       const writer = await createUser(app, { role: 'None' });
-      await assignRole(app, ORG, writer.id, `managed:users:${writer.id}:permissions`, [
+      await grantManagedPermissions(app, ORG, { kind: 'user', userId: writer.id }, [
         { action: 'folders:read', scope: 'folders:uid:own' },
         { action: 'folders:write', scope: 'folders:uid:own' },
       ]);
-      expect((await as(writer).put('/api/folders/own', { title: 'Own renamed' })).status).to.equal(200);
+      expect((await api(app, writer).put('/api/folders/own', { title: 'Own renamed' })).status).to.equal(200);
       // naming the parent it already has is no move
-      expect((await as(writer).put('/api/folders/own', { title: 'Own again', parentUid: null })).status).to.equal(200);
-      const res = await as(writer).put('/api/folders/own', { parentUid: 'forbidden-dst' });
+      expect((await api(app, writer).put('/api/folders/own', { title: 'Own again', parentUid: null })).status).to.equal(200);
+      const res = await api(app, writer).put('/api/folders/own', { parentUid: 'forbidden-dst' });
       expect(res.status).to.equal(403);
       expect(res.body.message).to.include('folders:create');
       expect((await app.db('folders').where({ org_id: ORG, uid: 'own' }).first('parent_uid')).parent_uid).to.equal(null);
@@ -251,19 +250,19 @@ describe('folders', () => {
     it('401, 403 for a Viewer, 404', async () => {
       const uid = await createFolder({ title: 'doomed' });
       expect((await app.request('DELETE', `/api/folders/${uid}`)).status).to.equal(401);
-      expect((await as(viewer).delete(`/api/folders/${uid}`)).status).to.equal(403);
-      expect((await as(editor).delete('/api/folders/nope')).status).to.equal(404);
-      expect((await as(editor).delete(`/api/folders/${uid}?forceDeleteRules=maybe`)).status).to.equal(400);
+      expect((await api(app, viewer).delete(`/api/folders/${uid}`)).status).to.equal(403);
+      expect((await api(app, editor).delete('/api/folders/nope')).status).to.equal(404);
+      expect((await api(app, editor).delete(`/api/folders/${uid}?forceDeleteRules=maybe`)).status).to.equal(400);
     });
 
     it('refuses (400) while the folder or a subfolder holds alert rules, unless forceDeleteRules=true', async () => {
       await fill('ruled');
-      const res = await as(editor).delete('/api/folders/ruled');
+      const res = await api(app, editor).delete('/api/folders/ruled');
       expect(res.status).to.equal(400);
       expect(res.body.message).to.include('forceDeleteRules');
       expect(await app.count('folders', { org_id: ORG, uid: 'ruled' })).to.equal(1);
-      expect((await as(editor).delete('/api/folders/ruled?forceDeleteRules=false')).status).to.equal(400);
-      expect((await as(editor).delete('/api/folders/ruled?forceDeleteRules=true')).status).to.equal(200);
+      expect((await api(app, editor).delete('/api/folders/ruled?forceDeleteRules=false')).status).to.equal(400);
+      expect((await api(app, editor).delete('/api/folders/ruled?forceDeleteRules=true')).status).to.equal(200);
     });
 
     it('cascades to subfolders, dashboards, alert rules and every grant on them, audited', async () => {
@@ -276,8 +275,8 @@ describe('folders', () => {
         { action: 'alert.rules:read', scope: 'alert.rules:uid:casc-rule' },
         { action: 'folders:read', scope: 'folders:uid:granted' },
       ]);
-      expect((await as(holder).get('/api/folders/casc-sub')).status).to.equal(200);
-      const res = await as(editor).delete('/api/folders/casc?forceDeleteRules=true');
+      expect((await api(app, holder).get('/api/folders/casc-sub')).status).to.equal(200);
+      const res = await api(app, editor).delete('/api/folders/casc?forceDeleteRules=true');
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ message: 'Folder deleted', uid: 'casc', title: 'casc' });
       expect(await app.count('folders', { org_id: ORG, uid: 'casc-sub' })).to.equal(0);
@@ -287,7 +286,7 @@ describe('folders', () => {
       expect(await app.db('role_permissions').where('role_id', role.id).pluck('scope')).to.deep.equal(['folders:uid:granted']);
       // A folder made again under the same uid inherits nothing of the old one's grants.
       await createFolder({ uid: 'casc-sub', title: 'reborn' });
-      expect((await as(holder).get('/api/folders/casc-sub')).status).to.equal(403);
+      expect((await api(app, holder).get('/api/folders/casc-sub')).status).to.equal(403);
       const [entry] = await auditEntries(app, { action: 'folder.deleted', target_id: 'casc' });
       expect(entry!.metadata).to.deep.equal({ folders: 2, dashboards: 1, alertRules: 1 });
     });

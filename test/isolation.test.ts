@@ -11,6 +11,7 @@ import { startTestApp, type TestApp } from './helpers/app.ts';
 import {
   addMember,
   addTeamMember,
+  api,
   buildServiceAccount,
   buildTeam,
   buildToken,
@@ -44,34 +45,32 @@ interface OrgWorld {
 async function buildWorld(app: TestApp, orgId: string, tag: string): Promise<OrgWorld> {
   const admin = await createUser(app, { orgId, role: 'Admin', login: `admin-${tag}` });
   const viewer = await createUser(app, { orgId, role: 'Viewer', login: `viewer-${tag}` });
-  const as = { cookie: admin.cookie, headers: { 'X-Svc-Org-Id': orgId } };
+  const inOrg = api(app, admin, orgId);
   const team = await buildTeam(app, { orgId, name: `team-${tag}` });
   await addTeamMember(app, team, viewer.id, 4);
   const roleUid = `custom:role-${tag}`;
-  const role = await app.request('POST', '/api/access-control/roles', {
-    ...as,
-    body: { uid: roleUid, name: roleUid, displayName: `Role ${tag}`, permissions: [{ action: 'teams:read', scope: 'teams:*' }] },
+  const role = await inOrg.post('/api/access-control/roles', {
+    uid: roleUid,
+    name: roleUid,
+    displayName: `Role ${tag}`,
+    permissions: [{ action: 'teams:read', scope: 'teams:*' }],
   });
   expect(role.status, JSON.stringify(role.body)).to.equal(201);
-  expect((await app.request('POST', `/api/access-control/users/${viewer.id}/roles`, { ...as, body: { roleUid } })).status).to.equal(200);
-  expect((await app.request('POST', `/api/access-control/teams/${team.id}/roles`, { ...as, body: { roleUid } })).status).to.equal(200);
+  expect((await inOrg.post(`/api/access-control/users/${viewer.id}/roles`, { roleUid })).status).to.equal(200);
+  expect((await inOrg.post(`/api/access-control/teams/${team.id}/roles`, { roleUid })).status).to.equal(200);
   const account = await buildServiceAccount(app, { orgId, name: `robot-${tag}`, role: 'Editor' });
   const token = await buildToken(app, account);
-  const legacy = await app.request('POST', '/api/auth/keys', { ...as, body: { name: `key-${tag}`, role: 'Viewer' } });
+  const legacy = await inOrg.post('/api/auth/keys', { name: `key-${tag}`, role: 'Viewer' });
   expect(legacy.status, JSON.stringify(legacy.body)).to.equal(201);
-  await app.request('PUT', '/api/org/preferences', { ...as, body: { timezone: `tz-${tag}` } });
-  await app.request('PUT', `/api/teams/${team.id}/preferences`, { ...as, body: { timezone: `tz-team-${tag}` } });
+  await inOrg.put('/api/org/preferences', { timezone: `tz-${tag}` });
+  await inOrg.put(`/api/teams/${team.id}/preferences`, { timezone: `tz-team-${tag}` });
   const folderUid = `folder-${tag}`;
   const folderTitle = `Folder ${tag}`;
-  expect((await app.request('POST', '/api/folders', { ...as, body: { uid: folderUid, title: folderTitle } })).status).to.equal(201);
-  expect(
-    (await app.request('POST', '/api/folders', { ...as, body: { uid: `${folderUid}-sub`, title: `${folderTitle} sub`, parentUid: folderUid } })).status,
-  ).to.equal(201);
+  expect((await inOrg.post('/api/folders', { uid: folderUid, title: folderTitle })).status).to.equal(201);
+  expect((await inOrg.post('/api/folders', { uid: `${folderUid}-sub`, title: `${folderTitle} sub`, parentUid: folderUid })).status).to.equal(201);
   const dashboardUid = `dashboard-${tag}`;
   const dashboardTitle = `Dashboard ${tag}`;
-  expect(
-    (await app.request('POST', '/api/dashboards/db', { ...as, body: { dashboard: { uid: dashboardUid, title: dashboardTitle }, folderUid } })).status,
-  ).to.equal(200);
+  expect((await inOrg.post('/api/dashboards/db', { dashboard: { uid: dashboardUid, title: dashboardTitle }, folderUid })).status).to.equal(200);
   const ruleUid = `rule-${tag}`;
   const ruleTitle = `Rule ${tag}`;
   const ruleBody = {
@@ -82,7 +81,7 @@ async function buildWorld(app: TestApp, orgId: string, tag: string): Promise<Org
     condition: 'A',
     data: [{ refId: 'A', datasourceUid: 'ds', model: {} }],
   };
-  expect((await app.request('POST', '/api/v1/provisioning/alert-rules', { ...as, body: ruleBody })).status).to.equal(201);
+  expect((await inOrg.post('/api/v1/provisioning/alert-rules', ruleBody)).status).to.equal(201);
   const org = await app.db('orgs').where('id', orgId).first('name');
   return {
     orgId,
@@ -282,18 +281,18 @@ describe('org isolation', function () {
   });
 
   it("the other org's admin can still do it all: the test's requests are real", async () => {
-    const as = { cookie: b.admin.cookie, headers: { 'X-Svc-Org-Id': b.orgId } };
-    expect((await app.request('GET', `/api/teams/${b.team.id}`, as)).status).to.equal(200);
-    expect((await app.request('GET', `/api/folders/${b.folderUid}`, as)).status).to.equal(200);
-    expect((await app.request('GET', `/api/dashboards/uid/${b.dashboardUid}`, as)).status).to.equal(200);
-    expect((await app.request('GET', `/api/v1/provisioning/alert-rules/${b.ruleUid}`, as)).status).to.equal(200);
-    expect((await app.request('GET', '/api/search', as)).body.hits.map((hit: { uid: string }) => hit.uid)).to.include(b.dashboardUid);
-    expect((await app.request('GET', `/api/serviceaccounts/${b.serviceAccountId}`, as)).status).to.equal(200);
-    expect((await app.request('GET', `/api/access-control/roles/${encodeURIComponent(b.roleUid)}`, as)).status).to.equal(200);
-    expect((await app.request('GET', '/api/org/users', as)).body.orgUsers.map((u: { login: string }) => u.login)).to.include(b.viewer.login);
-    const invite = await app.request('POST', '/api/org/users', { ...as, body: { loginOrEmail: a.viewer.login, role: 'Viewer' } });
+    const inOrg = api(app, b.admin, b.orgId);
+    expect((await inOrg.get(`/api/teams/${b.team.id}`)).status).to.equal(200);
+    expect((await inOrg.get(`/api/folders/${b.folderUid}`)).status).to.equal(200);
+    expect((await inOrg.get(`/api/dashboards/uid/${b.dashboardUid}`)).status).to.equal(200);
+    expect((await inOrg.get(`/api/v1/provisioning/alert-rules/${b.ruleUid}`)).status).to.equal(200);
+    expect((await inOrg.get('/api/search')).body.hits.map((hit: { uid: string }) => hit.uid)).to.include(b.dashboardUid);
+    expect((await inOrg.get(`/api/serviceaccounts/${b.serviceAccountId}`)).status).to.equal(200);
+    expect((await inOrg.get(`/api/access-control/roles/${encodeURIComponent(b.roleUid)}`)).status).to.equal(200);
+    expect((await inOrg.get('/api/org/users')).body.orgUsers.map((u: { login: string }) => u.login)).to.include(b.viewer.login);
+    const invite = await inOrg.post('/api/org/users', { loginOrEmail: a.viewer.login, role: 'Viewer' });
     expect(invite.status).to.equal(200);
-    await app.request('DELETE', `/api/org/users/${a.viewer.id}`, as);
+    await inOrg.delete(`/api/org/users/${a.viewer.id}`);
   });
 
   it('a user who belongs to both orgs sees each only through its header', async () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { keyDerivationCount } from '../src/crypto/password.ts';
-import { auditEntries, buildServiceAccount, createUser, DEFAULT_PASSWORD } from './helpers/factories.ts';
+import { auditEntries, buildServiceAccount, createUser, DEFAULT_PASSWORD, passwordLogin } from './helpers/factories.ts';
 import { CookieJar, createTestDatabase, startTestApp, type TestApp } from './helpers/app.ts';
 
 const INVALID = 'invalid username or password';
@@ -14,13 +14,10 @@ describe('local login', () => {
     await app.close();
   });
 
-  const login = (user: string, password: string, headers: Record<string, string> = {}) =>
-    app.request('POST', '/api/login', { body: { user, password }, headers });
-
   it('signs in with login or email: 200 {message, redirectUrl} and an HttpOnly, SameSite=Lax session cookie', async () => {
     const user = await createUser(app, { login: 'grace', email: 'grace@example.test' });
     for (const name of ['grace', 'GRACE@example.test']) {
-      const res = await login(name, DEFAULT_PASSWORD);
+      const res = await passwordLogin(app, name, DEFAULT_PASSWORD);
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ message: 'logged in', redirectUrl: '/' });
       const cookie = res.setCookie.find((c) => c.startsWith('svc_session='))!;
@@ -51,13 +48,12 @@ describe('local login', () => {
   it('gives the same 401 for a wrong password, an unknown user, a disabled user and a service account', async () => {
     await createUser(app, { login: 'known' });
     await createUser(app, { login: 'off', disabled: true });
-    const sa = await createUser(app, { login: 'sa-robot' });
-    await app.db('users').where('id', sa.id).update({ is_service_account: true });
+    await buildServiceAccount(app, { name: 'robot' });
     const answers = [
-      await login('known', 'wrong password!'),
-      await login('nobody', DEFAULT_PASSWORD),
-      await login('off', DEFAULT_PASSWORD),
-      await login('sa-robot', DEFAULT_PASSWORD),
+      await passwordLogin(app, 'known', 'wrong password!'),
+      await passwordLogin(app, 'nobody', DEFAULT_PASSWORD),
+      await passwordLogin(app, 'off', DEFAULT_PASSWORD),
+      await passwordLogin(app, 'sa-robot', DEFAULT_PASSWORD),
     ];
     for (const res of answers) {
       expect(res.status).to.equal(401);
@@ -65,7 +61,9 @@ describe('local login', () => {
       expect(res.setCookie).to.be.empty;
     }
     const failures = await auditEntries(app, { action: 'user.login_failed', outcome: 'failure' });
-    expect(failures.map((f) => f.metadata!.reason)).to.have.members(['wrong password', 'unknown user', 'disabled user', 'service account']);
+    // A service account has no password, so its refusal is recorded as a wrong password.
+    expect(failures.map((f) => f.metadata!.reason)).to.have.members(['wrong password', 'unknown user', 'disabled user', 'wrong password']);
+    expect(failures.map((f) => f.target_name)).to.have.members(['known', 'nobody', 'off', 'sa-robot']);
     expect(JSON.stringify(failures)).not.to.include('wrong password!');
   });
 
@@ -74,10 +72,10 @@ describe('local login', () => {
     await createUser(app, { login: 'counted-disabled', disabled: true });
     const account = await buildServiceAccount(app);
     // The decoy hash an unknown user is compared against is made once per process: make it first.
-    await login('warm-up-unknown-user', 'wrong-password');
+    await passwordLogin(app, 'warm-up-unknown-user', 'wrong-password');
     const derivationsOf = async (user: string, password: string) => {
       const before = keyDerivationCount();
-      expect((await login(user, password)).status).to.equal(401);
+      expect((await passwordLogin(app, user, password)).status).to.equal(401);
       return keyDerivationCount() - before;
     };
     expect(await derivationsOf('counted', 'wrong-password')).to.equal(1);
@@ -95,26 +93,26 @@ describe('local login', () => {
   describe('lockout', () => {
     it('answers the 6th attempt within 5 minutes with 429 and Retry-After, even with the right password', async () => {
       await createUser(app, { login: 'target' });
-      for (let i = 0; i < 5; i++) expect((await login('target', 'wrong password!')).status).to.equal(401);
-      const locked = await login('target', DEFAULT_PASSWORD);
+      for (let i = 0; i < 5; i++) expect((await passwordLogin(app, 'target', 'wrong password!')).status).to.equal(401);
+      const locked = await passwordLogin(app, 'target', DEFAULT_PASSWORD);
       expect(locked.status).to.equal(429);
       expect(locked.body.message).to.match(/too many login attempts/);
       expect(Number(locked.headers.get('retry-after'))).to.be.within(1, 300);
       app.clock.advance(5 * 60_000);
-      expect((await login('target', DEFAULT_PASSWORD)).status).to.equal(200);
+      expect((await passwordLogin(app, 'target', DEFAULT_PASSWORD)).status).to.equal(200);
     });
 
     it('is cleared by a successful login', async () => {
       await createUser(app, { login: 'forgetful' });
-      for (let i = 0; i < 4; i++) await login('forgetful', 'wrong password!');
-      expect((await login('forgetful', DEFAULT_PASSWORD)).status).to.equal(200);
-      for (let i = 0; i < 4; i++) expect((await login('forgetful', 'wrong password!')).status).to.equal(401);
-      expect((await login('forgetful', DEFAULT_PASSWORD)).status).to.equal(200);
+      for (let i = 0; i < 4; i++) await passwordLogin(app, 'forgetful', 'wrong password!');
+      expect((await passwordLogin(app, 'forgetful', DEFAULT_PASSWORD)).status).to.equal(200);
+      for (let i = 0; i < 4; i++) expect((await passwordLogin(app, 'forgetful', 'wrong password!')).status).to.equal(401);
+      expect((await passwordLogin(app, 'forgetful', DEFAULT_PASSWORD)).status).to.equal(200);
     });
 
     it('lets at most 5 of 50 concurrent wrong attempts reach the password check', async () => {
       await createUser(app, { login: 'stampede' });
-      const results = await Promise.all(Array.from({ length: 50 }, () => login('stampede', 'wrong password!')));
+      const results = await Promise.all(Array.from({ length: 50 }, () => passwordLogin(app, 'stampede', 'wrong password!')));
       const statuses = results.map((r) => r.status);
       expect(statuses.filter((s) => s === 401)).to.have.length(5);
       expect(statuses.filter((s) => s === 429)).to.have.length(45);
@@ -125,15 +123,15 @@ describe('local login', () => {
     it('is counted per login: another login from the same address is not locked', async () => {
       await createUser(app, { login: 'one' });
       await createUser(app, { login: 'two' });
-      for (let i = 0; i < 5; i++) await login('one', 'wrong password!');
-      expect((await login('one', DEFAULT_PASSWORD)).status).to.equal(429);
-      expect((await login('two', DEFAULT_PASSWORD)).status).to.equal(200);
+      for (let i = 0; i < 5; i++) await passwordLogin(app, 'one', 'wrong password!');
+      expect((await passwordLogin(app, 'one', DEFAULT_PASSWORD)).status).to.equal(429);
+      expect((await passwordLogin(app, 'two', DEFAULT_PASSWORD)).status).to.equal(200);
     });
 
     it('ignores X-Forwarded-For unless the peer is a trusted proxy', async () => {
       await createUser(app, { login: 'spoofer' });
-      for (let i = 0; i < 5; i++) await login('spoofer', 'wrong password!', { 'x-forwarded-for': `10.0.0.${i}` });
-      expect((await login('spoofer', DEFAULT_PASSWORD, { 'x-forwarded-for': '10.0.0.99' })).status).to.equal(429);
+      for (let i = 0; i < 5; i++) await passwordLogin(app, 'spoofer', 'wrong password!', { 'x-forwarded-for': `10.0.0.${i}` });
+      expect((await passwordLogin(app, 'spoofer', DEFAULT_PASSWORD, { 'x-forwarded-for': '10.0.0.99' })).status).to.equal(429);
     });
 
     it('counts per client behind a trusted proxy', async () => {
@@ -145,8 +143,8 @@ describe('local login', () => {
         for (let i = 0; i < 5; i++) await attempt('198.51.100.1', 'wrong password!');
         expect((await attempt('198.51.100.1', DEFAULT_PASSWORD)).status).to.equal(429);
         expect((await attempt('198.51.100.2', DEFAULT_PASSWORD)).status).to.equal(200);
-        const entry = await proxied.db('audit_log').where('action', 'user.login').first('ip');
-        expect(entry.ip).to.equal('198.51.100.2');
+        const [entry] = await auditEntries(proxied, 'user.login');
+        expect(entry!.ip).to.equal('198.51.100.2');
       } finally {
         await proxied.close();
       }

@@ -1,6 +1,17 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { addTeamMember, api, buildServiceAccount, buildTeam, buildToken, createOrg, createUser, sessionCookie, type TestUser } from './helpers/factories.ts';
+import {
+  addTeamMember,
+  api,
+  buildAuthLink,
+  buildServiceAccount,
+  buildTeam,
+  buildToken,
+  createOrg,
+  createUser,
+  sessionCookie,
+  type TestUser,
+} from './helpers/factories.ts';
 
 /**
  * The spec's list convention on every list endpoint: `perpage` and `page` (from 1) are honoured
@@ -28,16 +39,7 @@ describe('lists: perpage, page and totalCount on every list endpoint', () => {
     for (const name of ['p1', 'p2', 'p3']) expect((await api(app, admin).post('/api/user/access-tokens', { name })).status).to.equal(201);
     for (let i = 0; i < 2; i += 1) await sessionCookie(app, admin.id);
     const now = app.clock.now();
-    for (const n of [1, 2, 3])
-      await app.db('user_auth_links').insert({
-        id: `lnk_${n}`,
-        user_id: admin.id,
-        auth_module: 'oauth_generic',
-        auth_id: `sub-${n}`,
-        label: 'Generic OIDC',
-        created_at: now + n,
-        updated_at: now + n,
-      });
+    for (const n of [1, 2, 3]) await buildAuthLink(app, admin.id, { id: `lnk_${n}`, authId: `sub-${n}`, createdAt: now + n });
 
     lists.push(
       { path: () => '/api/org/users', key: 'orgUsers', total: 5, id: 'userId', as: () => admin },

@@ -62,6 +62,8 @@ describe('PUT /api/user: the current password to change email or login', () => {
 
   it('asks nothing of an account without a local password', async () => {
     const user = await createUser(app);
+    // Accounts without a local password sign in through an identity provider this service does not run
+    // (they arrive imported), so no endpoint makes one: the test removes the password itself.
     await app.db('users').where('id', user.id).update({ password_hash: null });
     const res = await app.request('PUT', '/api/user', { cookie: user.cookie, body: { email: 'sso@example.test' } });
     expect(res.status).to.equal(200);

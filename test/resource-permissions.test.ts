@@ -38,16 +38,15 @@ describe('resource permissions', () => {
   });
 
   let sequence = 0;
-  const as = (who: TestUser, orgId?: string) => api(app, who, orgId);
   async function folder(parentUid?: string, who: TestUser = admin): Promise<string> {
     sequence += 1;
-    const res = await as(who).post('/api/folders', { uid: `rp-f${sequence}`, title: `rp folder ${sequence}`, ...(parentUid && { parentUid }) });
+    const res = await api(app, who).post('/api/folders', { uid: `rp-f${sequence}`, title: `rp folder ${sequence}`, ...(parentUid && { parentUid }) });
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
     return res.body.uid;
   }
   async function dashboard(folderUid: string, who: TestUser = admin): Promise<string> {
     sequence += 1;
-    const res = await as(who).post('/api/dashboards/db', { dashboard: { uid: `rp-d${sequence}`, title: `rp dashboard ${sequence}` }, folderUid });
+    const res = await api(app, who).post('/api/dashboards/db', { dashboard: { uid: `rp-d${sequence}`, title: `rp dashboard ${sequence}` }, folderUid });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     return res.body.uid;
   }
@@ -55,12 +54,12 @@ describe('resource permissions', () => {
   const dashboardPermissions = (uid: string) => `/api/dashboards/uid/${uid}/permissions`;
   const alertRulePermissions = (folderUid: string) => `/api/access-control/alert.rules/${folderUid}/permissions`;
   async function replace(path: string, items: unknown[], who: TestUser = admin): Promise<void> {
-    const res = await as(who).post(path, { items });
+    const res = await api(app, who).post(path, { items });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
   }
-  const readDashboard = (who: TestUser, uid: string) => as(who).get(`/api/dashboards/uid/${uid}`);
+  const readDashboard = (who: TestUser, uid: string) => api(app, who).get(`/api/dashboards/uid/${uid}`);
   const saveDashboard = (who: TestUser, uid: string, folderUid: string) =>
-    as(who).post('/api/dashboards/db', { dashboard: { uid, title: `saved ${uid}` }, folderUid, overwrite: true });
+    api(app, who).post('/api/dashboards/db', { dashboard: { uid, title: `saved ${uid}` }, folderUid, overwrite: true });
 
   describe('access', () => {
     let uid: string;
@@ -81,33 +80,33 @@ describe('resource permissions', () => {
     it('403 for members without *.permissions:read|write on the resource, Editors and Viewers included', async () => {
       for (const who of [viewer, editor, nobody]) {
         for (const path of paths()) {
-          const read = await as(who).get(path);
+          const read = await api(app, who).get(path);
           expect(read.status, path).to.equal(403);
           expect(read.body.message).to.match(DENIED);
-          expect((await as(who).post(path, { items: [] })).status, path).to.equal(403);
+          expect((await api(app, who).post(path, { items: [] })).status, path).to.equal(403);
         }
       }
     });
 
     it('an org Admin reads and replaces them; an unknown resource is 404', async () => {
       for (const path of paths()) {
-        expect((await as(admin).get(path)).status, path).to.equal(200);
-        expect((await as(admin).post(path, { items: [{ role: 'Viewer', permission: 1 }] })).status, path).to.equal(200);
+        expect((await api(app, admin).get(path)).status, path).to.equal(200);
+        expect((await api(app, admin).post(path, { items: [{ role: 'Viewer', permission: 1 }] })).status, path).to.equal(200);
       }
       for (const path of [folderPermissions('nope'), dashboardPermissions('nope'), alertRulePermissions('nope')]) {
-        expect((await as(admin).get(path)).status, path).to.equal(404);
-        expect((await as(admin).post(path, { items: [] })).status, path).to.equal(404);
+        expect((await api(app, admin).get(path)).status, path).to.equal(404);
+        expect((await api(app, admin).post(path, { items: [] })).status, path).to.equal(404);
       }
     });
 
     it("a resource of another org is 404, even to that org's admin asking from here", async () => {
       const other = await createOrg(app);
       await addMember(app, other, admin.id, 'Admin');
-      const foreign = await as(admin, other).post('/api/folders', { uid: 'rp-foreign', title: 'foreign' });
+      const foreign = await api(app, admin, other).post('/api/folders', { uid: 'rp-foreign', title: 'foreign' });
       expect(foreign.status).to.equal(201);
-      expect((await as(admin).get(folderPermissions('rp-foreign'))).status).to.equal(404);
-      expect((await as(admin).post(folderPermissions('rp-foreign'), { items: [{ userId: nobody.id, permission: 4 }] })).status).to.equal(404);
-      expect((await as(admin, other).get(folderPermissions('rp-foreign'))).status).to.equal(200);
+      expect((await api(app, admin).get(folderPermissions('rp-foreign'))).status).to.equal(404);
+      expect((await api(app, admin).post(folderPermissions('rp-foreign'), { items: [{ userId: nobody.id, permission: 4 }] })).status).to.equal(404);
+      expect((await api(app, admin, other).get(folderPermissions('rp-foreign'))).status).to.equal(200);
     });
   });
 
@@ -143,11 +142,11 @@ describe('resource permissions', () => {
         },
       ];
       for (const body of bad) {
-        const res = await as(admin).post(folderPermissions(uid), body);
+        const res = await api(app, admin).post(folderPermissions(uid), body);
         expect(res.status, JSON.stringify(body)).to.equal(400);
         expect(res.body.message, JSON.stringify(body)).to.be.a('string').and.not.equal('');
       }
-      expect((await as(admin).get(folderPermissions(uid))).body).to.deep.equal([
+      expect((await api(app, admin).get(folderPermissions(uid))).body).to.deep.equal([
         { userId: admin.id, userLogin: admin.login, teamId: null, team: null, role: null, permission: 4, permissionName: 'Admin', inherited: false },
       ]);
     });
@@ -162,11 +161,11 @@ describe('resource permissions', () => {
         { teamId: foreignTeam.id, permission: 1 },
         { teamId: 'team_missing', permission: 1 },
       ]) {
-        const res = await as(admin).post(folderPermissions(uid), { items: [{ role: 'Editor', permission: 2 }, item] });
+        const res = await api(app, admin).post(folderPermissions(uid), { items: [{ role: 'Editor', permission: 2 }, item] });
         expect(res.status, JSON.stringify(item)).to.equal(400);
         expect(res.body.message).to.match(/^items\[1\]\.(userId|teamId): /);
       }
-      const listed = (await as(admin).get(folderPermissions(uid))).body as Array<{ role: string | null }>;
+      const listed = (await api(app, admin).get(folderPermissions(uid))).body as Array<{ role: string | null }>;
       expect(listed.map((grant) => grant.role)).to.deep.equal([null]);
     });
   });
@@ -176,8 +175,8 @@ describe('resource permissions', () => {
       const uid = await folder(undefined, editor);
       const dash = await dashboard(uid, editor);
       const mine = { userId: editor.id, userLogin: editor.login, teamId: null, team: null, role: null, permission: 4, permissionName: 'Admin' };
-      expect((await as(editor).get(folderPermissions(uid))).body).to.deep.equal([{ ...mine, inherited: false }]);
-      expect((await as(editor).get(dashboardPermissions(dash))).body).to.deep.equal([
+      expect((await api(app, editor).get(folderPermissions(uid))).body).to.deep.equal([{ ...mine, inherited: false }]);
+      expect((await api(app, editor).get(dashboardPermissions(dash))).body).to.deep.equal([
         { ...mine, inherited: false },
         { ...mine, inherited: true, folderUid: uid },
       ]);
@@ -194,18 +193,18 @@ describe('resource permissions', () => {
       expect((await readDashboard(nobody, dash)).status).to.equal(403);
 
       await replace(folderPermissions(top), [{ userId: nobody.id, permission: 1 }]);
-      expect((await as(nobody).get(`/api/folders/${child}`)).status).to.equal(200);
+      expect((await api(app, nobody).get(`/api/folders/${child}`)).status).to.equal(200);
       expect((await readDashboard(nobody, dash)).status).to.equal(200);
       expect((await readDashboard(nobody, elsewhere)).status).to.equal(403);
       expect((await saveDashboard(nobody, dash, child)).status).to.equal(403);
 
       await replace(folderPermissions(top), [{ userId: nobody.id, permission: 2 }]);
       expect((await saveDashboard(nobody, dash, child)).status).to.equal(200);
-      expect((await as(nobody).get(folderPermissions(top))).status, 'Edit does not manage permissions').to.equal(403);
+      expect((await api(app, nobody).get(folderPermissions(top))).status, 'Edit does not manage permissions').to.equal(403);
 
       await replace(folderPermissions(top), []);
       expect((await readDashboard(nobody, dash)).status).to.equal(403);
-      expect((await as(admin).get(folderPermissions(top))).body).to.deep.equal([]);
+      expect((await api(app, admin).get(folderPermissions(top))).body).to.deep.equal([]);
     });
 
     it('a grant to a role reaches everyone of that role and above; a grant to a team reaches its members', async () => {
@@ -222,7 +221,7 @@ describe('resource permissions', () => {
       expect((await readDashboard(member, dash)).status).to.equal(200);
       expect((await saveDashboard(member, dash, uid)).status).to.equal(403);
       expect((await readDashboard(nobody, dash)).status).to.equal(403);
-      const listed = (await as(admin).get(folderPermissions(uid))).body;
+      const listed = (await api(app, admin).get(folderPermissions(uid))).body;
       expect(listed).to.deep.equal([
         { userId: null, userLogin: null, teamId: null, team: null, role: 'Viewer', permission: 2, permissionName: 'Edit', inherited: false },
         { userId: null, userLogin: null, teamId: team.id, team: team.name, role: null, permission: 1, permissionName: 'View', inherited: false },
@@ -256,11 +255,11 @@ describe('resource permissions', () => {
     it('deleting the folder takes its grants with it: a new folder of the same uid starts bare', async () => {
       const uid = await folder();
       await replace(folderPermissions(uid), [{ userId: nobody.id, permission: 4 }]);
-      expect((await as(admin).delete(`/api/folders/${uid}`)).status).to.equal(200);
+      expect((await api(app, admin).delete(`/api/folders/${uid}`)).status).to.equal(200);
       expect(await app.count('role_permissions', { scope: `folders:uid:${uid}` })).to.equal(0);
-      const again = await as(admin).post('/api/folders', { uid, title: 'again' });
+      const again = await api(app, admin).post('/api/folders', { uid, title: 'again' });
       expect(again.status).to.equal(201);
-      expect((await as(nobody).get(`/api/folders/${uid}`)).status).to.equal(403);
+      expect((await api(app, nobody).get(`/api/folders/${uid}`)).status).to.equal(403);
     });
   });
 
@@ -273,7 +272,7 @@ describe('resource permissions', () => {
       expect((await readDashboard(nobody, granted)).status).to.equal(200);
       expect((await saveDashboard(nobody, granted, uid)).status).to.equal(200);
       expect((await readDashboard(nobody, other)).status).to.equal(403);
-      expect((await as(nobody).get(`/api/folders/${uid}`)).status).to.equal(403);
+      expect((await api(app, nobody).get(`/api/folders/${uid}`)).status).to.equal(403);
     });
 
     it('GET lists the direct grants, then those of each folder above, nearest first, marked inherited', async () => {
@@ -283,7 +282,7 @@ describe('resource permissions', () => {
       await replace(folderPermissions(top), [{ role: 'Viewer', permission: 1 }]);
       await replace(folderPermissions(child), [{ userId: nobody.id, permission: 2 }]);
       await replace(dashboardPermissions(dash), [{ userId: viewer.id, permission: 4 }]);
-      const listed = (await as(admin).get(dashboardPermissions(dash))).body as Array<Record<string, unknown>>;
+      const listed = (await api(app, admin).get(dashboardPermissions(dash))).body as Array<Record<string, unknown>>;
       expect(listed.map((grant) => [grant.userId ?? grant.role, grant.permissionName, grant.inherited, grant.folderUid])).to.deep.equal([
         [viewer.id, 'Admin', false, undefined],
         [nobody.id, 'Edit', true, child],
@@ -292,8 +291,8 @@ describe('resource permissions', () => {
       // the folder grant reaches the dashboard: an inherited grant only adds
       expect((await saveDashboard(nobody, dash, child)).status).to.equal(200);
       // Admin on the dashboard manages its permissions, not the folder's
-      expect((await as(viewer).get(dashboardPermissions(dash))).status).to.equal(200);
-      expect((await as(viewer).get(folderPermissions(child))).status).to.equal(403);
+      expect((await api(app, viewer).get(dashboardPermissions(dash))).status).to.equal(200);
+      expect((await api(app, viewer).get(folderPermissions(child))).status).to.equal(403);
     });
 
     it('overwriting a dashboard by uid keeps its grants', async () => {
@@ -320,15 +319,17 @@ describe('resource permissions', () => {
       const child = await folder(top);
       await replace(folderPermissions(top), [{ userId: viewer.id, permission: 1 }]);
       await replace(alertRulePermissions(top), [{ userId: nobody.id, permission: 2 }]);
-      expect((await as(nobody).post('/api/v1/provisioning/alert-rules', rule(child, `rp-r${++sequence}`))).status).to.equal(201);
-      expect((await as(nobody).get(`/api/folders/${top}`)).status).to.equal(403);
+      expect((await api(app, nobody).post('/api/v1/provisioning/alert-rules', rule(child, `rp-r${++sequence}`))).status).to.equal(201);
+      expect((await api(app, nobody).get(`/api/folders/${top}`)).status).to.equal(403);
       // each endpoint lists and replaces its own grants only
-      expect(((await as(admin).get(alertRulePermissions(top))).body as Array<{ userId: string }>).map((grant) => grant.userId)).to.deep.equal([nobody.id]);
-      expect(((await as(admin).get(folderPermissions(top))).body as Array<{ userId: string }>).map((grant) => grant.userId)).to.deep.equal([viewer.id]);
+      expect(((await api(app, admin).get(alertRulePermissions(top))).body as Array<{ userId: string }>).map((grant) => grant.userId)).to.deep.equal([
+        nobody.id,
+      ]);
+      expect(((await api(app, admin).get(folderPermissions(top))).body as Array<{ userId: string }>).map((grant) => grant.userId)).to.deep.equal([viewer.id]);
       await replace(folderPermissions(top), []);
-      expect((await as(nobody).post('/api/v1/provisioning/alert-rules', rule(child, `rp-r${++sequence}`))).status).to.equal(201);
+      expect((await api(app, nobody).post('/api/v1/provisioning/alert-rules', rule(child, `rp-r${++sequence}`))).status).to.equal(201);
       await replace(alertRulePermissions(top), []);
-      expect((await as(nobody).post('/api/v1/provisioning/alert-rules', rule(child, `rp-r${++sequence}`))).status).to.equal(403);
+      expect((await api(app, nobody).post('/api/v1/provisioning/alert-rules', rule(child, `rp-r${++sequence}`))).status).to.equal(403);
       const audit = await auditEntries(app, { target_id: top, target_type: 'alert.rules', action: 'permission.revoked' });
       expect(audit.map((entry) => entry.metadata!.userId)).to.deep.equal([nobody.id]);
     });
@@ -343,7 +344,7 @@ describe('resource permissions', () => {
       await replace(folderPermissions(top), [{ userId: delegate.id, permission: 4 }]);
       await replace(folderPermissions(child), [{ userId: nobody.id, permission: 4 }], delegate);
       await replace(dashboardPermissions(await dashboard(child)), [{ userId: nobody.id, permission: 2 }], delegate);
-      const refused = await as(delegate).post(folderPermissions(sibling), { items: [{ userId: nobody.id, permission: 1 }] });
+      const refused = await api(app, delegate).post(folderPermissions(sibling), { items: [{ userId: nobody.id, permission: 1 }] });
       expect(refused.status).to.equal(403);
       expect(refused.body.message).to.match(DENIED);
     });
@@ -361,10 +362,10 @@ describe('resource permissions', () => {
       });
       await assignRole(app, 'org_main', manager.id, role.uid, role.permissions);
       await replace(folderPermissions(uid), [{ userId: nobody.id, permission: 1 }], manager);
-      const refused = await as(manager).post(folderPermissions(uid), { items: [{ userId: nobody.id, permission: 2 }] });
+      const refused = await api(app, manager).post(folderPermissions(uid), { items: [{ userId: nobody.id, permission: 2 }] });
       expect(refused.status).to.equal(403);
       expect(refused.body.message).to.match(DELEGATION_DENIED);
-      const listed = (await as(admin).get(folderPermissions(uid))).body as Array<{ permission: number }>;
+      const listed = (await api(app, admin).get(folderPermissions(uid))).body as Array<{ permission: number }>;
       expect(listed.map((grant) => grant.permission)).to.deep.equal([1]);
     });
   });
@@ -373,11 +374,11 @@ describe('resource permissions', () => {
     it('grants become hidden managed roles: listed only with includeHidden, refused by role delete', async () => {
       const uid = await folder();
       await replace(folderPermissions(uid), [{ role: 'Editor', permission: 1 }]);
-      const plain = await as(admin).get('/api/access-control/roles?perpage=1000');
+      const plain = await api(app, admin).get('/api/access-control/roles?perpage=1000');
       expect(plain.body.roles.map((r: { uid: string }) => r.uid)).not.to.include('managed:builtins:editor:permissions');
-      const hidden = await as(admin).get('/api/access-control/roles?perpage=1000&includeHidden=true');
+      const hidden = await api(app, admin).get('/api/access-control/roles?perpage=1000&includeHidden=true');
       expect(hidden.body.roles.find((r: { uid: string }) => r.uid === 'managed:builtins:editor:permissions')).to.include({ hidden: true });
-      const refused = await as(admin).delete('/api/access-control/roles/managed:builtins:editor:permissions');
+      const refused = await api(app, admin).delete('/api/access-control/roles/managed:builtins:editor:permissions');
       expect(refused.status).to.equal(400);
     });
   });
@@ -390,9 +391,9 @@ describe('resource permissions', () => {
         { userId: users[i % users.length]!.id, permission: 1 },
         { userId: users[(i + 1) % users.length]!.id, permission: 2 },
       ]);
-      const results = await Promise.all(sets.map((items) => as(admin).post(folderPermissions(uid), { items })));
+      const results = await Promise.all(sets.map((items) => api(app, admin).post(folderPermissions(uid), { items })));
       expect(results.map((res) => res.status)).to.deep.equal(sets.map(() => 200));
-      const listed = (await as(admin).get(folderPermissions(uid))).body as Array<{ userId: string; permission: number }>;
+      const listed = (await api(app, admin).get(folderPermissions(uid))).body as Array<{ userId: string; permission: number }>;
       const key = (items: Array<{ userId: string; permission: number }>) =>
         items
           .map((item) => `${item.userId}:${item.permission}`)

@@ -1,7 +1,7 @@
 /** `/api/search`: folders and dashboards by title, type and folder, filtered by the policy, paged. */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { api, assignRole, createUser, type TestUser } from './helpers/factories.ts';
+import { api, createUser, grantManagedPermissions, type TestUser } from './helpers/factories.ts';
 
 const ORG = 'org_main';
 
@@ -44,7 +44,7 @@ describe('search', () => {
       expect((await as.post('/api/dashboards/db', { dashboard: { uid, title }, folderUid })).status).to.equal(200);
     }
     folderReader = await createUser(app, { role: 'None' });
-    await assignRole(app, ORG, folderReader.id, `managed:users:${folderReader.id}:permissions`, [
+    await grantManagedPermissions(app, ORG, { kind: 'user', userId: folderReader.id }, [
       { action: 'folders:read', scope: 'folders:uid:ops' },
       { action: 'dashboards:read', scope: 'folders:uid:ops' },
     ]);

@@ -1,7 +1,7 @@
+/** Service accounts (`/api/serviceaccounts`): access, creating, searching, reading, changing and deleting them, and their quota. */
 import { expect } from 'chai';
-import { sha256Hex } from '../src/crypto/tokens.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { addMember, assignRole, auditEntries, buildServiceAccount, buildToken, createOrg, createUser, type TestUser } from './helpers/factories.ts';
+import { addMember, api, assignRole, auditEntries, buildServiceAccount, buildToken, createOrg, createUser, type TestUser } from './helpers/factories.ts';
 
 describe('service accounts', () => {
   let app: TestApp;
@@ -15,9 +15,6 @@ describe('service accounts', () => {
   afterEach(async () => {
     await app.close();
   });
-
-  const create = (cookie: string, body: unknown, headers: Record<string, string> = {}) =>
-    app.request('POST', '/api/serviceaccounts', { cookie, body, headers });
 
   /** Every endpoint of the family, with a valid body, against an existing account and token. */
   async function endpoints() {
@@ -48,7 +45,7 @@ describe('service accounts', () => {
 
   describe('create', () => {
     it('makes a users row with login sa-<slug>, no email or password, a member of the org with its role', async () => {
-      const res = await create(admin.cookie, { name: 'CI Bot #1', role: 'Editor' });
+      const res = await api(app, admin).post('/api/serviceaccounts', { name: 'CI Bot #1', role: 'Editor' });
       expect(res.status).to.equal(201);
       expect(res.body).to.deep.equal({ id: res.body.id, name: 'CI Bot #1', login: 'sa-ci-bot-1', orgId: 'org_main', role: 'Editor', isDisabled: false });
       const row = await app.db('users').where('id', res.body.id).first();
@@ -71,13 +68,13 @@ describe('service accounts', () => {
     it('takes isDisabled, and names the org in the login outside org_main', async () => {
       const orgId = await createOrg(app);
       await addMember(app, orgId, admin.id, 'Admin');
-      const res = await create(admin.cookie, { name: 'Deployer', role: 'Viewer', isDisabled: true }, { 'x-svc-org-id': orgId });
+      const res = await api(app, admin, orgId).post('/api/serviceaccounts', { name: 'Deployer', role: 'Viewer', isDisabled: true });
       expect(res.status).to.equal(201);
       expect(res.body).to.include({ login: `sa-${orgId}-deployer`.toLowerCase(), orgId, isDisabled: true });
       expect(res.body.login.startsWith('sa-')).to.equal(true);
       expect(await app.db('org_members').where('user_id', res.body.id).pluck('org_id')).to.deep.equal([orgId]);
       // The same name is free in another org: names are unique per org, logins per server.
-      expect((await create(admin.cookie, { name: 'Deployer', role: 'Viewer' })).body.login).to.equal('sa-deployer');
+      expect((await api(app, admin).post('/api/serviceaccounts', { name: 'Deployer', role: 'Viewer' })).body.login).to.equal('sa-deployer');
     });
 
     it('refuses bad input with 400 and an existing name or login with 409', async () => {
@@ -92,16 +89,16 @@ describe('service accounts', () => {
         { name: '   ', role: 'Viewer' },
         { name: 12, role: 'Viewer' },
       ]) {
-        const res = await create(admin.cookie, body);
+        const res = await api(app, admin).post('/api/serviceaccounts', body);
         expect(res.status, JSON.stringify(body)).to.equal(400);
         expect(res.body.message).to.be.a('string');
       }
-      const noSlug = await create(admin.cookie, { name: '!!!', role: 'Viewer' });
+      const noSlug = await api(app, admin).post('/api/serviceaccounts', { name: '!!!', role: 'Viewer' });
       expect(noSlug.status).to.equal(400);
       expect(noSlug.body.message).to.match(/letter or digit/);
-      expect((await create(admin.cookie, { name: 'Builder', role: 'Viewer' })).status).to.equal(201);
+      expect((await api(app, admin).post('/api/serviceaccounts', { name: 'Builder', role: 'Viewer' })).status).to.equal(201);
       for (const name of ['Builder', 'builder', 'BUILDER!']) {
-        const res = await create(admin.cookie, { name, role: 'Viewer' });
+        const res = await api(app, admin).post('/api/serviceaccounts', { name, role: 'Viewer' });
         expect(res.status, name).to.equal(409);
         expect(res.body.message).to.match(/already exists/);
       }
@@ -111,14 +108,14 @@ describe('service accounts', () => {
     it('is refused to a caller who lacks a permission of the role it would hand out (delegation)', async () => {
       const delegate = await createUser(app, { role: 'Viewer' });
       await assignRole(app, 'org_main', delegate.id, 'fixed:serviceaccounts:writer');
-      expect((await create(delegate.cookie, { name: 'reader bot', role: 'Viewer' })).status).to.equal(201);
-      expect((await create(delegate.cookie, { name: 'editor bot', role: 'Editor' })).status).to.equal(403);
-      expect((await create(delegate.cookie, { name: 'admin bot', role: 'Admin' })).status).to.equal(403);
-      expect((await create(admin.cookie, { name: 'admin bot', role: 'Admin' })).status).to.equal(201);
+      expect((await api(app, delegate).post('/api/serviceaccounts', { name: 'reader bot', role: 'Viewer' })).status).to.equal(201);
+      expect((await api(app, delegate).post('/api/serviceaccounts', { name: 'editor bot', role: 'Editor' })).status).to.equal(403);
+      expect((await api(app, delegate).post('/api/serviceaccounts', { name: 'admin bot', role: 'Admin' })).status).to.equal(403);
+      expect((await api(app, admin).post('/api/serviceaccounts', { name: 'admin bot', role: 'Admin' })).status).to.equal(201);
     });
 
     it('cannot log in through the login form', async () => {
-      const { login } = (await create(admin.cookie, { name: 'formless', role: 'Admin' })).body;
+      const { login } = (await api(app, admin).post('/api/serviceaccounts', { name: 'formless', role: 'Admin' })).body;
       const res = await app.request('POST', '/api/login', { body: { user: login, password: 'correct horse battery staple' } });
       expect(res.status).to.equal(401);
       expect(res.setCookie.join()).not.to.include('svc_session=');
@@ -135,10 +132,10 @@ describe('service accounts', () => {
       await buildToken(app, alpha);
       await buildToken(app, alpha, { secondsToLive: 60 });
       const revoked = await buildToken(app, alpha);
-      await app.db('api_tokens').where('id', revoked.id).update({ revoked_at: app.clock.now() });
+      expect((await api(app, admin).delete(`/api/serviceaccounts/${alpha.id}/tokens/${revoked.id}`)).status).to.equal(200);
       app.clock.advance(61_000);
 
-      const res = await app.request('GET', '/api/serviceaccounts/search', { cookie: admin.cookie });
+      const res = await api(app, admin).get('/api/serviceaccounts/search');
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({
         totalCount: 2,
@@ -149,17 +146,17 @@ describe('service accounts', () => {
           { id: beta.id, name: 'beta', login: 'sa-beta', orgId: 'org_main', role: 'Viewer', isDisabled: true, tokens: 0 },
         ],
       });
-      const page2 = await app.request('GET', '/api/serviceaccounts/search?perpage=1&page=2', { cookie: admin.cookie });
+      const page2 = await api(app, admin).get('/api/serviceaccounts/search?perpage=1&page=2');
       expect(page2.body).to.include({ totalCount: 2, page: 2, perPage: 1 });
       expect(page2.body.serviceAccounts.map((a: { name: string }) => a.name)).to.deep.equal(['beta']);
-      const found = await app.request('GET', '/api/serviceaccounts/search?query=SA-AL', { cookie: admin.cookie });
+      const found = await api(app, admin).get('/api/serviceaccounts/search?query=SA-AL');
       expect(found.body.serviceAccounts.map((a: { id: string }) => a.id)).to.deep.equal([alpha.id]);
-      expect((await app.request('GET', '/api/serviceaccounts/search?query=%25', { cookie: admin.cookie })).body.totalCount).to.equal(0);
+      expect((await api(app, admin).get('/api/serviceaccounts/search?query=%25')).body.totalCount).to.equal(0);
     });
 
     it('refuses bad paging', async () => {
       for (const query of ['perpage=0', 'page=0', 'perpage=abc', 'unknown=1']) {
-        expect((await app.request('GET', `/api/serviceaccounts/search?${query}`, { cookie: admin.cookie })).status, query).to.equal(400);
+        expect((await api(app, admin).get(`/api/serviceaccounts/search?${query}`)).status, query).to.equal(400);
       }
     });
   });
@@ -168,13 +165,13 @@ describe('service accounts', () => {
     it('reads one account; an unknown id or an account of another org is 404', async () => {
       const account = await buildServiceAccount(app, { name: 'reader', role: 'Viewer' });
       await buildToken(app, account);
-      const res = await app.request('GET', `/api/serviceaccounts/${account.id}`, { cookie: admin.cookie });
+      const res = await api(app, admin).get(`/api/serviceaccounts/${account.id}`);
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ id: account.id, name: 'reader', login: 'sa-reader', orgId: 'org_main', role: 'Viewer', isDisabled: false, tokens: 1 });
       const foreign = await buildServiceAccount(app, { orgId: await createOrg(app) });
-      expect((await app.request('GET', `/api/serviceaccounts/${foreign.id}`, { cookie: admin.cookie })).status).to.equal(404);
-      expect((await app.request('GET', '/api/serviceaccounts/usr_missing', { cookie: admin.cookie })).status).to.equal(404);
-      expect((await app.request('GET', `/api/serviceaccounts/${admin.id}`, { cookie: admin.cookie })).status).to.equal(404);
+      expect((await api(app, admin).get(`/api/serviceaccounts/${foreign.id}`)).status).to.equal(404);
+      expect((await api(app, admin).get('/api/serviceaccounts/usr_missing')).status).to.equal(404);
+      expect((await api(app, admin).get(`/api/serviceaccounts/${admin.id}`)).status).to.equal(404);
     });
 
     it('renames and changes the role, which the policy sees at once, with audit entries', async () => {
@@ -182,7 +179,7 @@ describe('service accounts', () => {
       const { key } = await buildToken(app, account);
       expect((await app.request('GET', '/api/user/permissions', { token: key })).body).not.to.have.property('dashboards:write');
 
-      const res = await app.request('PATCH', `/api/serviceaccounts/${account.id}`, { cookie: admin.cookie, body: { name: 'Worker 2', role: 'Editor' } });
+      const res = await api(app, admin).patch(`/api/serviceaccounts/${account.id}`, { name: 'Worker 2', role: 'Editor' });
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ id: account.id, name: 'Worker 2', login: 'sa-worker', orgId: 'org_main', role: 'Editor', isDisabled: false, tokens: 1 });
       expect(await app.db('org_members').where('user_id', account.id).pluck('role')).to.deep.equal(['Editor']);
@@ -192,14 +189,14 @@ describe('service accounts', () => {
       expect(entry!.metadata).to.deep.equal({ fields: ['name', 'role'], role: 'Editor', previousRole: 'Viewer' });
 
       // Nothing changed: nothing recorded.
-      expect((await app.request('PATCH', `/api/serviceaccounts/${account.id}`, { cookie: admin.cookie, body: { role: 'Editor' } })).status).to.equal(200);
+      expect((await api(app, admin).patch(`/api/serviceaccounts/${account.id}`, { role: 'Editor' })).status).to.equal(200);
       expect(await app.count('audit_log', { action: 'service_account.updated' })).to.equal(1);
     });
 
     it('refuses bad updates: empty or unknown fields (400), a taken name (409), an unknown account (404), a stronger role than the caller holds (403)', async () => {
       const account = await buildServiceAccount(app, { name: 'one' });
       await buildServiceAccount(app, { name: 'two' });
-      const patch = (id: string, body: unknown, cookie = admin.cookie) => app.request('PATCH', `/api/serviceaccounts/${id}`, { cookie, body });
+      const patch = (id: string, body: unknown, who = admin) => api(app, who).patch(`/api/serviceaccounts/${id}`, body);
       for (const body of [{}, { login: 'sa-x' }, { role: 'None' }, { isDisabled: 1 }, { name: '' }]) {
         expect((await patch(account.id, body)).status, JSON.stringify(body)).to.equal(400);
       }
@@ -208,8 +205,8 @@ describe('service accounts', () => {
       expect((await patch('usr_missing', { name: 'x' })).status).to.equal(404);
       const delegate = await createUser(app, { role: 'Viewer' });
       await assignRole(app, 'org_main', delegate.id, 'fixed:serviceaccounts:writer');
-      expect((await patch(account.id, { name: 'by delegate' }, delegate.cookie)).status).to.equal(200);
-      expect((await patch(account.id, { role: 'Admin' }, delegate.cookie)).status).to.equal(403);
+      expect((await patch(account.id, { name: 'by delegate' }, delegate)).status).to.equal(200);
+      expect((await patch(account.id, { role: 'Admin' }, delegate)).status).to.equal(403);
       expect(await app.db('org_members').where('user_id', account.id).pluck('role')).to.deep.equal(['Viewer']);
     });
 
@@ -218,9 +215,9 @@ describe('service accounts', () => {
       const live = await buildToken(app, account);
       const revoked = await buildToken(app, account);
       const shortLived = await buildToken(app, account, { secondsToLive: 60 });
-      expect((await app.request('DELETE', `/api/serviceaccounts/${account.id}/tokens/${revoked.id}`, { cookie: admin.cookie })).status).to.equal(200);
+      expect((await api(app, admin).delete(`/api/serviceaccounts/${account.id}/tokens/${revoked.id}`)).status).to.equal(200);
 
-      const disabled = await app.request('PATCH', `/api/serviceaccounts/${account.id}`, { cookie: admin.cookie, body: { isDisabled: true } });
+      const disabled = await api(app, admin).patch(`/api/serviceaccounts/${account.id}`, { isDisabled: true });
       expect(disabled.body).to.include({ isDisabled: true });
       for (const token of [live, shortLived]) {
         const res = await app.request('GET', '/api/user', { token: token.key });
@@ -231,7 +228,7 @@ describe('service accounts', () => {
       expect((await auditEntries(app, 'service_account.disabled')).map((e) => e.target_id)).to.deep.equal([account.id]);
 
       app.clock.advance(61_000);
-      expect((await app.request('PATCH', `/api/serviceaccounts/${account.id}`, { cookie: admin.cookie, body: { isDisabled: false } })).body).to.include({
+      expect((await api(app, admin).patch(`/api/serviceaccounts/${account.id}`, { isDisabled: false })).body).to.include({
         isDisabled: false,
       });
       expect((await app.request('GET', '/api/user', { token: live.key })).status).to.equal(200);
@@ -245,7 +242,7 @@ describe('service accounts', () => {
       const { key } = await buildToken(app, account);
       await buildToken(app, account);
       expect((await app.request('GET', '/api/user', { token: key })).status).to.equal(200);
-      const res = await app.request('DELETE', `/api/serviceaccounts/${account.id}`, { cookie: admin.cookie });
+      const res = await api(app, admin).delete(`/api/serviceaccounts/${account.id}`);
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ message: 'service account deleted' });
       expect(await app.count('users', { id: account.id })).to.equal(0);
@@ -255,128 +252,7 @@ describe('service accounts', () => {
       const [entry] = await auditEntries(app, 'service_account.deleted');
       expect(entry).to.include({ actor_id: admin.id, org_id: 'org_main', target_id: account.id, target_name: 'doomed' });
       expect(entry!.metadata).to.deep.equal({ login: 'sa-doomed', liveTokens: 2 });
-      expect((await app.request('DELETE', `/api/serviceaccounts/${account.id}`, { cookie: admin.cookie })).status).to.equal(404);
-    });
-  });
-
-  describe('tokens', () => {
-    it('are svc_sa_ + base64url of 32 bytes, shown once, stored hashed and pinned to the org, listed as metadata', async () => {
-      const account = await buildServiceAccount(app);
-      const res = await app.request('POST', `/api/serviceaccounts/${account.id}/tokens`, { cookie: admin.cookie, body: { name: 'deploy' } });
-      expect(res.status).to.equal(201);
-      expect(res.body).to.have.all.keys('id', 'name', 'key');
-      expect(res.body.key).to.match(/^svc_sa_[A-Za-z0-9_-]{43}$/);
-      const row = await app.db('api_tokens').where('id', res.body.id).first();
-      expect(row).to.include({ kind: 'sa', user_id: account.id, org_id: 'org_main', name: 'deploy', token_hash: sha256Hex(res.body.key), expires_at: null });
-      const listed = await app.request('GET', `/api/serviceaccounts/${account.id}/tokens`, { cookie: admin.cookie });
-      expect(listed.status).to.equal(200);
-      expect(listed.body).to.deep.equal({
-        totalCount: 1,
-        tokens: [
-          {
-            id: res.body.id,
-            name: 'deploy',
-            created: new Date(app.clock.now()).toISOString(),
-            expiration: null,
-            lastUsedAt: null,
-            isRevoked: false,
-            hasExpired: false,
-            secondsUntilExpiration: null,
-          },
-        ],
-        page: 1,
-        perPage: 100,
-      });
-      expect(JSON.stringify(listed.body)).not.to.include(res.body.key.slice(7));
-      const [entry] = await auditEntries(app, 'service_account.token_issued');
-      expect(entry).to.include({ actor_id: admin.id, org_id: 'org_main', target_type: 'service_account_token', target_id: res.body.id, target_name: 'deploy' });
-      expect(entry!.metadata).to.deep.equal({ serviceAccountId: account.id, secondsToLive: null });
-      expect(JSON.stringify(await app.db('audit_log').select('*')))
-        .not.to.include(res.body.key)
-        .and.not.to.include(row.token_hash);
-    });
-
-    it('refuse bad input (400), a duplicate name (409) and unknown accounts or tokens (404)', async () => {
-      const account = await buildServiceAccount(app);
-      const other = await buildServiceAccount(app);
-      const issue = (id: string, body: unknown) => app.request('POST', `/api/serviceaccounts/${id}/tokens`, { cookie: admin.cookie, body });
-      for (const body of [
-        {},
-        { name: '' },
-        { name: 'x', secondsToLive: 0 },
-        { name: 'x', secondsToLive: 'soon' },
-        { name: 'x', secondsToLive: 1.5 },
-        { name: 'x', extra: true },
-      ]) {
-        expect((await issue(account.id, body)).status, JSON.stringify(body)).to.equal(400);
-      }
-      const first = await issue(account.id, { name: 'dup' });
-      expect(first.status).to.equal(201);
-      expect((await issue(account.id, { name: 'dup' })).status).to.equal(409);
-      expect((await issue(other.id, { name: 'dup' })).status).to.equal(201);
-      expect((await issue('usr_missing', { name: 'x' })).status).to.equal(404);
-      expect((await app.request('GET', '/api/serviceaccounts/usr_missing/tokens', { cookie: admin.cookie })).status).to.equal(404);
-      expect((await app.request('DELETE', `/api/serviceaccounts/${account.id}/tokens/tok_missing`, { cookie: admin.cookie })).status).to.equal(404);
-      // A token is revoked only through its own account.
-      expect((await app.request('DELETE', `/api/serviceaccounts/${other.id}/tokens/${first.body.id}`, { cookie: admin.cookie })).status).to.equal(404);
-    });
-
-    it("authenticate as Bearer and as X-Api-Key, acting with the account's role in its org", async () => {
-      const editor = await buildServiceAccount(app, { role: 'Editor' });
-      const { key } = await buildToken(app, editor);
-      const me = await app.request('GET', '/api/user', { token: key });
-      expect(me.status).to.equal(200);
-      expect(me.body.id).to.equal(editor.id);
-      const permissions = await app.request('GET', '/api/user/permissions', { headers: { 'x-api-key': key } });
-      expect(permissions.status).to.equal(200);
-      expect(permissions.body).to.have.property('dashboards:write');
-      expect(permissions.body).not.to.have.property('serviceaccounts:create');
-      expect((await app.request('POST', '/api/serviceaccounts', { token: key, body: { name: 'child', role: 'Viewer' } })).status).to.equal(403);
-      expect((await app.db('api_tokens').where('user_id', editor.id).first()).last_used_at).not.to.equal(null);
-
-      const boss = await buildServiceAccount(app, { role: 'Admin' });
-      const bossKey = (await buildToken(app, boss)).key;
-      const created = await app.request('POST', '/api/serviceaccounts', { token: bossKey, body: { name: 'child', role: 'Editor' } });
-      expect(created.status).to.equal(201);
-      const [entry] = await auditEntries(app, 'service_account.created');
-      expect(entry).to.include({ actor_type: 'service_account', actor_id: boss.id });
-    });
-
-    it('stop working once revoked or expired', async () => {
-      const account = await buildServiceAccount(app, { role: 'Viewer' });
-      const revoked = await buildToken(app, account);
-      const res = await app.request('DELETE', `/api/serviceaccounts/${account.id}/tokens/${revoked.id}`, { cookie: admin.cookie });
-      expect(res.status).to.equal(200);
-      expect((await app.request('GET', '/api/user', { token: revoked.key })).status).to.equal(401);
-      expect((await app.request('GET', `/api/serviceaccounts/${account.id}/tokens`, { cookie: admin.cookie })).body.tokens[0].isRevoked).to.equal(true);
-      expect(await app.count('audit_log', { action: 'service_account.token_revoked', target_id: revoked.id })).to.equal(1);
-      // Revoking again changes nothing and records nothing.
-      expect((await app.request('DELETE', `/api/serviceaccounts/${account.id}/tokens/${revoked.id}`, { cookie: admin.cookie })).status).to.equal(200);
-      expect(await app.count('audit_log', { action: 'service_account.token_revoked' })).to.equal(1);
-
-      const issued = await app.request('POST', `/api/serviceaccounts/${account.id}/tokens`, {
-        cookie: admin.cookie,
-        body: { name: 'brief', secondsToLive: 60 },
-      });
-      app.clock.advance(59_000);
-      expect((await app.request('GET', '/api/user', { token: issued.body.key })).status).to.equal(200);
-      app.clock.advance(1_000);
-      expect((await app.request('GET', '/api/user', { token: issued.body.key })).status).to.equal(401);
-    });
-
-    it("are pinned to the account's org: naming another org is refused", async () => {
-      const orgId = await createOrg(app);
-      const account = await buildServiceAccount(app, { orgId, role: 'Admin' });
-      const { key } = await buildToken(app, account);
-      const own = await app.request('GET', '/api/serviceaccounts/search', { token: key, headers: { 'x-svc-org-id': orgId } });
-      expect(own.status).to.equal(200);
-      expect(own.body.serviceAccounts.map((a: { id: string }) => a.id)).to.deep.equal([account.id]);
-      // Without a header it acts in its own org, not in org_main.
-      expect((await app.request('GET', '/api/serviceaccounts/search', { token: key })).body.totalCount).to.equal(1);
-      const header = await app.request('GET', '/api/serviceaccounts/search', { token: key, headers: { 'x-svc-org-id': 'org_main' } });
-      expect(header.status).to.equal(403);
-      expect(header.body.message).to.include(`only act in org ${orgId}`);
-      expect((await app.request('GET', '/api/serviceaccounts/search?orgId=org_main', { token: key })).status).to.equal(403);
+      expect((await api(app, admin).delete(`/api/serviceaccounts/${account.id}`)).status).to.equal(404);
     });
   });
 
@@ -385,7 +261,9 @@ describe('service accounts', () => {
       await app.close();
       app = await startTestApp({ env: { QUOTA_SERVICE_ACCOUNTS_PER_ORG: '3' } });
       admin = await createUser(app, { role: 'Admin' });
-      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => create(admin.cookie, { name: `bot ${i}`, role: 'Viewer' })));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => api(app, admin).post('/api/serviceaccounts', { name: `bot ${i}`, role: 'Viewer' })),
+      );
       expect(results.filter((r) => r.status === 201)).to.have.length(3);
       const refused = results.filter((r) => r.status !== 201);
       expect(refused.map((r) => r.status)).to.deep.equal(Array(7).fill(403));
@@ -394,7 +272,7 @@ describe('service accounts', () => {
       // Another org has its own count.
       const orgId = await createOrg(app);
       await addMember(app, orgId, admin.id, 'Admin');
-      expect((await create(admin.cookie, { name: 'bot 0', role: 'Viewer' }, { 'x-svc-org-id': orgId })).status).to.equal(201);
+      expect((await api(app, admin, orgId).post('/api/serviceaccounts', { name: 'bot 0', role: 'Viewer' })).status).to.equal(201);
     });
 
     it('QUOTA_API_KEYS_PER_SA counts the live tokens of each account, exactly under 10 concurrent issues', async () => {
@@ -402,8 +280,7 @@ describe('service accounts', () => {
       app = await startTestApp({ env: { QUOTA_API_KEYS_PER_SA: '2' } });
       admin = await createUser(app, { role: 'Admin' });
       const account = await buildServiceAccount(app);
-      const issue = (id: string, name: string, body: object = {}) =>
-        app.request('POST', `/api/serviceaccounts/${id}/tokens`, { cookie: admin.cookie, body: { name, ...body } });
+      const issue = (id: string, name: string, body: object = {}) => api(app, admin).post(`/api/serviceaccounts/${id}/tokens`, { name, ...body });
       const results = await Promise.all(Array.from({ length: 10 }, (_, i) => issue(account.id, `t${i}`)));
       expect(results.filter((r) => r.status === 201)).to.have.length(2);
       const refused = results.find((r) => r.status !== 201)!;
@@ -419,7 +296,7 @@ describe('service accounts', () => {
       app.clock.advance(10_000);
       expect((await issue(other.id, 'c')).status).to.equal(201);
       const first = results.find((r) => r.status === 201)!.body.id;
-      await app.request('DELETE', `/api/serviceaccounts/${account.id}/tokens/${first}`, { cookie: admin.cookie });
+      await api(app, admin).delete(`/api/serviceaccounts/${account.id}/tokens/${first}`);
       expect((await issue(account.id, 'after revoke')).status).to.equal(201);
     });
   });

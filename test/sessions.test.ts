@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createUser } from './helpers/factories.ts';
+import { auditEntries, createUser } from './helpers/factories.ts';
 import { CookieJar, createTestDatabase, startTestApp, type TestApp } from './helpers/app.ts';
 
 const DAY = 86_400_000;
@@ -96,8 +96,8 @@ describe('session lifetime', () => {
       const second = await startTestApp({ database, env: { INVALIDATE_ALL_SESSIONS_ON_BOOT: 'true' } });
       expect(await second.count('sessions')).to.equal(0);
       expect((await second.request('GET', '/api/user', { cookie: user.cookie })).status).to.equal(401);
-      const wipe = await second.db('audit_log').where('action', 'session.revoked_all').first();
-      expect(JSON.parse(wipe.metadata)).to.include({ count: 1 });
+      const [wipe] = await auditEntries(second, 'session.revoked_all');
+      expect(wipe!.metadata).to.include({ count: 1 });
       await second.close();
     } finally {
       await database.drop();

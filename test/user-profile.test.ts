@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { addMember, createOrg, createUser, DEFAULT_PASSWORD, sessionCookie } from './helpers/factories.ts';
+import { addMember, auditEntries, buildAuthLink, createOrg, createUser, DEFAULT_PASSWORD, sessionCookie } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 describe('current user: profile, password, preferences, org switch, sessions, login links', () => {
@@ -24,8 +24,8 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
       });
       expect(res.status).to.equal(200);
       expect(res.body).to.include({ name: 'New Name', email: 'new@example.test', login: 'newlogin' });
-      const entry = await app.db('audit_log').where({ action: 'user.updated', target_id: user.id }).first();
-      expect(JSON.parse(entry.metadata)).to.deep.equal({ fields: ['email', 'login', 'name'], by: 'self' });
+      const [entry] = await auditEntries(app, { action: 'user.updated', target_id: user.id });
+      expect(entry!.metadata).to.deep.equal({ fields: ['email', 'login', 'name'], by: 'self' });
     });
 
     it("cannot take another user's email or login (409)", async () => {
@@ -54,8 +54,8 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
       await app.request('PUT', '/api/user', { cookie: user.cookie, body: { name: 'Same' } });
       expect(await app.count('audit_log', { action: 'user.updated', target_id: user.id })).to.equal(0);
       await app.request('PUT', '/api/user', { cookie: user.cookie, body: { name: 'Same', email: 'changed@example.test', currentPassword: user.password } });
-      const entry = await app.db('audit_log').where({ action: 'user.updated', target_id: user.id }).first();
-      expect(JSON.parse(entry.metadata)).to.deep.equal({ fields: ['email'], by: 'self' });
+      const [entry] = await auditEntries(app, { action: 'user.updated', target_id: user.id });
+      expect(entry!.metadata).to.deep.equal({ fields: ['email'], by: 'self' });
     });
 
     it('cannot give itself privileges: unknown fields are 400 and nothing changes', async () => {
@@ -220,9 +220,7 @@ describe('current user: profile, password, preferences, org switch, sessions, lo
         perPage: 100,
       });
       const now = app.clock.now();
-      await app
-        .db('user_auth_links')
-        .insert({ id: 'lnk_1', user_id: user.id, auth_module: 'oauth_generic', auth_id: 'sub-1', label: 'Generic OIDC', created_at: now, updated_at: now });
+      await buildAuthLink(app, user.id, { id: 'lnk_1', authId: 'sub-1' });
       const listed = await app.request('GET', '/api/user/auth-tokens', { cookie: user.cookie });
       expect(listed.body).to.deep.equal({
         totalCount: 1,

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { buildServiceAccount, createUser, type TestUser } from './helpers/factories.ts';
+import { api, auditEntries, buildServiceAccount, createUser, type TestUser } from './helpers/factories.ts';
 
 describe('user quotas', () => {
   let app: TestApp;
@@ -13,7 +13,7 @@ describe('user quotas', () => {
     await app.close();
   });
 
-  const setLimit = (cookie: string, userId: string, body: object) => app.request('POST', `/api/admin/users/${userId}/quotas`, { cookie, body });
+  const setLimit = (who: TestUser, userId: string, body: object) => api(app, who).post(`/api/admin/users/${userId}/quotas`, body);
 
   it('GET /api/user/quotas: 401 without a session; unlimited api_keys with the live count by default', async () => {
     expect((await app.request('GET', '/api/user/quotas')).status).to.equal(401);
@@ -28,27 +28,27 @@ describe('user quotas', () => {
     const user = await createUser(app);
     const orgAdmin = await createUser(app, { role: 'Admin' });
     expect((await app.request('POST', `/api/admin/users/${user.id}/quotas`, { body: { target: 'api_keys', limit: 1 } })).status).to.equal(401);
-    expect((await setLimit(orgAdmin.cookie, user.id, { target: 'api_keys', limit: 1 })).status).to.equal(403);
-    const res = await setLimit(admin.cookie, user.id, { target: 'api_keys', limit: 2 });
+    expect((await setLimit(orgAdmin, user.id, { target: 'api_keys', limit: 1 })).status).to.equal(403);
+    const res = await setLimit(admin, user.id, { target: 'api_keys', limit: 2 });
     expect(res.status).to.equal(200);
     expect(res.body).to.deep.equal([{ userId: user.id, target: 'api_keys', limit: 2, used: 0 }]);
-    const entry = await app.db('audit_log').where({ action: 'quota.updated', target_id: user.id }).first();
-    expect(JSON.parse(entry.metadata)).to.deep.equal({ target: 'api_keys', limit: 2 });
+    const [entry] = await auditEntries(app, { action: 'quota.updated', target_id: user.id });
+    expect(entry!.metadata).to.deep.equal({ target: 'api_keys', limit: 2 });
   });
 
   it('rejects an unknown target, a limit under -1 and an unknown user', async () => {
     const user = await createUser(app);
-    expect((await setLimit(admin.cookie, user.id, { target: 'dashboards', limit: 1 })).status).to.equal(400);
-    expect((await setLimit(admin.cookie, user.id, { target: 'api_keys', limit: -2 })).status).to.equal(400);
-    expect((await setLimit(admin.cookie, user.id, { target: 'api_keys' })).status).to.equal(400);
-    expect((await setLimit(admin.cookie, 'usr_missing', { target: 'api_keys', limit: 1 })).status).to.equal(404);
+    expect((await setLimit(admin, user.id, { target: 'dashboards', limit: 1 })).status).to.equal(400);
+    expect((await setLimit(admin, user.id, { target: 'api_keys', limit: -2 })).status).to.equal(400);
+    expect((await setLimit(admin, user.id, { target: 'api_keys' })).status).to.equal(400);
+    expect((await setLimit(admin, 'usr_missing', { target: 'api_keys', limit: 1 })).status).to.equal(404);
     const account = await buildServiceAccount(app);
-    expect((await setLimit(admin.cookie, account.id, { target: 'api_keys', limit: 1 })).status, 'a service account is not a user here').to.equal(404);
+    expect((await setLimit(admin, account.id, { target: 'api_keys', limit: 1 })).status, 'a service account is not a user here').to.equal(404);
   });
 
   it('is enforced on PAT creation, exactly under concurrent creates, and a revoked token frees its slot', async () => {
     const user = await createUser(app);
-    await setLimit(admin.cookie, user.id, { target: 'api_keys', limit: 3 });
+    await setLimit(admin, user.id, { target: 'api_keys', limit: 3 });
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) => app.request('POST', '/api/user/access-tokens', { cookie: user.cookie, body: { name: `t${i}` } })),
     );

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { addMember, createOrg, createUser } from './helpers/factories.ts';
+import { addMember, api, createOrg, createUser, signInAgain } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 const USER_FIELDS = ['id', 'email', 'login', 'name', 'theme', 'orgId', 'isSvcAdmin', 'orgs', 'authLabels', 'isDisabled', 'avatarUrl'];
@@ -61,11 +61,10 @@ describe('current user', () => {
       const user = await createUser(app, { role: 'Viewer' });
       const before = await app.request('GET', '/api/user/permissions', { cookie: user.cookie });
       expect(before.body).not.to.have.property('dashboards:write');
-      await app.services.transact(async (tx) => {
-        await tx.db('org_members').where({ org_id: 'org_main', user_id: user.id }).update({ role: 'Editor' });
-        tx.policyChanged('org_main');
-      });
-      const after = await app.request('GET', '/api/user/permissions', { cookie: user.cookie });
+      const admin = await createUser(app, { role: 'Admin' });
+      expect((await api(app, admin).patch(`/api/org/users/${user.id}`, { role: 'Editor' })).status).to.equal(200);
+      // A change of org role ends the user's sessions: the next request comes from a new one.
+      const after = await api(app, await signInAgain(app, user)).get('/api/user/permissions');
       expect(after.body['dashboards:write']).to.include('dashboards:*');
     });
 

@@ -4,8 +4,7 @@
  */
 import http from 'node:http';
 import { expect } from 'chai';
-import { insertUser } from '../src/identity/users.store.ts';
-import { createUser } from './helpers/factories.ts';
+import { buildServiceAccount, createUser } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 const ASSETS: Array<[string, RegExp]> = [
@@ -57,9 +56,7 @@ describe('web pages', () => {
     });
 
     it('counts only human users: a service account alone still means setup', async () => {
-      // Through the store, then flagged, so the test follows the users table as it changes.
-      const id = await insertUser(app.db, { login: 'sa-robot', email: null, name: 'robot', passwordHash: null, defaultOrgId: null }, app.clock.now());
-      await app.db('users').where('id', id).update({ is_service_account: true });
+      await buildServiceAccount(app, { name: 'robot' });
       const res = await app.request('GET', '/');
       expect(res.headers.get('location')).to.equal('/setup');
     });

@@ -1,17 +1,21 @@
 /**
  * The one factories module: `build*` functions with overrides build the principals and state a
- * test needs straight through the stores; `api` sends requests as a principal; `auditEntries`
- * reads the audit log; `DENIED` is what a caller learns of a policy deny.
+ * test needs through the stores, as the service would; `api` sends requests as a principal and
+ * `passwordLogin` signs in through the form; `auditEntries` reads the audit log and
+ * `expectAuditEntry` checks it; `DENIED` is what a caller learns of a policy deny.
  */
 import { randomBytes } from 'node:crypto';
-import { addAssignment, createRole, grantManaged, type GrantHolder } from '../../src/accesscontrol/grants.ts';
+import { expect } from 'chai';
+import { addAssignment, createRole, grantManaged, type GrantHolder, type LegacyAclEntry } from '../../src/accesscontrol/grants.ts';
+import { SYSTEM_ACTOR } from '../../src/audit/writer.ts';
+import { importLegacyAcl } from '../../src/permissions/legacy-acl.ts';
 import type { Permission } from '../../src/accesscontrol/builtin-roles.ts';
 import type { OrgRole } from '../../src/authz/types.ts';
 import { hashPassword } from '../../src/crypto/password.ts';
 import { randomToken, sha256Hex } from '../../src/crypto/tokens.ts';
 import { sessionCookieValue } from '../../src/identity/sessions.ts';
 import { insertSession } from '../../src/identity/sessions.store.ts';
-import { addOrgMember, insertUser } from '../../src/identity/users.store.ts';
+import { addOrgMember, insertUser, setUserDisabled } from '../../src/identity/users.store.ts';
 import { DEFAULT_ORG_ID, insertOrg } from '../../src/orgs/store.ts';
 import { seedOrgRoles } from '../../src/accesscontrol/seed.ts';
 import { writePreferences, type Preferences } from '../../src/preferences/store.ts';
@@ -39,6 +43,7 @@ export interface UserOverrides {
   orgId?: string | null;
   role?: OrgRole;
   svcAdmin?: boolean;
+  /** Disabled through the store: unlike the API, that leaves the session of `cookie` live, as an older release or an operator would. */
   disabled?: boolean;
 }
 
@@ -69,11 +74,22 @@ export async function createUser(app: TestApp, overrides: UserOverrides = {}): P
       { login, email, name: overrides.name ?? login, passwordHash, isSvcAdmin: overrides.svcAdmin ?? false, defaultOrgId: orgId },
       now,
     );
-    if (overrides.disabled) await tx.db('users').where('id', userId).update({ is_disabled: true });
+    if (overrides.disabled) await setUserDisabled(tx.db, userId, true, now);
     if (orgId) await addOrgMember(tx, orgId, userId, overrides.role ?? 'Viewer', now);
     return userId;
   });
   return { id, login, email, password, cookie: await sessionCookie(app, id) };
+}
+
+/**
+ * An external login link of the user. Links come from identity-provider sign-ins this service does
+ * not run (they arrive with imported accounts), so no endpoint makes one: the factory writes the row.
+ */
+export async function buildAuthLink(app: TestApp, userId: string, link: { id: string; authId: string; createdAt?: number }): Promise<void> {
+  const at = link.createdAt ?? app.clock.now();
+  await app
+    .db('user_auth_links')
+    .insert({ id: link.id, user_id: userId, auth_module: 'oauth_generic', auth_id: link.authId, label: 'Generic OIDC', created_at: at, updated_at: at });
 }
 
 export async function sessionCookie(app: TestApp, userId: string): Promise<string> {
@@ -93,6 +109,15 @@ export async function createOrg(app: TestApp, overrides: { id?: string; name?: s
   return id;
 }
 
+/** A fresh org with an Admin, an Editor and a Viewer whose default org it is. */
+export async function buildOrgWithPeople(app: TestApp, name?: string) {
+  const orgId = await createOrg(app, name ? { name } : {});
+  const admin = await createUser(app, { orgId, role: 'Admin' });
+  const editor = await createUser(app, { orgId, role: 'Editor' });
+  const viewer = await createUser(app, { orgId, role: 'Viewer' });
+  return { orgId, admin, editor, viewer };
+}
+
 export async function addMember(app: TestApp, orgId: string, userId: string, role: OrgRole): Promise<void> {
   await app.services.transact((tx) => addOrgMember(tx, orgId, userId, role, app.clock.now()));
 }
@@ -109,6 +134,7 @@ export interface AuditRow {
   target_id: string | null;
   target_name: string | null;
   outcome: string;
+  ip: string | null;
   metadata: Record<string, any> | null;
 }
 
@@ -122,6 +148,31 @@ export async function auditEntries(app: TestApp, where: string | Partial<Record<
   return rows.map((row: Record<string, any>) => ({ ...row, metadata: row.metadata ? JSON.parse(row.metadata) : null }) as AuditRow);
 }
 
+/**
+ * Expects audit entries matching `where` (exactly `count` of them when given, else at least one), the
+ * last of which includes `fields` (a `metadata` field is compared deeply); returns that entry.
+ */
+export async function expectAuditEntry(
+  app: TestApp,
+  where: Partial<Record<keyof AuditRow, unknown>>,
+  fields: Partial<AuditRow>,
+  count?: number,
+): Promise<AuditRow> {
+  const entries = await auditEntries(app, where);
+  if (count === undefined) expect(entries, `${JSON.stringify(where)} entries`).to.have.length.greaterThan(0);
+  else expect(entries, `${JSON.stringify(where)} entries`).to.have.length(count);
+  const last = entries[entries.length - 1]!;
+  expect(last).to.deep.include(fields);
+  return last;
+}
+
+/** The caller's permissions in the active org (or `orgId`), as GET /api/user/permissions shows them. */
+export async function permissionsOf(app: TestApp, user: Pick<TestUser, 'cookie'>, orgId?: string): Promise<Record<string, string[]>> {
+  const res = await api(app, user, orgId).get('/api/user/permissions');
+  expect(res.status).to.equal(200);
+  return res.body;
+}
+
 export const buildUser = createUser;
 export const buildOrg = createOrg;
 
@@ -130,6 +181,11 @@ export function api(app: TestApp, user: Pick<TestUser, 'cookie'>, orgId?: string
   const headers = orgId ? { 'x-svc-org-id': orgId } : undefined;
   const send = (method: string) => (path: string, body?: unknown) => app.request(method, path, { cookie: user.cookie, body, ...(headers && { headers }) });
   return { get: send('GET'), post: send('POST'), put: send('PUT'), patch: send('PATCH'), delete: send('DELETE') };
+}
+
+/** Signs in through the login form (`POST /api/login`) with a login or email and a password. */
+export function passwordLogin(app: TestApp, user: string, password: string, headers: Record<string, string> = {}) {
+  return app.request('POST', '/api/login', { body: { user, password }, headers });
 }
 
 /** A fresh session for a user whose sessions a change revoked. */
@@ -176,6 +232,17 @@ export async function addTeamMember(app: TestApp, teamOrId: TestTeam | string, u
   });
 }
 
+/** The team-admin actions the user's managed role holds on the team, sorted. */
+export async function teamAdminActions(app: TestApp, userId: string, team: TestTeam): Promise<string[]> {
+  const rows: Array<{ action: string }> = await app
+    .db('role_permissions as p')
+    .join('roles as r', 'r.id', 'p.role_id')
+    .where({ 'r.org_id': team.orgId, 'r.uid': `managed:users:${userId}:permissions`, 'p.scope': `teams:id:${team.id}` })
+    .orderBy('p.action')
+    .select('p.action');
+  return rows.map((row) => row.action);
+}
+
 async function findTeam(app: TestApp, teamId: string): Promise<TestTeam> {
   const row = await app.db('teams').where('id', teamId).first('id', 'org_id', 'name');
   return { id: row.id, orgId: row.org_id, name: row.name };
@@ -185,8 +252,7 @@ async function findTeam(app: TestApp, teamId: string): Promise<TestTeam> {
 export async function assignRoleToTeam(app: TestApp, team: TestTeam, roleUid: string): Promise<void> {
   await app.services.transact(async (tx) => {
     const role: { id: number } = await tx.db('roles').where({ org_id: team.orgId, uid: roleUid }).first('id');
-    await tx.db('team_roles').insert({ team_id: team.id, role_id: role.id, created_at: app.clock.now() });
-    tx.policyChanged(team.orgId, { kind: 'team', teamId: team.id });
+    await addAssignment(tx, { kind: 'team', teamId: team.id, orgId: team.orgId }, role.id, app.clock.now());
   });
 }
 
@@ -300,6 +366,16 @@ export async function grantManagedPermissions(app: TestApp, orgId: string, holde
     : holder.kind === 'team'
       ? `managed:teams:${holder.teamId}:permissions`
       : `managed:builtins:${holder.role.toLowerCase()}:permissions`;
+}
+
+/** Imports `entries` as the org's legacy dashboard ACL, as the admin CLI does (no endpoint writes it). */
+export async function importLegacyAclEntries(
+  app: TestApp,
+  orgId: string,
+  entries: Array<Partial<LegacyAclEntry> & Pick<LegacyAclEntry, 'permission'>>,
+): Promise<void> {
+  const full = entries.map((entry) => ({ dashboardUid: null, folderUid: null, userId: null, teamId: null, role: null, ...entry }));
+  await importLegacyAcl(app.services, SYSTEM_ACTOR, orgId, full);
 }
 
 /** Sets the org's `users` quota, as PUT /api/orgs/<id>/quotas/users does. */

@@ -1,0 +1,114 @@
+/** Teams: searching the teams of an org (`GET /api/teams/search`), filtered by the policy. */
+import { expect } from 'chai';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+import { addTeamMember, api, buildManyTeams, buildTeam, createOrg, createUser, type TestTeam, type TestUser } from './helpers/factories.ts';
+
+const TEAM_FIELDS = ['id', 'orgId', 'name', 'email', 'avatarUrl', 'memberCount'];
+
+describe('teams', () => {
+  let app: TestApp;
+
+  before(async () => {
+    app = await startTestApp();
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  describe('GET /api/teams/search', () => {
+    let org: string;
+    let orgAdmin: TestUser;
+    let orgViewer: TestUser;
+    let lonelyAdmin: TestUser;
+    let teams: TestTeam[];
+
+    before(async () => {
+      org = await createOrg(app, { name: 'Search Org' });
+      orgAdmin = await createUser(app, { orgId: org, role: 'Admin' });
+      orgViewer = await createUser(app, { orgId: org, role: 'Viewer' });
+      lonelyAdmin = await createUser(app, { orgId: org, role: 'None' });
+      teams = [];
+      for (const name of ['Alpha', 'Bravo', 'Charlie', 'Delta', 'Echo 100%']) teams.push(await buildTeam(app, { orgId: org, name }));
+      await addTeamMember(app, teams[2]!, lonelyAdmin.id, 4);
+      await addTeamMember(app, teams[2]!, orgViewer.id);
+    });
+
+    const search = (user: TestUser, query = '') => api(app, user, org).get(`/api/teams/search${query}`);
+
+    it('lists every team of the org, by name, for a Viewer and for an Admin', async () => {
+      for (const user of [orgViewer, orgAdmin]) {
+        const res = await search(user);
+        expect(res.status).to.equal(200);
+        expect(res.body).to.have.all.keys('totalCount', 'teams', 'page', 'perPage');
+        expect(res.body).to.include({ totalCount: 5, page: 1, perPage: 100 });
+        expect(res.body.teams.map((t: { name: string }) => t.name)).to.deep.equal(['Alpha', 'Bravo', 'Charlie', 'Delta', 'Echo 100%']);
+        for (const team of res.body.teams) expect(team).to.have.all.keys(...TEAM_FIELDS);
+        expect(res.body.teams[2]).to.include({ id: teams[2]!.id, orgId: org, memberCount: 2 });
+      }
+    });
+
+    it('shows a member without teams:read only the team it administers, and counts only that', async () => {
+      const res = await search(lonelyAdmin, '?perpage=1');
+      expect(res.status).to.equal(200);
+      expect(res.body).to.include({ totalCount: 1, page: 1, perPage: 1 });
+      expect(res.body.teams.map((t: { id: string }) => t.id)).to.deep.equal([teams[2]!.id]);
+      expect((await search(lonelyAdmin, '?query=alpha')).body).to.include({ totalCount: 0 });
+    });
+
+    it('is 403 for a member with org role None and no team', async () => {
+      const nobody = await createUser(app, { orgId: org, role: 'None' });
+      const res = await search(nobody);
+      expect(res.status).to.equal(403);
+      expect(res.body.message).to.equal('permission denied: you need teams:read to do this');
+    });
+
+    it('pages after filtering, and matches query on the name ignoring case, % literal', async () => {
+      const second = await search(orgAdmin, '?perpage=2&page=2');
+      expect(second.body).to.include({ totalCount: 5, page: 2, perPage: 2 });
+      expect(second.body.teams.map((t: { name: string }) => t.name)).to.deep.equal(['Charlie', 'Delta']);
+      const beyond = await search(orgAdmin, '?perpage=2&page=9');
+      expect(beyond.body).to.include({ totalCount: 5 });
+      expect(beyond.body.teams).to.deep.equal([]);
+      const names = async (query: string) => (await search(orgAdmin, `?query=${encodeURIComponent(query)}`)).body.teams.map((t: { name: string }) => t.name);
+      expect(await names('LTA')).to.deep.equal(['Delta']);
+      expect(await names('a')).to.deep.equal(['Alpha', 'Bravo', 'Charlie', 'Delta']);
+      expect(await names('%')).to.deep.equal(['Echo 100%']);
+      expect(await names('_')).to.deep.equal([]);
+    });
+
+    it('rejects bad paging and unknown parameters with 400', async () => {
+      for (const query of ['perpage=0', 'perpage=1001', 'page=0', 'page=abc', 'sort=name']) {
+        const res = await search(orgAdmin, `?${query}`);
+        expect(res.status, query).to.equal(400);
+        expect(res.body.message).to.be.a('string');
+      }
+      expect((await app.request('GET', `/api/teams/search?orgId=${org}`, { cookie: orgAdmin.cookie })).status).to.equal(200);
+    });
+
+    it('filters thousands of teams in one policy call', async () => {
+      const bulkOrg = await createOrg(app, { name: 'Bulk Teams Org' });
+      const bulkAdmin = await createUser(app, { orgId: bulkOrg, role: 'Admin' });
+      const teamAdmin = await createUser(app, { orgId: bulkOrg, role: 'None' });
+      const ids = await buildManyTeams(app, bulkOrg, 3000, 'bulk');
+      await addTeamMember(app, { id: ids[2500]!, name: 'bulk 02500', orgId: bulkOrg }, teamAdmin.id, 4);
+      const engine = app.services.engine;
+      const original = engine.filter.bind(engine);
+      let calls = 0;
+      engine.filter = async (input) => {
+        calls++;
+        return original(input);
+      };
+      try {
+        const page = await api(app, bulkAdmin, bulkOrg).get('/api/teams/search?perpage=10&page=300');
+        expect(page.body).to.include({ totalCount: 3000 });
+        expect(page.body.teams.map((t: { id: string }) => t.id)).to.deep.equal(ids.slice(2990));
+        const own = await api(app, teamAdmin, bulkOrg).get('/api/teams/search');
+        expect(own.body).to.include({ totalCount: 1 });
+        expect(own.body.teams[0]).to.include({ id: ids[2500], memberCount: 1 });
+        expect(calls).to.equal(2);
+      } finally {
+        engine.filter = original;
+      }
+    });
+  });
+});
