@@ -61,6 +61,8 @@ export interface AuthorizeOptions {
   delegate?: AuthzInput['delegate'];
   /** The user an org membership change is about. */
   targetUser?: AuthzInput['target_user'];
+  /** A setup-wizard change: whether setup is still open to anyone. */
+  setup?: AuthzInput['setup'];
 }
 
 export interface RouteSpec<B, Q, P> {
@@ -133,6 +135,7 @@ export class RouteRegistrar {
           if (options.chat) input.chat = options.chat;
           if (options.delegate) input.delegate = options.delegate;
           if (options.targetUser) input.target_user = options.targetUser;
+          if (options.setup) input.setup = options.setup;
           const decision = await services.engine.authorize(input);
           if (!decision.allow) {
             // The reasons can name scopes the caller may not see (a dashboard's folder), so
@@ -145,6 +148,9 @@ export class RouteRegistrar {
               target: refusalTarget(resource, input.org_id),
               metadata: { request: `${spec.method.toUpperCase()} ${spec.path}` },
             };
+            // A caller who has not signed in might be allowed once it does (a public route that
+            // asks the policy: the setup wizard), so its refusal is a 401.
+            if (!principal) throw new UnauthorizedError(decision.message);
             throw decision.message ? new ForbiddenError(decision.message) : permissionDenied(action);
           }
         },

@@ -1,17 +1,19 @@
 /**
- * The setup wizard's API (all public by the spec). Before any user exists anyone may run it;
- * once the first admin exists, changing platform settings or completing setup needs a server
- * admin's session, decided by the policy like everything else.
+ * The setup wizard's API (all public by the spec). The policy decides who may change setup
+ * (policies/authz/setup): anyone while no user exists, afterwards a server admin. This gathers
+ * that fact for it, and re-checks it where the change is written.
  */
+import type { Knex } from 'knex';
 import { recordAudit, recordFailure } from '../audit/writer.ts';
+import type { Tx } from '../db/transaction.ts';
 import { actorOf } from '../http/actor.ts';
-import { ConflictError, UnauthorizedError } from '../errors.ts';
+import { ConflictError } from '../errors.ts';
 import type { RouteContext, RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
-import { readSetting, writeSetting } from '../settings/store.ts';
+import { lockSetting, readSetting, writeSetting } from '../settings/store.ts';
 import { assertAcceptablePassword } from './password-policy.ts';
 import { issueSession, setSessionCookie } from './sessions.ts';
-import { createFirstAdmin } from './setup.ts';
+import { createFirstAdmin, SETUP_LOCK_KEY } from './setup.ts';
 import { anyHumanUserExists } from './users.store.ts';
 import {
   platformSettingsSchema,
@@ -39,11 +41,36 @@ async function setupState(services: Services) {
   };
 }
 
-/** Before the first admin exists the wizard is open; afterwards only a server admin may change setup. */
-async function authorizeSetupChange(route: RouteContext<unknown, unknown, unknown>): Promise<void> {
-  if (!(await anyHumanUserExists(route.services.db))) return;
-  if (!route.ctx.state.principal) throw new UnauthorizedError('setup is done: sign in as a server admin to change it');
-  await route.authorize('settings:write');
+/** The policy's input.setup: the wizard is open while no user exists. */
+async function setupFacts(db: Knex): Promise<{ open: boolean }> {
+  return { open: !(await anyHumanUserExists(db)) };
+}
+
+/**
+ * Writes a setup change the policy allowed on `setup`. A change allowed because setup was open
+ * is re-checked in the transaction that writes, under the lock the first admin's creation takes:
+ * it lands before that creation or not at all (409, audited), never after it. A change allowed
+ * to a server admin depends on no such fact.
+ */
+async function writeSetupChange(
+  route: RouteContext<unknown, unknown, unknown>,
+  setup: { open: boolean },
+  action: string,
+  write: (tx: Tx) => Promise<void>,
+): Promise<void> {
+  const { ctx, services, principal } = route;
+  const written = await services.transact(async (tx) => {
+    if (setup.open) {
+      await lockSetting(tx.db, SETUP_LOCK_KEY);
+      if (await anyHumanUserExists(tx.db)) return false;
+    }
+    await write(tx);
+    return true;
+  });
+  if (!written) {
+    await recordFailure(services, actorOf(ctx, principal), { action, metadata: { reason: 'the first admin was created meanwhile' } });
+    throw new ConflictError('setup is done: the first admin was created meanwhile; sign in as a server admin to change it');
+  }
 }
 
 export const setupRoutes: RouteModule = (routes) => {
@@ -101,10 +128,11 @@ export const setupRoutes: RouteModule = (routes) => {
     access: 'public',
     body: platformSettingsSchema,
     async handler(route) {
-      await authorizeSetupChange(route);
       const { ctx, body, services, principal } = route;
+      const setup = await setupFacts(services.db);
+      await route.authorize('settings:write', undefined, { setup });
       const now = services.clock.now();
-      await services.transact(async (tx) => {
+      await writeSetupChange(route, setup, 'setup.config_saved', async (tx) => {
         const previous = await readSetting<StoredPlatformSettings>(tx.db, SETTINGS_KEY);
         await writeSetting(tx.db, SETTINGS_KEY, sealPlatformSettings(body as PlatformSettings, previous, services.secretBox), now);
         await recordAudit(tx.db, actorOf(ctx, principal), { action: 'setup.config_saved', metadata: { sections: Object.keys(body) } }, now);
@@ -118,10 +146,11 @@ export const setupRoutes: RouteModule = (routes) => {
     path: '/api/setup/complete',
     access: 'public',
     async handler(route) {
-      await authorizeSetupChange(route);
       const { ctx, services, principal } = route;
+      const setup = await setupFacts(services.db);
+      await route.authorize('settings:write', undefined, { setup });
       const now = services.clock.now();
-      await services.transact(async (tx) => {
+      await writeSetupChange(route, setup, 'setup.completed', async (tx) => {
         if (await readSetting(tx.db, COMPLETE_KEY)) return;
         await writeSetting(tx.db, COMPLETE_KEY, { at: now }, now);
         await recordAudit(tx.db, actorOf(ctx, principal), { action: 'setup.completed' }, now);
