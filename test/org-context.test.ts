@@ -20,7 +20,7 @@ describe('the active org, decided by the policy', () => {
 
   it('is 401 without credentials, whatever org is named', async () => {
     const orgId = await buildOrg(app);
-    for (const headers of [{ 'x-svc-org-id': orgId }, { 'x-svc-org-id': 'org_made_up' }, {}]) {
+    for (const headers of [{ 'x-svc-org-id': orgId }, { 'x-svc-org-id': 'org_made_up' }, {}] as Array<Record<string, string>>) {
       const res = await app.request('POST', '/api/teams', { headers, body: { name: 'Anonymous' } });
       expect(res.status).to.equal(401);
     }
