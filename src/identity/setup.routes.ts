@@ -1,19 +1,17 @@
 /**
  * The setup wizard's API (all public by the spec). The policy decides who may change setup
- * (policies/authz/setup): anyone while no user exists, afterwards a server admin. This gathers
- * that fact for it, and re-checks it where the change is written.
+ * (policies/authz/setup): anyone while no user exists, afterwards a server admin. The handlers
+ * gather that fact for it (setup.ts), which re-checks it where the change is written.
  */
-import type { Knex } from 'knex';
 import { recordAudit, recordFailure } from '../audit/writer.ts';
-import type { Tx } from '../db/transaction.ts';
 import { actorOf } from '../http/actor.ts';
 import { ConflictError } from '../errors.ts';
-import type { RouteContext, RouteModule } from '../http/route.ts';
+import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
-import { lockSetting, readSetting, writeSetting } from '../settings/store.ts';
+import { readSetting, writeSetting } from '../settings/store.ts';
 import { assertAcceptablePassword } from './password-policy.ts';
 import { issueSession, setSessionCookie } from './sessions.ts';
-import { createFirstAdmin, SETUP_LOCK_KEY } from './setup.ts';
+import { createFirstAdmin, setupFacts, writeSetupChange } from './setup.ts';
 import { anyHumanUserExists } from './users.store.ts';
 import {
   platformSettingsSchema,
@@ -39,38 +37,6 @@ async function setupState(services: Services) {
     completedAt: complete ? new Date(complete.at).toISOString() : null,
     settings: presentPlatformSettings(settings),
   };
-}
-
-/** The policy's input.setup: the wizard is open while no user exists. */
-async function setupFacts(db: Knex): Promise<{ open: boolean }> {
-  return { open: !(await anyHumanUserExists(db)) };
-}
-
-/**
- * Writes a setup change the policy allowed on `setup`. A change allowed because setup was open
- * is re-checked in the transaction that writes, under the lock the first admin's creation takes:
- * it lands before that creation or not at all (409, audited), never after it. A change allowed
- * to a server admin depends on no such fact.
- */
-async function writeSetupChange(
-  route: RouteContext<unknown, unknown, unknown>,
-  setup: { open: boolean },
-  action: string,
-  write: (tx: Tx) => Promise<void>,
-): Promise<void> {
-  const { ctx, services, principal } = route;
-  const written = await services.transact(async (tx) => {
-    if (setup.open) {
-      await lockSetting(tx.db, SETUP_LOCK_KEY);
-      if (await anyHumanUserExists(tx.db)) return false;
-    }
-    await write(tx);
-    return true;
-  });
-  if (!written) {
-    await recordFailure(services, actorOf(ctx, principal), { action, metadata: { reason: 'the first admin was created meanwhile' } });
-    throw new ConflictError('setup is done: the first admin was created meanwhile; sign in as a server admin to change it');
-  }
 }
 
 export const setupRoutes: RouteModule = (routes) => {
@@ -132,7 +98,7 @@ export const setupRoutes: RouteModule = (routes) => {
       const setup = await setupFacts(services.db);
       await route.authorize('settings:write', undefined, { setup });
       const now = services.clock.now();
-      await writeSetupChange(route, setup, 'setup.config_saved', async (tx) => {
+      await writeSetupChange(services, actorOf(ctx, principal), setup, 'setup.config_saved', async (tx) => {
         const previous = await readSetting<StoredPlatformSettings>(tx.db, SETTINGS_KEY);
         await writeSetting(tx.db, SETTINGS_KEY, sealPlatformSettings(body as PlatformSettings, previous, services.secretBox), now);
         await recordAudit(tx.db, actorOf(ctx, principal), { action: 'setup.config_saved', metadata: { sections: Object.keys(body) } }, now);
@@ -150,7 +116,7 @@ export const setupRoutes: RouteModule = (routes) => {
       const setup = await setupFacts(services.db);
       await route.authorize('settings:write', undefined, { setup });
       const now = services.clock.now();
-      await writeSetupChange(route, setup, 'setup.completed', async (tx) => {
+      await writeSetupChange(services, actorOf(ctx, principal), setup, 'setup.completed', async (tx) => {
         if (await readSetting(tx.db, COMPLETE_KEY)) return;
         await writeSetting(tx.db, COMPLETE_KEY, { at: now }, now);
         await recordAudit(tx.db, actorOf(ctx, principal), { action: 'setup.completed' }, now);
