@@ -7,21 +7,10 @@ OPA_VERSION="v1.22.0"
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 local_opa="$root/.tools/bin/opa"
+# shellcheck source=tools/lib.sh
+source "$root/tools/lib.sh"
 
-version_of() {
-  # `opa version` prints "Version: 1.22.0"
-  echo "v$("$1" version 2>/dev/null | sed -n 's/^Version: *//p')"
-}
-
-if path_opa="$(command -v opa 2>/dev/null)" && [ "$(version_of "$path_opa")" = "$OPA_VERSION" ]; then
-  echo "$path_opa"
-  exit 0
-fi
-
-if [ -x "$local_opa" ] && [ "$(version_of "$local_opa")" = "$OPA_VERSION" ]; then
-  echo "$local_opa"
-  exit 0
-fi
+find_pinned opa "$OPA_VERSION" "$local_opa" && exit 0
 
 if ! command -v go >/dev/null 2>&1; then
   echo "opa.sh: OPA $OPA_VERSION is neither on PATH nor in $root/.tools/bin, and go is not installed to build it" >&2

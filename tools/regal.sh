@@ -12,20 +12,10 @@ REGAL_ZIP_SHA256="d171f3980aa1f6476b0567cc6d158360f17bc255fe71625c6699b73bd7be76
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 local_regal="$root/.tools/bin/regal"
+# shellcheck source=tools/lib.sh
+source "$root/tools/lib.sh"
 
-version_of() {
-  # `regal version` prints "Version: 0.37.0"
-  echo "v$("$1" version 2>/dev/null | sed -n 's/^Version: *//p')"
-}
-
-if path_regal="$(command -v regal 2>/dev/null)" && [ "$(version_of "$path_regal")" = "$REGAL_VERSION" ]; then
-  echo "$path_regal"
-  exit 0
-fi
-if [ -x "$local_regal" ] && [ "$(version_of "$local_regal")" = "$REGAL_VERSION" ]; then
-  echo "$local_regal"
-  exit 0
-fi
+find_pinned regal "$REGAL_VERSION" "$local_regal" && exit 0
 command -v go >/dev/null 2>&1 || { echo "regal.sh: Regal $REGAL_VERSION is not installed and go is not there to build it" >&2; exit 1; }
 
 echo "regal.sh: building Regal $REGAL_VERSION into $root/.tools/bin (a few minutes, once)..." >&2

@@ -11,6 +11,7 @@ import data.authz.rbac
 import data.authz.scopes
 import data.authz.self
 import data.authz.server
+import data.authz.setup
 import data.authz.subject
 
 # METADATA
@@ -38,7 +39,8 @@ _decision(grants) := {"allow": true, "reasons": grants} if {
 # A refusal carries a message for the caller only when what it says is safe to show: a
 # delegation refusal names nothing but the caller's own permissions and the role's, which the
 # caller sent or may read; a refused move names the create action the destination folder (the
-# caller's own choice) lacks. Every other refusal says only which action was refused.
+# caller's own choice) lacks; the closed setup wizard tells a caller who has not signed in to do
+# so. Every other refusal says only which action was refused.
 _refusal(grants) := {"allow": false, "reasons": sort(_denials), "message": delegation_message} if {
 	count(grants) > 0
 	subject.is_active
@@ -50,6 +52,8 @@ _refusal(grants) := {"allow": false, "reasons": sort(_denials), "message": deleg
 	count(grants) > 0
 	subject.is_active
 	not _destination_allows(input)
+} else := {"allow": false, "reasons": sort(_denials), "message": setup.closed_message} if {
+	setup.refuses_anonymous(input)
 } else := {"allow": false, "reasons": sort(_denials)}
 
 destination_message := concat("", ["permission denied: you need ", _creation_of(input.action), " on the destination folder to do this"])
@@ -104,16 +108,17 @@ _candidates := scopes.candidates(_target, _action)
 
 # what role permissions and legacy ACL entries grant, plus a subject's rights on itself (only
 # ever on a users target), as sorted reasons; without a target, the action held on any scope
-# counts, and a member reads the org it is in. A subject that may not act has no roles and no principals, so it is granted nothing.
+# counts, a member reads the org it is in, and anyone changes the open setup wizard's settings.
+# A subject that may not act has no roles and no principals, so it is granted nothing.
 #
 # Each kind of reason is sorted on its own and the sorted arrays are joined, rather than a union
 # of sets sorted at the end (a union builds a new set): the kinds sort apart by their first word,
-# "a subject may" < "legacy ACL grants" < "role", so the result is the same.
+# "a subject may" < "legacy ACL grants" < "role" < "setup", so the result is the same.
 default _grants := []
 
 _grants := grants_on(input.resource, input.action) if {
 	_has_resource(input)
-} else := array.concat(self.org_grants(_action), sort(rbac.holders(subject.roles, _action)))
+} else := array.concat(array.concat(self.org_grants(_action), sort(rbac.holders(subject.roles, _action))), setup.grants(_action))
 
 # the grants that allow action on resource, as sorted reasons: a subject's rights on itself
 # (only ever on a users target), a server admin's on an org, role permissions and legacy ACL

@@ -10,7 +10,7 @@ import { isDatabaseUnavailable } from '../db/errors.ts';
 import { ALL_ORGS, type PolicyChangeListener } from '../db/transaction.ts';
 import { buildOrgDocument, loadFragment, readPolicyRevisions, type DocumentSettings } from './document.ts';
 import type { OrgChange, PolicyFragment } from './fragments.ts';
-import type { AuthzInput, Decision, FilterInput, PermissionMap, Subject } from './types.ts';
+import type { ActiveOrgInput, AuthzInput, Decision, FilterInput, PermissionMap, Subject } from './types.ts';
 import type { PolicyInstance, PolicyModule } from './wasm.ts';
 
 /** Key of the server-level document (global roles only), used when org_id is null. */
@@ -104,6 +104,8 @@ export class AuthzEngine implements PolicyChangeListener {
   private readonly counters = { rebuilds: 0, patches: 0 };
   private poller: NodeJS.Timeout | null = null;
   private ticks = 0;
+  /** An instance with no data document, for the entry points that read only their input. */
+  private inputOnly: Promise<PolicyInstance> | null = null;
 
   constructor(
     private readonly db: Knex,
@@ -118,6 +120,24 @@ export class AuthzEngine implements PolicyChangeListener {
       const result = org.instance.evaluate('authz/decision', input) as Decision | undefined;
       if (!result || typeof result.allow !== 'boolean' || !Array.isArray(result.reasons)) {
         return this.failClosed(new Error('policy returned no decision'));
+      }
+      return result;
+    } catch (err) {
+      return this.failClosed(err);
+    }
+  }
+
+  /**
+   * Whether the request may act in the org it asks for (authz/active_org). The policy reads only
+   * the input, so this evaluates it without any org's document: an org id the caller made up
+   * loads none and costs no database read, and a refused request never gets to authorize().
+   */
+  async activeOrg(input: ActiveOrgInput): Promise<Decision> {
+    try {
+      this.inputOnly ??= this.policy.instantiate();
+      const result = (await this.inputOnly).evaluate('authz/active_org', input) as Decision | undefined;
+      if (!result || typeof result.allow !== 'boolean' || !Array.isArray(result.reasons)) {
+        return this.failClosed(new Error('policy returned no active-org decision'));
       }
       return result;
     } catch (err) {

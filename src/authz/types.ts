@@ -38,6 +38,20 @@ export interface AuthzInput {
   target_user?: { server_admin: boolean };
   /** A move: the folder the resource lands in, where `<resource>:create` is needed too. */
   destination?: ResourceRef;
+  /** A setup-wizard change: open while no user exists (then anyone may make it). */
+  setup?: { open: boolean };
+}
+
+/**
+ * authz/active_org: the org a request asks for and the facts about it, gathered before any org's
+ * data document is loaded (the policy evaluates it without one).
+ */
+export interface ActiveOrgInput {
+  /** `pinned_org`: the org a service-account token is pinned to; null for anything else. */
+  subject: Subject & { pinned_org: string | null };
+  /** X-Svc-Org-Id, then ?orgId, then the token's pinned org, then the user's default org; null when there is none. */
+  org_id: string | null;
+  org: { is_member: boolean };
 }
 
 export interface FilterInput {
@@ -50,7 +64,7 @@ export interface FilterInput {
 export interface Decision {
   allow: boolean;
   reasons: string[];
-  /** Set by the policy on a refusal whose explanation is safe to show the caller (delegation). */
+  /** Set by the policy on a refusal whose explanation is safe to show the caller (delegation, active org, setup). */
   message?: string;
 }
 

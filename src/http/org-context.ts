@@ -1,31 +1,39 @@
 /**
- * Active-org resolution, in the spec's order: the `X-Svc-Org-Id` header, then `?orgId`, then
- * the user's default org. A named org the caller is not a member of (a server admin too) is
- * refused here, with the same answer whether or not the org exists: that hides which org ids
- * exist, and keeps made-up ids from loading policy documents. The policy still decides every
- * action inside the org. A caller that belongs to no org at all gets the spec's failure. A
- * service-account token is pinned to its account's org.
+ * Active-org resolution, in the spec's order: the `X-Svc-Org-Id` header, then `?orgId`, then a
+ * service-account token's own org, then the user's default org. This gathers the facts (which
+ * org, whether the caller is a member of it, the org a token is pinned to) and the policy decides
+ * (authz/active_org): a token acts only in the org it is pinned to, a user only in an org it
+ * belongs to (a server admin too), and a caller that belongs to no org gets the spec's failure.
+ * The answer is the same whether or not a named org exists, which hides which org ids exist; and
+ * the policy evaluates it without any org's document, so a made-up org id loads none. What the
+ * caller may do inside the org is the route's authorize().
  */
 import type { Context } from 'koa';
+import type { ActiveOrgInput } from '../authz/types.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { Services } from '../services.ts';
 import { ForbiddenError } from '../errors.ts';
 import { findOrgIdsOfMember, isOrgMember } from '../orgs/store.ts';
+import { subjectOf } from './subject.ts';
 
 export const ORG_HEADER = 'x-svc-org-id';
 
 export async function resolveActiveOrg(ctx: Context, services: Services, principal: Principal): Promise<string> {
+  const input = await activeOrgFacts(ctx, services, principal);
+  const decision = await services.engine.activeOrg(input);
+  if (!decision.allow || input.org_id === null) {
+    services.logger.debug({ orgId: input.org_id, reasons: decision.reasons }, 'active org refused');
+    throw new ForbiddenError(decision.message);
+  }
+  return input.org_id;
+}
+
+async function activeOrgFacts(ctx: Context, services: Services, principal: Principal): Promise<ActiveOrgInput> {
+  const subject = { ...subjectOf(principal), pinned_org: principal.pinnedOrgId };
   const named = ctx.get(ORG_HEADER).trim() || (typeof ctx.query.orgId === 'string' ? ctx.query.orgId.trim() : '');
-  if (principal.pinnedOrgId) {
-    // A service-account token belongs to one org; naming another is refused, not followed.
-    if (named && named !== principal.pinnedOrgId) throw new ForbiddenError(`this token can only act in org ${principal.pinnedOrgId}`);
-    return principal.pinnedOrgId;
-  }
-  if (named) {
-    if (!(await isOrgMember(services.db, named, principal.user.id))) throw new ForbiddenError(`user is not a member of org ${named}`);
-    return named;
-  }
+  const asked = named || principal.pinnedOrgId;
+  if (asked) return { subject, org_id: asked, org: { is_member: await isOrgMember(services.db, asked, principal.user.id) } };
   const memberships = await findOrgIdsOfMember(services.db, principal.user.id);
-  if (memberships.length === 0) throw new ForbiddenError('user is not a member of any org');
-  return memberships.find((orgId) => orgId === principal.user.defaultOrgId) ?? memberships[0]!;
+  const orgId = memberships.find((id) => id === principal.user.defaultOrgId) ?? memberships[0] ?? null;
+  return { subject, org_id: orgId, org: { is_member: orgId !== null } };
 }

@@ -67,6 +67,8 @@ export interface AuthorizeOptions {
   targetUser?: AuthzInput['target_user'];
   /** A move: the folder the resource lands in; the same decision asks `<resource>:create` there. */
   destination?: AuthzInput['destination'];
+  /** A setup-wizard change: whether setup is still open to anyone. */
+  setup?: AuthzInput['setup'];
 }
 
 export interface RouteSpec<B, Q, P> {
@@ -148,6 +150,7 @@ export class RouteRegistrar {
           if (options.delegate) input.delegate = options.delegate;
           if (options.targetUser) input.target_user = options.targetUser;
           if (options.destination) input.destination = options.destination;
+          if (options.setup) input.setup = options.setup;
           const decision = await services.engine.authorize(input);
           if (!decision.allow) {
             // The reasons can name scopes the caller may not see (a dashboard's folder), so
@@ -163,6 +166,9 @@ export class RouteRegistrar {
                 ...(options.destination && { destination: refusalTarget(options.destination, input.org_id) }),
               },
             };
+            // A caller who has not signed in might be allowed once it does (a public route that
+            // asks the policy: the setup wizard), so its refusal is a 401.
+            if (!principal) throw new UnauthorizedError(decision.message);
             throw decision.message ? new ForbiddenError(decision.message) : permissionDenied(action);
           }
         },

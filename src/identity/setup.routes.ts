@@ -1,17 +1,17 @@
 /**
- * The setup wizard's API (all public by the spec). Before any user exists anyone may run it;
- * once the first admin exists, changing platform settings or completing setup needs a server
- * admin's session, decided by the policy like everything else.
+ * The setup wizard's API (all public by the spec). The policy decides who may change setup
+ * (policies/authz/setup): anyone while no user exists, afterwards a server admin. The handlers
+ * gather that fact for it (setup.ts), which re-checks it where the change is written.
  */
 import { recordAudit, recordFailure } from '../audit/writer.ts';
 import { actorOf } from '../http/actor.ts';
-import { ConflictError, UnauthorizedError } from '../errors.ts';
-import type { RouteContext, RouteModule } from '../http/route.ts';
+import { ConflictError } from '../errors.ts';
+import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
 import { readSetting, writeSetting } from '../settings/store.ts';
 import { assertAcceptablePassword } from './password-policy.ts';
 import { issueSession, setSessionCookie } from './sessions.ts';
-import { createFirstAdmin } from './setup.ts';
+import { createFirstAdmin, setupFacts, writeSetupChange } from './setup.ts';
 import { anyHumanUserExists } from './users.store.ts';
 import {
   platformSettingsSchema,
@@ -37,13 +37,6 @@ async function setupState(services: Services) {
     completedAt: complete ? new Date(complete.at).toISOString() : null,
     settings: presentPlatformSettings(settings),
   };
-}
-
-/** Before the first admin exists the wizard is open; afterwards only a server admin may change setup. */
-async function authorizeSetupChange(route: RouteContext<unknown, unknown, unknown>): Promise<void> {
-  if (!(await anyHumanUserExists(route.services.db))) return;
-  if (!route.ctx.state.principal) throw new UnauthorizedError('setup is done: sign in as a server admin to change it');
-  await route.authorize('settings:write');
 }
 
 export const setupRoutes: RouteModule = (routes) => {
@@ -101,10 +94,11 @@ export const setupRoutes: RouteModule = (routes) => {
     access: 'public',
     body: platformSettingsSchema,
     async handler(route) {
-      await authorizeSetupChange(route);
       const { ctx, body, services, principal } = route;
+      const setup = await setupFacts(services.db);
+      await route.authorize('settings:write', undefined, { setup });
       const now = services.clock.now();
-      await services.transact(async (tx) => {
+      await writeSetupChange(services, actorOf(ctx, principal), setup, 'setup.config_saved', async (tx) => {
         const previous = await readSetting<StoredPlatformSettings>(tx.db, SETTINGS_KEY);
         await writeSetting(tx.db, SETTINGS_KEY, sealPlatformSettings(body as PlatformSettings, previous, services.secretBox), now);
         await recordAudit(tx.db, actorOf(ctx, principal), { action: 'setup.config_saved', metadata: { sections: Object.keys(body) } }, now);
@@ -118,10 +112,11 @@ export const setupRoutes: RouteModule = (routes) => {
     path: '/api/setup/complete',
     access: 'public',
     async handler(route) {
-      await authorizeSetupChange(route);
       const { ctx, services, principal } = route;
+      const setup = await setupFacts(services.db);
+      await route.authorize('settings:write', undefined, { setup });
       const now = services.clock.now();
-      await services.transact(async (tx) => {
+      await writeSetupChange(services, actorOf(ctx, principal), setup, 'setup.completed', async (tx) => {
         if (await readSetting(tx.db, COMPLETE_KEY)) return;
         await writeSetting(tx.db, COMPLETE_KEY, { at: now }, now);
         await recordAudit(tx.db, actorOf(ctx, principal), { action: 'setup.completed' }, now);

@@ -1,12 +1,15 @@
 /**
  * The first administrator: created once, by the setup wizard or by SEED_ADMIN_* at boot, as a
  * server admin who is Admin of org_main. The check "no user exists" and the insert run under
- * the setup row lock, so of any number of racing requests exactly one wins.
+ * the setup row lock, so of any number of racing requests exactly one wins. The wizard's other
+ * changes, open to anyone until then, re-check it under the same lock.
  */
+import type { Knex } from 'knex';
 import type { Actor } from '../audit/writer.ts';
-import { recordAudit } from '../audit/writer.ts';
+import { recordAudit, recordFailure } from '../audit/writer.ts';
 import { hashPassword } from '../crypto/password.ts';
 import type { Tx } from '../db/transaction.ts';
+import { ConflictError } from '../errors.ts';
 import { DEFAULT_ORG_ID } from '../orgs/store.ts';
 import type { Services } from '../services.ts';
 import { lockSetting } from '../settings/store.ts';
@@ -53,4 +56,36 @@ export async function createFirstAdmin<T>(
     const extra = alsoInTx ? await alsoInTx(tx, userId) : undefined;
     return { userId, orgId: DEFAULT_ORG_ID, extra };
   });
+}
+
+/** The policy's input.setup: the wizard is open to anyone while no user exists. */
+export async function setupFacts(db: Knex): Promise<{ open: boolean }> {
+  return { open: !(await anyHumanUserExists(db)) };
+}
+
+/**
+ * Writes a setup change the policy allowed on `setup`. A change allowed because setup was open
+ * is re-checked in the transaction that writes, under the setup lock the first admin's creation
+ * takes: it lands before that creation or not at all (409, audited as `action` failed), never
+ * after it. A change allowed to a server admin depends on no such fact.
+ */
+export async function writeSetupChange(
+  services: Services,
+  actor: Actor,
+  setup: { open: boolean },
+  action: string,
+  write: (tx: Tx) => Promise<void>,
+): Promise<void> {
+  const written = await services.transact(async (tx) => {
+    if (setup.open) {
+      await lockSetting(tx.db, SETUP_LOCK_KEY);
+      if (await anyHumanUserExists(tx.db)) return false;
+    }
+    await write(tx);
+    return true;
+  });
+  if (!written) {
+    await recordFailure(services, actor, { action, metadata: { reason: 'the first admin was created meanwhile' } });
+    throw new ConflictError('setup is done: the first admin was created meanwhile; sign in as a server admin to change it');
+  }
 }

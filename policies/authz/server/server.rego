@@ -5,6 +5,7 @@
 #   the audit log, the server-admin flag).
 package authz.server
 
+import data.authz.setup
 import data.authz.subject
 
 # the reason a server action is refused to this subject; undefined otherwise
@@ -12,10 +13,12 @@ refusal := concat("", ["only a server admin may ", input.action]) if refuses(inp
 
 # whether action is a server action this subject may not perform. A function, not a rule:
 # compiled Rego memoizes rules, and an undefined one (most actions) is worked out again on every
-# reference, at a cost above the check itself.
+# reference, at a cost above the check itself. The open setup wizard is the one exception: before
+# the first user exists there is no server admin to ask.
 refuses(action) if {
 	is_server_action(action)
 	not subject.is_server_admin
+	not setup.opens(action)
 }
 
 is_server_action("roles:seed")

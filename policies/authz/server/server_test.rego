@@ -21,3 +21,9 @@ test_a_service_account_is_never_a_server_admin if {
 test_other_actions_are_not_server_actions if {
 	not _refusal({"id": "u1", "kind": "user", "server_admin": false, "disabled": false}, "dashboards:read")
 }
+
+test_the_open_setup_wizard_lets_anyone_change_settings if {
+	anyone := {"id": "", "kind": "anonymous", "server_admin": false, "disabled": false}
+	not server.refusal with input as {"subject": anyone, "org_id": null, "action": "settings:write", "setup": {"open": true}}
+	server.refusal with input as {"subject": anyone, "org_id": null, "action": "settings:write", "setup": {"open": false}}
+}
