@@ -16,6 +16,7 @@ import { errorMiddleware } from './http/error-middleware.ts';
 import { folderRoutes } from './folders/routes.ts';
 import { alertRuleRoutes } from './alerting/routes.ts';
 import { dashboardRoutes } from './dashboards/routes.ts';
+import { connectorRoutes } from './connectors/routes.ts';
 import { RouteRegistrar, type RouteEntry, type RouteModule } from './http/route.ts';
 import { resolvePersonalAccessToken, TOKEN_PREFIX } from './identity/api-tokens.ts';
 import { adminUserRoutes } from './identity/admin-users.routes.ts';
@@ -48,6 +49,7 @@ export const ROUTE_MODULES: RouteModule[] = [
   folderRoutes,
   dashboardRoutes,
   alertRuleRoutes,
+  connectorRoutes,
   accessControlRoutes,
   roleRoutes,
   roleAssignmentRoutes,

@@ -1,5 +1,5 @@
 /**
- * Grants that name a resource which is going away. A folder, dashboard or alert rule leaves no
+ * Grants that name a resource which is going away. A folder, dashboard, alert rule or connector leaves no
  * permission behind on its scope (a later resource with the same uid must not inherit it), nor
  * legacy ACL entries; the policy re-reads the roles that lost a permission.
  */
@@ -9,9 +9,10 @@ import type { Tx } from '../db/transaction.ts';
 export async function removeGrantsOnScopes(
   tx: Tx,
   orgId: string,
-  resources: { folderUids: string[]; dashboardUids: string[]; alertRuleUids: string[] },
+  resources: { folderUids: string[]; dashboardUids: string[]; alertRuleUids: string[]; connectorUids?: string[] },
 ): Promise<void> {
   const scopes = [
+    ...(resources.connectorUids ?? []).map((uid) => `connectors:uid:${uid}`),
     ...resources.folderUids.map((uid) => `folders:uid:${uid}`),
     ...resources.dashboardUids.map((uid) => `dashboards:uid:${uid}`),
     ...resources.alertRuleUids.map((uid) => `alert.rules:uid:${uid}`),

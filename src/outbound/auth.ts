@@ -4,6 +4,7 @@
  * `Cookie`, hop-by-hop headers, the framing headers; `Authorization` comes from basic or bearer
  * auth (or a custom header when neither is set). Nothing of the caller's request is forwarded.
  */
+import { createSecureContext } from 'node:tls';
 import { BadRequestError } from '../errors.ts';
 
 export interface OutboundTls {
@@ -72,4 +73,13 @@ export function authHeaders(auth: OutboundAuth): Record<string, string> {
   if (auth.basic) headers.authorization = `Basic ${Buffer.from(`${auth.basic.user}:${auth.basic.password}`, 'utf8').toString('base64')}`;
   if (auth.bearerToken !== undefined) headers.authorization = `Bearer ${auth.bearerToken}`;
   return headers;
+}
+
+/** Throws 400 when the PEM material cannot make a TLS context (a wrong key for the certificate, not PEM at all). */
+export function assertUsableTls(tls: OutboundTls, field: string): void {
+  try {
+    createSecureContext({ cert: tls.cert, key: tls.key, ca: tls.ca });
+  } catch {
+    throw new BadRequestError(`${field}: the certificate, key or CA is not valid PEM, or the key does not match the certificate`);
+  }
 }

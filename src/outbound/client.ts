@@ -95,16 +95,15 @@ export class OutboundClient {
         ...(tls?.ca && { ca: tls.ca }),
         ...(tls?.serverName && { servername: tls.serverName }),
       };
-      const send = url.protocol === 'https:' ? https.request : http.request;
-      const req = send(url, options, (res) => {
+      const limit = this.limits.maxResponseBytes;
+      const onResponse = (res: http.IncomingMessage) => {
         clearTimeout(connectTimer);
-        const declared = Number(res.headers['content-length']);
-        if (declared > this.limits.maxResponseBytes) return fail(tooLarge(this.limits.maxResponseBytes));
+        if (Number(res.headers['content-length']) > limit) return fail(tooLarge(limit));
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (chunk: Buffer) => {
           size += chunk.length;
-          if (size > this.limits.maxResponseBytes) return fail(tooLarge(this.limits.maxResponseBytes));
+          if (size > limit) return fail(tooLarge(limit));
           chunks.push(chunk);
         });
         res.on('end', () => {
@@ -113,7 +112,15 @@ export class OutboundClient {
           resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks) });
         });
         res.on('error', (error) => fail(unreachable(url, error)));
-      });
+      };
+      const send = url.protocol === 'https:' ? https.request : http.request;
+      let req: http.ClientRequest;
+      try {
+        req = send(url, options, onResponse);
+      } catch {
+        // unusable TLS material: settings.ts checks it when a connector is saved
+        return reject(new BadRequestError(`the connection settings for ${url.host} cannot be used`));
+      }
       const connectTimer = setTimeout(
         () => fail(new GatewayTimeoutError(`backend ${url.host} did not accept a connection within ${this.limits.connectTimeoutMs} ms`)),
         this.limits.connectTimeoutMs,
