@@ -2,7 +2,8 @@
  * Connectors of the active org (`/api/connectors…`), modelled on Grafana's data-source API:
  * create, list (only what the caller may read), read, update (optimistic locking on `version`,
  * secrets kept unless given again), delete. Credentials are sealed with SECRET_KEY and never
- * answered, audited or echoed in an error.
+ * answered, audited or echoed in an error. The connectivity test, queries and the read-only
+ * proxy live in backend.routes.ts.
  */
 import { recordAudit } from '../audit/writer.ts';
 import { newUid } from '../db/ids.ts';
@@ -16,6 +17,7 @@ import { subjectOf } from '../http/subject.ts';
 import { parseBackendUrl } from '../outbound/client.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import type { Services } from '../services.ts';
+import { connectorBackendRoutes } from './backend.routes.ts';
 import { presentConnector, sealSecrets, secretsOf } from './presenter.ts';
 import { connectorAuth, mergeSecrets, type Secrets } from './settings.ts';
 import {
@@ -249,4 +251,6 @@ export const connectorRoutes: RouteModule = (routes) => {
       ctx.body = { uid: connector.uid, name: connector.name, message: `Connector ${connector.name} deleted` };
     },
   });
+
+  connectorBackendRoutes(routes);
 };
