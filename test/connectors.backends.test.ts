@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { makeTestCerts, type TestCerts } from './helpers/certs.ts';
 import { api, assignRole, createUser, DENIED, type TestUser } from './helpers/factories.ts';
+import { startVictoriaMetrics, VICTORIA_METRICS_AVAILABLE, VM_BEARER_TOKEN, type RunningVictoriaMetrics } from './helpers/victoria-metrics.ts';
 import { BASIC_PASSWORD, BASIC_USER, PROMETHEUS_AVAILABLE, ROOMS, startPrometheus, T0, type RunningPrometheus } from './helpers/prometheus.ts';
 
 const ORG = 'org_main';
@@ -26,6 +27,7 @@ describe('connectors: backends', function () {
   let plain: RunningPrometheus;
   let basic: RunningPrometheus;
   let mtls: RunningPrometheus;
+  let victoria: RunningVictoriaMetrics | undefined;
 
   before(async function () {
     if (!PROMETHEUS_AVAILABLE) {
@@ -36,6 +38,8 @@ describe('connectors: backends', function () {
     // One at a time: the machine has two cores and each server reads its blocks at start.
     for (const auth of [{ kind: 'none' as const }, { kind: 'basic' as const }, { kind: 'mtls' as const, certs }]) servers.push(await startPrometheus(auth));
     [plain, basic, mtls] = servers as [RunningPrometheus, RunningPrometheus, RunningPrometheus];
+    if (VICTORIA_METRICS_AVAILABLE) victoria = await startVictoriaMetrics();
+    else if (process.env.CI) throw new Error('victoria-metrics is missing: CI must install it (see .ci/run)');
     app = await startTestApp({ env: { CONNECTOR_ALLOWED_NETWORKS: '127.0.0.0/8' } });
     admin = await createUser(app, { role: 'Admin' });
     editor = await createUser(app, { role: 'Editor' });
@@ -43,6 +47,7 @@ describe('connectors: backends', function () {
   });
   after(async () => {
     for (const server of servers) await server.stop();
+    await victoria?.stop();
     await app?.close();
     if (certs) fs.rmSync(certs.dir, { recursive: true, force: true });
   });
@@ -126,6 +131,35 @@ describe('connectors: backends', function () {
       const tested = await as(admin).post(`/api/connectors/${res.body.uid}/test`);
       expect(tested.status).to.equal(400);
       expect(tested.body.message).to.match(/has no backend/);
+    });
+  });
+
+  describe('bearer token (VictoriaMetrics behind vmauth)', () => {
+    before(function () {
+      if (!victoria) this.skip();
+    });
+
+    it('tests and queries with the token; a wrong token is refused, and its echo never reaches the caller', async () => {
+      const good = await connector(victoria!.url, { secureJsonData: { bearerToken: VM_BEARER_TOKEN } });
+      expect((await as(admin).post(`/api/connectors/${good}/test`)).body).to.deep.include({ status: 'OK', details: { labels: ['__name__', 'room'] } });
+      const query = await as(viewer).post(`/api/connectors/${good}/query`, { query: 'sum(demo_temperature)', time: T0 + 300 });
+      expect(query.body).to.deep.equal({ resultType: 'vector', series: [{ labels: {}, values: [[T0 + 300, ROOMS.cellar + ROOMS.kitchen + 10]] }] });
+      const wrongToken = 'wrong-bearer-token-value';
+      const wrong = await connector(victoria!.url, { secureJsonData: { bearerToken: wrongToken } });
+      const tested = await as(admin).post(`/api/connectors/${wrong}/test`);
+      expect(tested.status).to.equal(400);
+      // vmauth answers a wrong token with 400 and repeats it
+      expect(tested.body).to.deep.equal({
+        status: 'ERROR',
+        message: 'backend answered 400: cannot find the provided auth token "Bearer [redacted]" in config',
+        details: { status: 400, error: 'cannot find the provided auth token "Bearer [redacted]" in config' },
+      });
+      const proxied = await as(viewer).get(`/api/connectors/proxy/uid/${wrong}/api/v1/labels`);
+      expect(proxied.status).to.equal(400);
+      expect(JSON.stringify(proxied.body)).to.contain('[redacted]').and.not.to.contain(wrongToken);
+      const queried = await as(viewer).post(`/api/connectors/${wrong}/query`, { query: 'up' });
+      expect(queried.status).to.equal(400);
+      expect(queried.body.message).not.to.contain(wrongToken);
     });
   });
 

@@ -77,18 +77,19 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
       async handler({ ctx, params, orgId, services, authorize }) {
         await authorize('connectors:query', connectorResource(params.uid));
         const connector = await findConnectorOrFail(services.db, orgId, params.uid);
-        const send = metricsBackend(connector, services);
+        const backend = metricsBackend(connector, services);
         if (!isPrometheusReadPath(params.path)) throw new NotFoundError(`the proxy forwards only the backend's query paths, not ${params.path}`);
         // ?orgId chose the active org; it is the service's, not the backend's.
         const query = new URLSearchParams(ctx.querystring);
         query.delete('orgId');
         const form = typeof ctx.request.body === 'string' ? new URLSearchParams(ctx.request.body) : new URLSearchParams();
-        const response = await send(
+        const response = await backend.send(
           method === 'get' ? { method: 'GET', path: params.path, params: query } : { method: 'POST', path: params.path, params: form },
         );
         ctx.status = response.status;
         ctx.type = response.contentType.includes('json') ? 'application/json' : 'text/plain';
-        ctx.body = response.body;
+        // A refusal may echo what was sent (a token): errors pass without the connector's secrets.
+        ctx.body = response.status < 300 ? response.body : backend.redact(response.body.toString('utf8'));
       },
     });
   }

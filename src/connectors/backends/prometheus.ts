@@ -5,7 +5,7 @@
  * the same API.
  */
 import { BadGatewayError, BadRequestError, ServiceError } from '../../errors.ts';
-import { backendErrorText, type SendToBackend } from './request.ts';
+import type { Backend } from './request.ts';
 
 export interface ConnectivityResult {
   status: 'OK' | 'ERROR';
@@ -29,10 +29,10 @@ function parseAnswer(body: Buffer): PrometheusAnswer | null {
 }
 
 /** The connectivity test: label names on success; the backend's status and its own (bounded) error otherwise, never its headers. */
-export async function testPrometheus(send: SendToBackend): Promise<ConnectivityResult> {
+export async function testPrometheus(backend: Backend): Promise<ConnectivityResult> {
   let response;
   try {
-    response = await send({ method: 'GET', path: 'api/v1/labels' });
+    response = await backend.send({ method: 'GET', path: 'api/v1/labels' });
   } catch (err) {
     if (err instanceof ServiceError) return { status: 'ERROR', message: err.message, details: {} };
     throw err;
@@ -41,7 +41,7 @@ export async function testPrometheus(send: SendToBackend): Promise<ConnectivityR
   if (response.status === 200 && answer?.status === 'success' && Array.isArray(answer.data)) {
     return { status: 'OK', message: `Successfully queried the Prometheus API: ${answer.data.length} label names`, details: { labels: answer.data } };
   }
-  const error = backendErrorText(response);
+  const error = backend.errorText(response);
   return {
     status: 'ERROR',
     message: `backend answered ${response.status}${error ? `: ${error}` : ''}`,
@@ -87,7 +87,7 @@ function normalise(data: { resultType?: string; result?: unknown }): MetricsResu
 }
 
 /** Runs an instant or range query; the backend's refusal (a bad query) is a 400 with its message. */
-export async function queryPrometheus(send: SendToBackend, query: MetricsQuery): Promise<MetricsResult> {
+export async function queryPrometheus(backend: Backend, query: MetricsQuery): Promise<MetricsResult> {
   const params = new URLSearchParams({ query: query.query });
   if (query.type === 'range') {
     if (query.start === undefined || query.end === undefined || query.step === undefined) throw new BadRequestError('a range query needs start, end and step');
@@ -97,12 +97,12 @@ export async function queryPrometheus(send: SendToBackend, query: MetricsQuery):
   } else if (query.time !== undefined) {
     params.set('time', String(query.time));
   }
-  const response = await send({ method: 'POST', path: query.type === 'range' ? 'api/v1/query_range' : 'api/v1/query', params });
+  const response = await backend.send({ method: 'POST', path: query.type === 'range' ? 'api/v1/query_range' : 'api/v1/query', params });
   const answer = parseAnswer(response.body);
   if (response.status === 200 && answer?.status === 'success' && answer.data && typeof answer.data === 'object') {
     return normalise(answer.data as { resultType?: string; result?: unknown });
   }
-  const error = backendErrorText(response);
+  const error = backend.errorText(response);
   const message = `backend answered ${response.status}${error ? `: ${error}` : ''}`;
   throw response.status >= 400 && response.status < 500 ? new BadRequestError(message) : new BadGatewayError(message);
 }

@@ -19,12 +19,22 @@ export interface BackendCall {
 /** What an error text from a backend may be when it is shown: one line, bounded. */
 const MAX_ERROR_CHARS = 500;
 
-export type SendToBackend = (call: BackendCall) => Promise<OutboundResponse>;
+export interface Backend {
+  send(call: BackendCall): Promise<OutboundResponse>;
+  /** The backend's own error message, if it gave one, bounded, on one line, and without the connector's secrets. */
+  errorText(response: OutboundResponse): string;
+  /** `text` without the connector's secrets. */
+  redact(text: string): string;
+}
 
 /** Binds a connector's URL and credentials (opened here, used for this request only). */
-export function backendOf(connector: ConnectorRow, services: Pick<Services, 'secretBox'> & { outbound: OutboundClient }): SendToBackend {
-  const auth = connectorAuth(jsonDataOf(connector), secretsOf(connector, services.secretBox));
-  return ({ method, path, params }) => {
+export function backendOf(connector: ConnectorRow, services: Pick<Services, 'secretBox'> & { outbound: OutboundClient }): Backend {
+  const secrets = secretsOf(connector, services.secretBox);
+  const auth = connectorAuth(jsonDataOf(connector), secrets);
+  // Some backends echo what they refused (vmauth: `cannot find the provided auth token "Bearer …"`).
+  const secretValues = Object.values(secrets).filter((value) => value.length >= 3);
+  const redact = (text: string) => secretValues.reduce((shown, secret) => shown.split(secret).join('[redacted]'), text);
+  const send = ({ method, path, params }: BackendCall) => {
     const url = new URL(connector.url);
     url.pathname = `${url.pathname.replace(/\/+$/, '')}/${path}`;
     const query = params?.toString() ?? '';
@@ -36,11 +46,11 @@ export function backendOf(connector: ConnectorRow, services: Pick<Services, 'sec
       ...(method === 'POST' && { body: query, headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
     });
   };
+  return { send, redact, errorText: (response) => boundedErrorText(redact(response.body.toString('utf8'))) };
 }
 
-/** The backend's own error message, if it gave one (Prometheus: `{"error": ...}`; else its text), bounded and on one line. */
-export function backendErrorText(response: OutboundResponse): string {
-  const text = response.body.toString('utf8');
+/** The backend's own error message (Prometheus: `{"error": ...}`; else its text), bounded and on one line. */
+function boundedErrorText(text: string): string {
   let message = text;
   try {
     const parsed = JSON.parse(text) as { error?: unknown; message?: unknown };
