@@ -77,6 +77,9 @@ describe('outbound: address policy', () => {
   it('sees through IPv4-mapped IPv6 addresses', () => {
     expect(policy.refusal('::ffff:127.0.0.1')).to.equal('loopback');
     expect(policy.refusal('::ffff:169.254.169.254')).to.equal('link-local (cloud metadata)');
+    // the form the URL parser gives http://[::ffff:127.0.0.1]/
+    expect(new URL('http://[::ffff:127.0.0.1]/').hostname).to.equal('[::ffff:7f00:1]');
+    expect(policy.refusal('::ffff:7f00:1')).to.equal('loopback');
   });
 
   it('allows other addresses, and what CONNECTOR_ALLOWED_NETWORKS lists', () => {
