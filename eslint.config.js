@@ -7,7 +7,18 @@ import tseslint from 'typescript-eslint';
 const HTTP = { group: ['**/http/**'], message: 'the HTTP layer is above this one: take plain values, throw domain errors' };
 const KOA = { group: ['koa', '@koa/*'], message: 'only the HTTP layer and route files know Koa' };
 const DOMAINS = {
-  group: ['**/identity/**', '**/orgs/**', '**/teams/**', '**/serviceaccounts/**', '**/accesscontrol/**', '**/quotas/**', '**/preferences/**', '**/settings/**', '**/web/**', '**/audit/**'],
+  group: [
+    '**/identity/**',
+    '**/orgs/**',
+    '**/teams/**',
+    '**/serviceaccounts/**',
+    '**/accesscontrol/**',
+    '**/quotas/**',
+    '**/preferences/**',
+    '**/settings/**',
+    '**/web/**',
+    '**/audit/**',
+  ],
   message: 'a shared layer does not depend on the domains',
 };
 
@@ -36,7 +47,7 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-unused-expressions': 'off' },
   },
   {
-    files: ['src/db/**/*.ts', 'src/crypto/**/*.ts', 'src/authz/**/*.ts'],
+    files: ['src/db/**/*.ts', 'src/crypto/**/*.ts', 'src/authz/**/*.ts', 'src/outbound/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [HTTP, KOA, DOMAINS] }] },
   },
   {
@@ -47,6 +58,12 @@ export default tseslint.config(
     // accesscontrol/grants.ts is the store of every grant (roles, permissions, assignments)
     files: ['src/**/store.ts', 'src/**/*.store.ts', 'src/accesscontrol/grants.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [HTTP, KOA] }] },
+  },
+  {
+    // every request the service makes goes through the address policy and limits of src/outbound
+    files: ['src/**/*.ts'],
+    ignores: ['src/outbound/**'],
+    rules: { 'no-restricted-globals': ['error', { name: 'fetch', message: 'requests to other services go through src/outbound' }] },
   },
   {
     files: ['src/**/*.ts'],

@@ -17,6 +17,7 @@ import { folderRoutes } from './folders/routes.ts';
 import { alertRuleRoutes } from './alerting/routes.ts';
 import { dashboardRoutes } from './dashboards/routes.ts';
 import { permissionRoutes } from './permissions/routes.ts';
+import { connectorRoutes } from './connectors/routes.ts';
 import { RouteRegistrar, type RouteEntry, type RouteModule } from './http/route.ts';
 import { resolvePersonalAccessToken, TOKEN_PREFIX } from './identity/api-tokens.ts';
 import { adminUserRoutes } from './identity/admin-users.routes.ts';
@@ -50,6 +51,7 @@ export const ROUTE_MODULES: RouteModule[] = [
   dashboardRoutes,
   alertRuleRoutes,
   permissionRoutes,
+  connectorRoutes,
   accessControlRoutes,
   roleRoutes,
   roleAssignmentRoutes,

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_HASH_CONCURRENCY, DEFAULT_HASH_QUEUE } from './crypto/password.ts';
+import { ALLOWED_NETWORKS_VARIABLE, parseCidrs } from './outbound/address-policy.ts';
 
 export interface Config {
   env: 'production' | 'development' | 'test';
@@ -61,6 +62,10 @@ export interface Config {
    * use; it may contain `:`). An invalid entry stops startup with the entry named (never its key).
    */
   apiKeys: LegacyApiKey[];
+  /** CONNECTOR_ALLOWED_NETWORKS: CIDRs the service may reach although the address policy refuses them (loopback in development). */
+  connectorAllowedNetworks: string[];
+  /** Limits of every request the service makes to a backend. */
+  outbound: { connectTimeoutMs: number; timeoutMs: number; maxResponseBytes: number };
 }
 
 export interface LegacyApiKey {
@@ -180,6 +185,16 @@ function readSecret(env: Env, name: string, nodeEnv: Config['env'], dataDir: str
   return generated;
 }
 
+function readCidrs(env: Env, name: string): string[] {
+  const cidrs = readList(env, name);
+  try {
+    parseCidrs(cidrs);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  return cidrs;
+}
+
 function readRotateSecrets(env: Env): Config['rotateSecrets'] {
   return readList(env, 'ROTATE_SECRETS').map((name) => {
     if (name !== 'JWT_SECRET' && name !== 'SECRET_KEY') throw new ConfigError(`ROTATE_SECRETS names JWT_SECRET or SECRET_KEY, got "${name}"`);
@@ -226,5 +241,11 @@ export function loadConfig(env: Env = process.env): Config {
     jwtSecret: readSecret(env, 'JWT_SECRET', nodeEnv, dataDir),
     rotateSecrets: readRotateSecrets(env),
     apiKeys: readApiKeys(env),
+    connectorAllowedNetworks: readCidrs(env, ALLOWED_NETWORKS_VARIABLE),
+    outbound: {
+      connectTimeoutMs: readInt(env, 'OUTBOUND_CONNECT_TIMEOUT_MS', 5_000, 1),
+      timeoutMs: readInt(env, 'OUTBOUND_TIMEOUT_MS', 30_000, 1),
+      maxResponseBytes: readInt(env, 'OUTBOUND_MAX_RESPONSE_BYTES', 10 * 1024 * 1024, 1024),
+    },
   };
 }

@@ -65,3 +65,14 @@ export class TooManyRequestsError extends ServiceError {
     super(429, message, { 'Retry-After': String(retryAfterSeconds) });
   }
 }
+/** A backend the service called could not be reached or did not answer usably (the service itself is fine). */
+export class BadGatewayError extends ServiceError {
+  constructor(message: string) {
+    super(502, message);
+  }
+}
+export class GatewayTimeoutError extends ServiceError {
+  constructor(message: string) {
+    super(504, message);
+  }
+}

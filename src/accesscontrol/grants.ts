@@ -272,12 +272,13 @@ export async function replaceManagedGrants(
 export async function removeGrantsOnResources(
   tx: Tx,
   orgId: string,
-  resources: { folderUids?: string[]; dashboardUids?: string[]; alertRuleUids?: string[]; teamIds?: string[] },
+  resources: { folderUids?: string[]; dashboardUids?: string[]; alertRuleUids?: string[]; connectorUids?: string[]; teamIds?: string[] },
 ): Promise<void> {
   const scopes = [
     ...(resources.folderUids ?? []).map((uid) => `folders:uid:${uid}`),
     ...(resources.dashboardUids ?? []).map((uid) => `dashboards:uid:${uid}`),
     ...(resources.alertRuleUids ?? []).map((uid) => `alert.rules:uid:${uid}`),
+    ...(resources.connectorUids ?? []).map((uid) => `connectors:uid:${uid}`),
     ...(resources.teamIds ?? []).map((id) => `teams:id:${id}`),
   ];
   if (scopes.length === 0) return;

@@ -1,0 +1,155 @@
+/**
+ * The one way the service makes a request: http or https only, every connection's resolved
+ * address checked against the address policy (no DNS rebinding: the check is in the lookup of
+ * each connection, and IP literals are checked before connecting), no redirect followed (a 3xx
+ * is an answer like any other), a connect timeout, a total timeout and a response size limit.
+ */
+import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { BadGatewayError, BadRequestError, GatewayTimeoutError, type ServiceError } from '../errors.ts';
+import { refusalMessage, type AddressPolicy } from './address-policy.ts';
+import { authHeaders, type OutboundAuth } from './auth.ts';
+
+export interface OutboundLimits {
+  connectTimeoutMs: number;
+  timeoutMs: number;
+  maxResponseBytes: number;
+}
+
+export interface OutboundRequest {
+  method: 'GET' | 'POST';
+  url: URL;
+  headers?: Record<string, string>;
+  body?: string;
+  auth?: OutboundAuth;
+}
+
+export interface OutboundResponse {
+  status: number;
+  contentType: string;
+  body: Buffer;
+}
+
+/** Parses a backend URL; only http and https with a host, no credentials in it. */
+export function parseBackendUrl(raw: string, field = 'url'): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new BadRequestError(`${field} is not a valid URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new BadRequestError(`${field} must start with http:// or https://`);
+  if (!url.hostname) throw new BadRequestError(`${field} has no host`);
+  if (url.username || url.password) throw new BadRequestError(`${field} must not carry credentials: use basic auth`);
+  return url;
+}
+
+type LookupCallback = Parameters<LookupFunction>[2];
+
+export class OutboundClient {
+  constructor(
+    private readonly policy: AddressPolicy,
+    private readonly limits: OutboundLimits,
+  ) {}
+
+  /** Sends the request; a refused address is a 400, an unreachable or oversized backend a 502, a slow one a 504. */
+  request(request: OutboundRequest): Promise<OutboundResponse> {
+    const { url } = request;
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host)) {
+      const why = this.policy.refusal(host);
+      if (why) return Promise.reject(new BadRequestError(refusalMessage(host, host, why)));
+    }
+    return new Promise((resolve, reject) => {
+      let failure: ServiceError | null = null;
+      const fail = (error: ServiceError) => {
+        failure ??= error;
+        clearTimeout(totalTimer);
+        clearTimeout(connectTimer);
+        req.destroy();
+        reject(failure);
+      };
+      const lookup: LookupFunction = (hostname, options, callback) => {
+        dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+          if (error) return (callback as LookupCallback)(error, '', 4);
+          const refused = addresses.find((entry) => this.policy.refusal(entry.address));
+          if (refused) {
+            failure ??= new BadRequestError(refusalMessage(hostname, refused.address, this.policy.refusal(refused.address)!));
+            return (callback as LookupCallback)(Object.assign(new Error(failure.message), { code: 'EADDRREFUSED' }), '', 4);
+          }
+          if (options.all) return (callback as (err: null, addresses: dns.LookupAddress[]) => void)(null, addresses);
+          const [first] = addresses;
+          return (callback as LookupCallback)(null, first!.address, first!.family);
+        });
+      };
+      const tls = request.auth?.tls;
+      const options: https.RequestOptions = {
+        method: request.method,
+        headers: { accept: 'application/json', ...request.headers, ...authHeaders(request.auth ?? {}) },
+        agent: false,
+        lookup,
+        ...(tls?.cert && { cert: tls.cert }),
+        ...(tls?.key && { key: tls.key }),
+        ...(tls?.ca && { ca: tls.ca }),
+        ...(tls?.serverName && { servername: tls.serverName }),
+      };
+      const limit = this.limits.maxResponseBytes;
+      const onResponse = (res: http.IncomingMessage) => {
+        clearTimeout(connectTimer);
+        if (Number(res.headers['content-length']) > limit) return fail(tooLarge(limit));
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > limit) return fail(tooLarge(limit));
+          chunks.push(chunk);
+        });
+        res.on('end', () => {
+          clearTimeout(totalTimer);
+          if (failure) return;
+          resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks) });
+        });
+        res.on('error', (error) => fail(unreachable(url, error)));
+      };
+      const send = url.protocol === 'https:' ? https.request : http.request;
+      let req: http.ClientRequest;
+      try {
+        req = send(url, options, onResponse);
+      } catch {
+        // unusable TLS material: settings.ts checks it when a connector is saved
+        return reject(new BadRequestError(`the connection settings for ${url.host} cannot be used`));
+      }
+      const connectTimer = setTimeout(
+        () => fail(new GatewayTimeoutError(`backend ${url.host} did not accept a connection within ${this.limits.connectTimeoutMs} ms`)),
+        this.limits.connectTimeoutMs,
+      );
+      const totalTimer = setTimeout(
+        () => fail(new GatewayTimeoutError(`backend ${url.host} did not answer within ${this.limits.timeoutMs} ms`)),
+        this.limits.timeoutMs,
+      );
+      req.on('socket', (socket) => socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(connectTimer)));
+      req.on('error', (error) => fail(failure ?? unreachable(url, error)));
+      req.end(request.body);
+    });
+  }
+}
+
+const tooLarge = (limit: number) => new BadGatewayError(`backend response is larger than ${limit} bytes`);
+
+/** The network error in words the caller can act on, without the backend's internals. */
+function unreachable(url: URL, error: NodeJS.ErrnoException): ServiceError {
+  const code = error.code ?? '';
+  const why =
+    code === 'ECONNREFUSED'
+      ? 'connection refused'
+      : code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+        ? 'host not found'
+        : code === 'ECONNRESET'
+          ? 'connection reset'
+          : code.startsWith('ERR_TLS') || code.includes('CERT') || /certificate|handshake|ssl|alert/i.test(error.message)
+            ? `TLS failed (${code || error.message.slice(0, 120)})`
+            : code || error.message.slice(0, 120);
+  return new BadGatewayError(`backend ${url.host} unreachable: ${why}`);
+}
