@@ -108,6 +108,7 @@ export const loginRoutes: RouteModule = (routes) => {
       const key = lockoutKey(clientIp(ctx), user ? { userId: user.id } : { login: body.user });
       const slot = await takeAttemptSlot(services.db, key, services.clock.now());
       if (!slot.granted) {
+        services.metrics.login('local', 'locked_out');
         await recordLoginFailure(services, actor, body.user, 'locked out', user?.id ?? null);
         throw lockedOut(slot.retryAfterSeconds);
       }
@@ -115,6 +116,7 @@ export const loginRoutes: RouteModule = (routes) => {
       const passwordMatches = await verifyPassword(body.password, user?.password_hash ?? null);
       const refused = refusal(user, passwordMatches);
       if (refused || !user) {
+        services.metrics.login('local', 'failure');
         await recordLoginFailure(services, actor, body.user, refused ?? 'unknown user', user?.id ?? null);
         throw new UnauthorizedError(INVALID_CREDENTIALS);
       }
@@ -138,6 +140,7 @@ export const loginRoutes: RouteModule = (routes) => {
         );
         return issued;
       });
+      services.metrics.login('local', 'success');
       setSessionCookie(ctx, services.config, session.token);
       ctx.body = { message: 'logged in', redirectUrl: safeRedirect(query.redirect) };
     },
