@@ -21,6 +21,7 @@ import { metricsRoutes } from './metrics/routes.ts';
 import { folderRoutes } from './folders/routes.ts';
 import { alertRuleRoutes } from './alerting/routes.ts';
 import { dashboardRoutes } from './dashboards/routes.ts';
+import { permissionRoutes } from './permissions/routes.ts';
 import { RouteRegistrar, type RouteEntry, type RouteModule } from './http/route.ts';
 import { resolvePersonalAccessToken, TOKEN_PREFIX } from './identity/api-tokens.ts';
 import { adminUserRoutes } from './identity/admin-users.routes.ts';
@@ -53,6 +54,7 @@ export const ROUTE_MODULES: RouteModule[] = [
   folderRoutes,
   dashboardRoutes,
   alertRuleRoutes,
+  permissionRoutes,
   accessControlRoutes,
   roleRoutes,
   roleAssignmentRoutes,

@@ -3,8 +3,7 @@ import pino from 'pino';
 import { AuthzEngine } from '../src/authz/engine.ts';
 import type { AuthzInput, Subject } from '../src/authz/types.ts';
 import type { PolicyModule } from '../src/authz/wasm.ts';
-import { insertRole } from '../src/accesscontrol/store.ts';
-import { createOrg, createUser, type TestUser } from './helpers/factories.ts';
+import { createOrg, createUser, grantManagedPermissions, type TestUser } from './helpers/factories.ts';
 import { createTestDatabase, startTestApp, type TestApp } from './helpers/app.ts';
 
 const silent = pino({ level: 'silent' });
@@ -38,24 +37,7 @@ describe('the authz engine', () => {
     expect(denied.allow).to.equal(false);
     expect(denied.reasons.join(' ')).to.include('dashboards:write');
 
-    await app.services.transact(async (tx) => {
-      const roleId = await insertRole(
-        tx.db,
-        'org_main',
-        {
-          uid: `managed:users:${viewer.id}:permissions`,
-          name: `managed:users:${viewer.id}:permissions`,
-          displayName: '',
-          description: '',
-          groupName: '',
-          permissions: [{ action: 'dashboards:write', scope: 'folders:uid:top' }],
-        },
-        now,
-        true,
-      );
-      await tx.db('user_roles').insert({ user_id: viewer.id, role_id: roleId, org_id: 'org_main', created_at: now });
-      tx.policyChanged('org_main');
-    });
+    await grantManagedPermissions(app, 'org_main', { kind: 'user', userId: viewer.id }, [{ action: 'dashboards:write', scope: 'folders:uid:top' }]);
     const allowed = await app.services.engine.authorize(writeDashboard('dash1'));
     expect(allowed.allow).to.equal(true);
     expect(allowed.reasons.join(' ')).to.include('folders:uid:top');

@@ -112,9 +112,10 @@ describe('dashboards', () => {
       // out of it, into a folder it cannot create in: refused, and the dashboard stays
       const out = await as(folderAEditor).post('/api/dashboards/db', { dashboard: { uid, title: 'Mover', version: 2 }, folderUid: 'team-b' });
       expect(out.status).to.equal(403);
-      expect(out.body.message).to.include('dashboards:create');
-      const [refusal] = await auditEntries(app, { action: 'dashboards:create', actor_id: folderAEditor.id });
-      expect(refusal).to.include({ outcome: 'failure', target_type: 'folders', target_id: 'team-b' });
+      expect(out.body.message).to.equal('permission denied: you need dashboards:create on the destination folder to do this');
+      const [refusal] = await auditEntries(app, { action: 'dashboards:write', actor_id: folderAEditor.id });
+      expect(refusal).to.include({ outcome: 'failure', target_type: 'dashboards', target_id: uid });
+      expect(refusal!.metadata!.destination).to.deep.equal({ type: 'folders', id: 'team-b' });
       // a dashboard of team-b, which it cannot write, cannot be pulled into team-a
       const foreign = await save({ dashboard: { uid: 'foreign', title: 'Foreign' }, folderUid: 'team-b' });
       const pull = await as(folderAEditor).post('/api/dashboards/db', { dashboard: { uid: foreign.uid, title: 'Foreign', version: 1 }, folderUid: 'team-a' });
@@ -150,7 +151,9 @@ describe('dashboards', () => {
         return { canSave, canEdit, canAdmin, canDelete };
       };
       expect(await rights(viewer)).to.deep.equal({ canSave: false, canEdit: false, canAdmin: false, canDelete: false });
-      expect(await rights(editor)).to.deep.equal({ canSave: true, canEdit: true, canAdmin: false, canDelete: true });
+      // the creator administers its dashboard; another Editor edits it
+      expect(await rights(editor)).to.deep.equal({ canSave: true, canEdit: true, canAdmin: true, canDelete: true });
+      expect(await rights(await createUser(app, { role: 'Editor' }))).to.deep.equal({ canSave: true, canEdit: true, canAdmin: false, canDelete: true });
       expect(await rights(admin)).to.deep.equal({ canSave: true, canEdit: true, canAdmin: true, canDelete: true });
     });
 

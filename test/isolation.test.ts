@@ -128,6 +128,7 @@ async function snapshot(app: TestApp, world: OrgWorld): Promise<string> {
     db('folders').where('org_id', world.orgId).orderBy('uid').select('uid', 'title', 'description', 'parent_uid', 'updated_at'),
     db('dashboards').where('org_id', world.orgId).orderBy('uid').select('uid', 'title', 'folder_uid', 'data', 'version'),
     db('alert_rules').where('org_id', world.orgId).orderBy('uid').select('uid', 'title', 'folder_uid', 'rule_group', 'data', 'version'),
+    db('legacy_acl').where('org_id', world.orgId).orderBy('id').select('dashboard_uid', 'folder_uid', 'user_id', 'team_id', 'role', 'permission'),
   ]);
   return JSON.stringify(parts);
 }
@@ -153,6 +154,7 @@ function otherOrgValues(other: OrgWorld): { params: Record<string, (path: string
       roleUid: () => other.roleUid,
       tokenId: () => other.tokenId,
       target: () => 'users',
+      folderUid: () => other.folderUid,
       uid: (path) =>
         path.startsWith('/api/dashboards') ? other.dashboardUid : path.startsWith('/api/v1/provisioning/alert-rules') ? other.ruleUid : other.folderUid,
     },
@@ -169,6 +171,7 @@ function otherOrgValues(other: OrgWorld): { params: Record<string, (path: string
       folderUid: other.folderUid,
       folderUID: other.folderUid,
       dashboard: { uid: other.dashboardUid, title: `renamed-${other.orgId}` },
+      items: [{ userId: other.viewer.id, permission: 4 }],
     },
   };
 }

@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { insertRole } from '../src/accesscontrol/store.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import {
   addMember,
@@ -16,6 +15,7 @@ import {
   liveSessions,
   signInAgain,
   type TestUser,
+  grantManagedPermissions,
 } from './helpers/factories.ts';
 
 /** Any refusal: a policy deny, or the delegation rule's own message. */
@@ -58,18 +58,7 @@ describe('role assignments (/api/access-control/users|teams/…/roles)', () => {
     (await api(app, await signInAgain(app, user), orgId).get('/api/user/permissions')).body as Record<string, string[]>;
 
   async function insertManagedUserRole(userId: string): Promise<string> {
-    const uid = `managed:users:${userId}:permissions`;
-    await app.services.transact(async (tx) => {
-      const roleId = await insertRole(
-        tx.db,
-        'org_main',
-        { uid, name: uid, displayName: '', description: '', groupName: '', permissions: [{ action: 'dashboards:read', scope: 'dashboards:uid:d1' }] },
-        app.clock.now(),
-        true,
-      );
-      await tx.db('user_roles').insert({ user_id: userId, role_id: roleId, org_id: 'org_main', created_at: app.clock.now() });
-      tx.policyChanged('org_main', { kind: 'role', uid }, { kind: 'member', userId });
-    });
+    const uid = await grantManagedPermissions(app, 'org_main', { kind: 'user', userId }, [{ action: 'dashboards:read', scope: 'dashboards:uid:d1' }]);
     return uid;
   }
 

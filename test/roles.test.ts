@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { insertRole } from '../src/accesscontrol/store.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import {
   addMember,
@@ -17,6 +16,7 @@ import {
   type RoleBody,
   signInAgain,
   type TestUser,
+  grantManagedPermissions,
 } from './helpers/factories.ts';
 
 /** Any refusal: a policy deny, or the delegation rule's own message. */
@@ -60,17 +60,11 @@ describe('roles (/api/access-control/roles)', () => {
     return res.body as RoleBody & { version: number };
   }
 
-  async function insertManagedRole(uid: string): Promise<void> {
-    await app.services.transact(async (tx) => {
-      await insertRole(
-        tx.db,
-        'org_main',
-        { uid, name: uid, displayName: '', description: '', groupName: '', permissions: [{ action: 'dashboards:read', scope: 'dashboards:uid:d1' }] },
-        app.clock.now(),
-        true,
-      );
-      tx.policyChanged('org_main', { kind: 'role', uid });
-    });
+  /** A managed role as resource grants make one: of a real user or team, hidden. */
+  async function managedRoleOf(holder: 'user' | 'team'): Promise<string> {
+    const permissions = [{ action: 'dashboards:read', scope: 'dashboards:uid:d1' }];
+    if (holder === 'team') return grantManagedPermissions(app, 'org_main', { kind: 'team', teamId: (await buildTeam(app)).id }, permissions);
+    return grantManagedPermissions(app, 'org_main', { kind: 'user', userId: (await createUser(app)).id }, permissions);
   }
 
   describe('access', () => {
@@ -138,15 +132,15 @@ describe('roles (/api/access-control/roles)', () => {
     });
 
     it('shows managed roles only with includeHidden=true', async () => {
-      await insertManagedRole('managed:users:listed:permissions');
+      const managed = await managedRoleOf('user');
       const plain = await api(app, orgAdmin).get('/api/access-control/roles?perpage=1000');
-      expect(plain.body.roles.map((r: { uid: string }) => r.uid)).not.to.include('managed:users:listed:permissions');
+      expect(plain.body.roles.map((r: { uid: string }) => r.uid)).not.to.include(managed);
       const off = await api(app, orgAdmin).get('/api/access-control/roles?perpage=1000&includeHidden=false');
       expect(off.body.totalCount).to.equal(plain.body.totalCount);
       const hidden = await api(app, orgAdmin).get('/api/access-control/roles?perpage=1000&includeHidden=true');
       expect(hidden.status).to.equal(200);
       expect(hidden.body.totalCount).to.be.greaterThan(plain.body.totalCount);
-      expect(hidden.body.roles.find((r: { uid: string }) => r.uid === 'managed:users:listed:permissions')).to.include({ hidden: true, global: false });
+      expect(hidden.body.roles.find((r: { uid: string }) => r.uid === managed)).to.include({ hidden: true, global: false });
     });
 
     it('does not show the roles of another org', async () => {
@@ -436,8 +430,8 @@ describe('roles (/api/access-control/roles)', () => {
     });
 
     it('refuses to change basic, fixed and managed roles with 400', async () => {
-      await insertManagedRole('managed:users:frozen:permissions');
-      for (const uid of ['basic:viewer', 'fixed:dashboards:reader', 'managed:users:frozen:permissions']) {
+      const managed = await managedRoleOf('user');
+      for (const uid of ['basic:viewer', 'fixed:dashboards:reader', managed]) {
         const before = await roleRow(uid);
         const res = await api(app, serverAdmin).put(`/api/access-control/roles/${uid}`, { version: before.version, displayName: 'Hacked' });
         expect(res.status, uid).to.equal(400);
@@ -560,8 +554,8 @@ describe('roles (/api/access-control/roles)', () => {
     });
 
     it('refuses to delete basic, fixed and managed roles with 400', async () => {
-      await insertManagedRole('managed:teams:kept:permissions');
-      for (const uid of ['basic:admin', 'fixed:roles:writer', 'managed:teams:kept:permissions']) {
+      const managed = await managedRoleOf('team');
+      for (const uid of ['basic:admin', 'fixed:roles:writer', managed]) {
         const res = await api(app, serverAdmin).delete(`/api/access-control/roles/${uid}`);
         expect(res.status, uid).to.equal(400);
         expect(res.body.message).to.match(/cannot be deleted: only custom roles can/);

@@ -37,7 +37,8 @@ _decision(grants) := {"allow": true, "reasons": grants} if {
 
 # A refusal carries a message for the caller only when what it says is safe to show: a
 # delegation refusal names nothing but the caller's own permissions and the role's, which the
-# caller sent or may read. Every other refusal says only which action was refused.
+# caller sent or may read; a refused move names the create action the destination folder (the
+# caller's own choice) lacks. Every other refusal says only which action was refused.
 _refusal(grants) := {"allow": false, "reasons": sort(_denials), "message": delegation_message} if {
 	count(grants) > 0
 	subject.is_active
@@ -45,30 +46,46 @@ _refusal(grants) := {"allow": false, "reasons": sort(_denials), "message": deleg
 	chat.allows(input)
 	not delegation.protects_server_admin(input)
 	count(delegation.missing(input)) > 0
+} else := {"allow": false, "reasons": sort(_denials), "message": destination_message} if {
+	count(grants) > 0
+	subject.is_active
+	not _destination_allows(input)
 } else := {"allow": false, "reasons": sort(_denials)}
 
+destination_message := concat("", ["permission denied: you need ", _creation_of(input.action), " on the destination folder to do this"])
+
 delegation_message := concat("", [
-	"permission denied: ", _role_named(input.resource),
-	"grants permissions you do not hold, and you can only grant what you hold",
+	"permission denied: ", _granted_by(input.resource),
+	" permissions you do not hold, and you can only grant what you hold",
 ])
 
-_role_named(resource) := concat("", ["role ", resource.uid, " "]) if {
+_granted_by(resource) := concat("", ["role ", resource.uid, " grants"]) if {
 	resource.kind == "roles"
 	is_string(resource.uid)
-}
-
-else := "the role "
+} else := "this change grants"
 
 # The one definition of "allowed", shared by decision and filter: some grant matched (grants,
 # from grants_on) and no rule refuses the request (a server-only action, delegation, a server
-# admin's membership). The refusals read only request.action and the request's own facts, never
+# admin's membership, a move to a folder the subject may not create in). The refusals read only request.action and the request's own facts, never
 # its resource, so filter asks them once per item with the input as is.
 is_allowed(grants, request) if {
 	count(grants) > 0
 	not server.refuses(request.action)
 	delegation.allows(request)
 	not delegation.protects_server_admin(request)
+	_destination_allows(request)
 }
+
+# A move lands the resource in another folder (request.destination): besides the action on the
+# resource itself, the subject needs "<resource>:create" there, decided here in the same call.
+_destination_allows(request) if {
+	not request.destination
+} else if {
+	count(grants_on(request.destination, _creation_of(request.action))) > 0
+}
+
+# the create action of the action's resource: dashboards:write -> dashboards:create
+_creation_of(action) := concat("", [split(action, ":")[0], ":create"]) if is_string(action)
 
 _action := input.action if _is_action(input.action)
 
@@ -147,6 +164,15 @@ _denials contains problem if {
 	subject.is_active
 	some problem in delegation.missing(input)
 }
+
+_denials contains concat("", ["no role grants ", _creation_of(input.action), " on the destination ", _destination_scope]) if {
+	subject.is_active
+	not _destination_allows(input)
+}
+
+_destination_scope := scopes.target(input.destination).scope if {
+	scopes.target(input.destination)
+} else := "of no known shape"
 
 _denials contains delegation.server_admin_refusal if {
 	subject.is_active

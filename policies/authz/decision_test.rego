@@ -305,8 +305,8 @@ test_reasons_of_every_kind_are_sorted_together if {
 
 test_a_role_write_needs_every_delegated_permission if {
 	req := object.union(request(user("u_editor"), "dashboards:write", dashboard("d_deep")), {"delegate": [{"action": "teams:write", "scope": "teams:*"}]})
-	refusal := _deny(["you do not hold teams:write on teams:*, which the role grants"])
-	message := "permission denied: the role grants permissions you do not hold, and you can only grant what you hold"
+	refusal := _deny(["you do not hold teams:write on teams:*, which the change grants"])
+	message := "permission denied: this change grants permissions you do not hold, and you can only grant what you hold"
 	_decide(req) == object.union(refusal, {"message": message})
 	held := [{"action": "dashboards:read", "scope": "dashboards:uid:d_deep"}]
 	ok := object.union(request(user("u_editor"), "dashboards:write", dashboard("d_deep")), {"delegate": held})
@@ -359,4 +359,33 @@ test_only_a_delegation_refusal_carries_a_message if {
 test_the_delegation_message_names_a_role_target if {
 	message := "permission denied: role custom:x grants permissions you do not hold, and you can only grant what you hold"
 	authz.delegation_message == message with input as {"resource": {"kind": "roles", "uid": "custom:x"}}
+}
+
+_moved(req, folder) := object.union(req, {"destination": {"kind": "folders", "uid": folder}})
+
+test_a_move_needs_create_on_the_destination if {
+	_allowed(_moved(request(user("u_editor"), "dashboards:write", dashboard("d_team")), "f_deep"))
+	_allowed(_moved(request(user("u_admin"), "alert.rules:write", {"kind": "alert.rules", "uid": "r_deep"}), "f_root"))
+	stuck := _moved(request(user("u_ops"), "dashboards:write", dashboard("d_team")), "f_deep")
+	_decide(stuck) == {
+		"allow": false,
+		"reasons": ["no role grants dashboards:create on the destination folders:uid:f_deep"],
+		"message": "permission denied: you need dashboards:create on the destination folder to do this",
+	}
+
+	# written in place, no create is asked
+	_allowed(request(user("u_ops"), "dashboards:write", dashboard("d_team")))
+}
+
+test_a_move_the_resource_itself_refuses_says_only_that if {
+	refused := _decide(_moved(request(user("u_viewer"), "dashboards:write", dashboard("d_team")), "f_deep"))
+	not refused.allow
+	not refused.message
+}
+
+test_a_destination_of_no_known_shape_is_refused if {
+	req := object.union(request(user("u_editor"), "dashboards:write", dashboard("d_team")), {"destination": {"kind": "nope"}})
+	refused := _decide(req)
+	not refused.allow
+	"no role grants dashboards:create on the destination of no known shape" in refused.reasons
 }

@@ -9,6 +9,8 @@ export const ACTIONS = [
   'alert.notifications:write',
   'alert.provisioning:read',
   'alert.provisioning:write',
+  'alert.rules.permissions:read',
+  'alert.rules.permissions:write',
   'alert.rules:create',
   'alert.rules:delete',
   'alert.rules:read',

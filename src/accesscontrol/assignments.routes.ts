@@ -2,7 +2,7 @@
  * Role assignments (`/api/access-control/users/<userId>/roles…` and `…/teams/<teamId>/roles…`)
  * and a user's resolved permissions, modelled on Grafana's access-control API. Assigning needs
  * `roles:write` on the role and, by delegation, every permission it grants; unassigning and
- * replacing likewise for each role taken away. A global assignment (every org) is the server's:
+ * replacing likewise for each role taken away, in one decision (assignments.ts). A global assignment (every org) is the server's:
  * server admins only. A user's roles here are its assigned roles, not the basic role its org
  * role carries (that one shows in the org's users).
  */
@@ -10,8 +10,8 @@ import { NotFoundError } from '../errors.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { findUserById } from '../identity/users.store.ts';
-import { assignRole, listAssignedRoles, loadTeamAssignee, loadUserAssignee, replaceAssignedRoles, unassignRole, type Assignee } from './assignments.ts';
-import { roleRef, roleScope, subjectOfUser } from './roles.ts';
+import { assigneeOrFail, assignRole, listAssignedRoles, replaceAssignedRoles, teamAssignee, unassignRole, userAssignee, type Assignee } from './assignments.ts';
+import { subjectOfUser } from './roles.ts';
 import { isOrgMember } from '../orgs/store.ts';
 
 const id = { type: 'string', minLength: 1, maxLength: 40 } as const;
@@ -49,7 +49,7 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
     query: listQuery,
     async handler({ ctx, params, query, orgId, services, authorize }) {
       await authorize('roles:read');
-      const assignee = await loadUserAssignee(services.db, orgId, params.userId, false);
+      const assignee = assigneeOrFail(await userAssignee(services.db, orgId, params.userId, false));
       ctx.body = pageOfRoles(await listAssignedRoles(services.db, assignee, query.includeHidden === true), query);
     },
   });
@@ -62,10 +62,8 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
     params: userParams,
     body: { type: 'object', properties: { roleUid, global: { type: 'boolean' } }, required: ['roleUid'], additionalProperties: false },
     async handler(route) {
-      const { ctx, body, params, orgId, services, authorize } = route;
-      const global = body.global === true;
-      await authorize('roles:write', roleRef(body.roleUid), roleScope(global));
-      await assignRole(route, await loadUserAssignee(services.db, orgId, params.userId, global), body.roleUid);
+      const { ctx, body, params, orgId, services } = route;
+      await assignRole(route, await userAssignee(services.db, orgId, params.userId, body.global === true), body.roleUid);
       ctx.body = { message: 'role assigned to the user' };
     },
   });
@@ -78,10 +76,8 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
     params: userRoleParams,
     query: globalQuery,
     async handler(route) {
-      const { ctx, params, query, orgId, services, authorize } = route;
-      const global = query.global === true;
-      await authorize('roles:write', roleRef(params.roleUid), roleScope(global));
-      await unassignRole(route, await loadUserAssignee(services.db, orgId, params.userId, global), params.roleUid);
+      const { ctx, params, query, orgId, services } = route;
+      await unassignRole(route, await userAssignee(services.db, orgId, params.userId, query.global === true), params.roleUid);
       ctx.body = { message: 'role unassigned from the user' };
     },
   });
@@ -94,12 +90,10 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
     params: userParams,
     body: { type: 'object', properties: { roleUids: roleUidsSchema, global: { type: 'boolean' } }, required: ['roleUids'], additionalProperties: false },
     async handler(route) {
-      const { ctx, body, params, orgId, services, authorize } = route;
-      const global = body.global === true;
-      // Each role given or taken is authorized on its own once known; this is the door.
-      await authorize('roles:write', undefined, roleScope(global));
-      const assignee = await loadUserAssignee(services.db, orgId, params.userId, global);
-      ctx.body = replaced(assignee, await replaceAssignedRoles(route, assignee, body.roleUids));
+      const { ctx, body, params, orgId, services } = route;
+      const request = await userAssignee(services.db, orgId, params.userId, body.global === true);
+      const change = await replaceAssignedRoles(route, request, body.roleUids);
+      ctx.body = replaced(assigneeOrFail(request), change);
     },
   });
 
@@ -112,7 +106,7 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
     query: listQuery,
     async handler({ ctx, params, query, orgId, services, authorize }) {
       await authorize('roles:read');
-      const assignee = await loadTeamAssignee(services.db, orgId, params.teamId);
+      const assignee = assigneeOrFail(await teamAssignee(services.db, orgId, params.teamId));
       ctx.body = pageOfRoles(await listAssignedRoles(services.db, assignee, query.includeHidden === true), query);
     },
   });
@@ -125,9 +119,8 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
     params: teamParams,
     body: { type: 'object', properties: { roleUid }, required: ['roleUid'], additionalProperties: false },
     async handler(route) {
-      const { ctx, body, params, orgId, services, authorize } = route;
-      await authorize('roles:write', roleRef(body.roleUid));
-      await assignRole(route, await loadTeamAssignee(services.db, orgId, params.teamId), body.roleUid);
+      const { ctx, body, params, orgId, services } = route;
+      await assignRole(route, await teamAssignee(services.db, orgId, params.teamId), body.roleUid);
       ctx.body = { message: 'role assigned to the team' };
     },
   });
@@ -139,9 +132,8 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
     level: 'org',
     params: teamRoleParams,
     async handler(route) {
-      const { ctx, params, orgId, services, authorize } = route;
-      await authorize('roles:write', roleRef(params.roleUid));
-      await unassignRole(route, await loadTeamAssignee(services.db, orgId, params.teamId), params.roleUid);
+      const { ctx, params, orgId, services } = route;
+      await unassignRole(route, await teamAssignee(services.db, orgId, params.teamId), params.roleUid);
       ctx.body = { message: 'role unassigned from the team' };
     },
   });
@@ -154,10 +146,10 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
     params: teamParams,
     body: { type: 'object', properties: { roleUids: roleUidsSchema }, required: ['roleUids'], additionalProperties: false },
     async handler(route) {
-      const { ctx, body, params, orgId, services, authorize } = route;
-      await authorize('roles:write');
-      const assignee = await loadTeamAssignee(services.db, orgId, params.teamId);
-      ctx.body = replaced(assignee, await replaceAssignedRoles(route, assignee, body.roleUids));
+      const { ctx, body, params, orgId, services } = route;
+      const request = await teamAssignee(services.db, orgId, params.teamId);
+      const change = await replaceAssignedRoles(route, request, body.roleUids);
+      ctx.body = replaced(assigneeOrFail(request), change);
     },
   });
 
@@ -167,11 +159,11 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: userParams,
-    async handler({ ctx, params, orgId, services, authorize }) {
+    async handler({ ctx, params, orgId, services, authorize, permissions }) {
       await authorize('users.permissions:read', { kind: 'users', id: params.userId });
       const user = await findUserById(services.db, params.userId);
       if (!user || !(await isOrgMember(services.db, orgId, user.id))) throw new NotFoundError(`user ${params.userId} not found in this org`);
-      ctx.body = await services.engine.permissions(subjectOfUser(user), orgId);
+      ctx.body = await permissions(subjectOfUser(user));
     },
   });
 };

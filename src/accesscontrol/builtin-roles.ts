@@ -21,6 +21,8 @@ export interface RoleDefinition {
 /** The hidden roles that carry a user's or a team's resource grants and team-admin rights. */
 export const managedUserRoleUid = (userId: string) => `managed:users:${userId}:permissions`;
 export const managedTeamRoleUid = (teamId: string) => `managed:teams:${teamId}:permissions`;
+/** The hidden role that carries the grants given to everyone of an org role (`role: Viewer` in a grant). */
+export const managedBuiltinRoleUid = (role: string) => `managed:builtins:${role.toLowerCase()}:permissions`;
 
 function grant(scope: string, ...actions: (Action | '*')[]): Permission[] {
   return actions.map((action) => ({ action, scope }));
@@ -54,6 +56,7 @@ const ADMIN_ADDS: Permission[] = [
   ...grant('connectors:*', 'connectors:create', 'connectors:write', 'connectors:delete', 'connectors.permissions:read', 'connectors.permissions:write'),
   ...grant('folders:*', 'folders.permissions:read', 'folders.permissions:write', 'dashboards.permissions:read', 'dashboards.permissions:write'),
   ...grant('dashboards:*', 'dashboards.permissions:read', 'dashboards.permissions:write'),
+  ...grant('folders:*', 'alert.rules.permissions:read', 'alert.rules.permissions:write'),
   ...grant('*', 'alert.provisioning:read', 'alert.provisioning:write'),
   ...grant('orgs:*', 'orgs:read', 'orgs:write', 'orgs.preferences:write', 'orgs.quotas:read', 'orgs.quotas:write'),
   // the org admin holds everything within its org; server-level actions stay with server admins

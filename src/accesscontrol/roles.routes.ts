@@ -16,25 +16,16 @@ import {
   assertCustomRoleName,
   assertValidPermissions,
   authorizeRoleChange,
-  permissionKey,
+  findRole,
   permissionsOf,
-  policyChangedForRole,
   resolveRole,
+  roleNotFound,
   ROLE_CREATION_LOCK,
   roleRef,
   roleTarget,
 } from './roles.ts';
-import {
-  deleteRole,
-  findAssigneesOfRole,
-  findPermissionsByRoleIds,
-  findRoleById,
-  findRolesPageInOrg,
-  insertRole,
-  isRoleUidTaken,
-  replaceRolePermissions,
-  updateRoleAtVersion,
-} from './store.ts';
+import { changeRoleAtVersion, createRole, deleteRole } from './grants.ts';
+import { findPermissionsByRoleIds, findRoleById, findRolesPageInOrg, isRoleUidTaken } from './store.ts';
 
 const text = (maxLength: number, minLength = 0) => ({ type: 'string', minLength, maxLength }) as const;
 
@@ -133,8 +124,7 @@ export const roleRoutes: RouteModule = (routes) => {
         // creations take one lock so the check below holds across connections and instances.
         await lockSetting(tx.db, ROLE_CREATION_LOCK);
         if (await isRoleUidTaken(tx.db, scopeOrg, body.uid)) throw new ConflictError(`a role with uid ${body.uid} already exists`);
-        const id = await insertRole(tx.db, scopeOrg, definition, now);
-        policyChangedForRole(tx, { uid: body.uid, org_id: scopeOrg });
+        const id = await createRole(tx, scopeOrg, definition, now);
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),
@@ -171,10 +161,13 @@ export const roleRoutes: RouteModule = (routes) => {
       additionalProperties: false,
     },
     async handler({ ctx, body, params, principal, orgId, services, authorize }) {
-      // asked before the role is looked up, so an unknown uid is no probe; a global role's
-      // change is then decided at the server, in the one decision that checks delegation too
-      await authorize('roles:write', roleRef(params.roleUid));
-      const role = await resolveRole(services.db, orgId, params.roleUid);
+      // One decision, asked before the caller learns whether the role exists (an unknown uid is
+      // no probe): roles:write on it and, by delegation, every permission it would grant; a
+      // global role's change is decided at the server.
+      const role = await findRole(services.db, orgId, params.roleUid);
+      const granted = role ? (body.permissions ?? (await permissionsOf(services.db, role))) : [];
+      await authorizeRoleChange(authorize, 'roles:write', params.roleUid, granted, role?.org_id === null);
+      if (!role) throw roleNotFound(params.roleUid);
       const global = role.org_id === null;
       assertCustomRole(role, 'changed');
       if (body.uid !== undefined && body.uid !== role.uid) throw new BadRequestError('a role keeps its uid: create a new role instead');
@@ -188,22 +181,14 @@ export const roleRoutes: RouteModule = (routes) => {
       };
       assertCustomRoleName('name', fields.name);
       if (body.permissions) assertValidPermissions(body.permissions);
-      const current = await permissionsOf(services.db, role);
-      await authorizeRoleChange(authorize, 'roles:write', role.uid, body.permissions ?? current, global);
 
       const now = services.clock.now();
       await services.transact(async (tx) => {
-        if (!(await updateRoleAtVersion(tx.db, role.id, body.version, fields, now))) {
+        const change = await changeRoleAtVersion(tx, role, body.version, fields, body.permissions, now);
+        if (!change) {
           throw new ConflictError(`role ${role.uid} was changed since version ${body.version}: read it again and retry with its current version`);
         }
-        // Read again under the version just taken: another writer may have changed them since.
-        const before = await permissionsOf(tx.db, role);
-        const next = body.permissions;
-        const permissionsChanged = next !== undefined && permissionKey(next) !== permissionKey(before);
-        if (permissionsChanged) {
-          await replaceRolePermissions(tx.db, role.id, next);
-          policyChangedForRole(tx, role);
-        }
+        const { permissionsChanged } = change;
         const changed = [
           ...(fields.name !== role.name ? ['name'] : []),
           ...(fields.displayName !== role.display_name ? ['displayName'] : []),
@@ -235,19 +220,16 @@ export const roleRoutes: RouteModule = (routes) => {
     level: 'org',
     params: roleUidParams,
     async handler({ ctx, params, principal, orgId, services, authorize }) {
-      // asked before the role is looked up, so an unknown uid is no probe; a global role's
-      // change is then decided at the server, in the one decision that checks delegation too
-      await authorize('roles:delete', roleRef(params.roleUid));
-      const role = await resolveRole(services.db, orgId, params.roleUid);
+      // One decision, asked before the caller learns whether the role exists: deleting takes the
+      // role's permissions from its holders, the same delegation as a change.
+      const role = await findRole(services.db, orgId, params.roleUid);
+      await authorizeRoleChange(authorize, 'roles:delete', params.roleUid, role ? await permissionsOf(services.db, role) : [], role?.org_id === null);
+      if (!role) throw roleNotFound(params.roleUid);
       const global = role.org_id === null;
       assertCustomRole(role, 'deleted');
-      // Deleting takes the role's permissions from its holders: the same delegation as a change.
-      await authorizeRoleChange(authorize, 'roles:delete', role.uid, await permissionsOf(services.db, role), global);
       const now = services.clock.now();
       await services.transact(async (tx) => {
-        const assignees = await findAssigneesOfRole(tx.db, role.id);
-        await deleteRole(tx.db, role.id);
-        policyChangedForRole(tx, role, assignees);
+        const assignees = await deleteRole(tx, role);
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),

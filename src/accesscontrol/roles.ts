@@ -7,14 +7,13 @@
  */
 import type { Knex } from 'knex';
 import type { Subject } from '../authz/types.ts';
-import type { Tx } from '../db/transaction.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { RouteContext } from '../http/route.ts';
 import { subjectOf } from '../http/subject.ts';
 import { toPrincipalUser, type UserRow } from '../identity/users.store.ts';
 import { isGrantableAction, type Action } from './actions.ts';
 import type { Permission } from './builtin-roles.ts';
-import { findGlobalRole, findPermissionsByRoleIds, findRoleVisibleInOrg, type RoleAssignees, type RoleRow } from './store.ts';
+import { findGlobalRole, findPermissionsByRoleIds, findRoleVisibleInOrg, type RoleRow } from './store.ts';
 
 export const CUSTOM_PREFIX = 'custom:';
 const RESERVED_PREFIXES = ['basic:', 'fixed:', 'managed:'] as const;
@@ -72,18 +71,21 @@ export function assertAssignable(role: RoleRow): void {
 }
 
 /** The role `uid` as the org sees it (its own, else the global one), or only the global one. */
+export async function findRole(db: Knex, orgId: string, uid: string, global = false): Promise<RoleRow | undefined> {
+  return global ? findGlobalRole(db, uid) : findRoleVisibleInOrg(db, orgId, uid);
+}
+
+export const roleNotFound = (uid: string, global = false) => new NotFoundError(`${global ? 'global role' : 'role'} ${uid} not found`);
+
 export async function resolveRole(db: Knex, orgId: string, uid: string, global = false): Promise<RoleRow> {
-  const role = global ? await findGlobalRole(db, uid) : await findRoleVisibleInOrg(db, orgId, uid);
-  if (!role) throw new NotFoundError(`${global ? 'global role' : 'role'} ${uid} not found`);
+  const role = await findRole(db, orgId, uid, global);
+  if (!role) throw roleNotFound(uid, global);
   return role;
 }
 
 export async function permissionsOf(db: Knex, role: RoleRow): Promise<Permission[]> {
   return (await findPermissionsByRoleIds(db, [role.id])).get(role.id) ?? [];
 }
-
-/** Where a change to the role shows in the policy: its org, or every org for a global role. */
-export const roleOrg = (role: Pick<RoleRow, 'org_id'>): string | undefined => role.org_id ?? undefined;
 
 /** The authorize options of a role in scope: a global role is the server's business. */
 export const roleScope = (global: boolean) => (global ? { orgId: null } : {});
@@ -95,16 +97,6 @@ export const roleScope = (global: boolean) => (global ? { orgId: null } : {});
 export async function authorizeRoleChange(authorize: Authorize, action: Action, uid: string, permissions: Permission[], global: boolean): Promise<void> {
   await authorize(action, roleRef(uid), { ...roleScope(global), delegate: permissions.map((p) => ({ action: p.action, scope: p.scope })) });
 }
-
-/** Tells the policy about a role whose permissions or existence changed, and about whoever held it. */
-export function policyChangedForRole(tx: Tx, role: Pick<RoleRow, 'uid' | 'org_id'>, assignees?: RoleAssignees): void {
-  tx.policyChanged(roleOrg(role), { kind: 'role', uid: role.uid });
-  for (const user of assignees?.users ?? []) tx.policyChanged(user.orgId ?? undefined, { kind: 'member', userId: user.id });
-  for (const team of assignees?.teams ?? []) tx.policyChanged(team.orgId, { kind: 'team', teamId: team.id });
-}
-
-/** Canonical text of a permission set, to tell whether an update changes it. */
-export const permissionKey = (permissions: Permission[]) => [...new Set(permissions.map((p) => `${p.action} ${p.scope}`))].sort().join('\n');
 
 /** A stored user as the policy sees it, as if it were the caller. */
 export function subjectOfUser(row: UserRow): Subject {

@@ -5,8 +5,8 @@
  */
 import type { Tx } from '../db/transaction.ts';
 import { BASIC_ROLES, FIXED_ROLES, type RoleDefinition } from './builtin-roles.ts';
-import { permissionKey } from './roles.ts';
-import { findPermissionsByRoleIds, insertRole, replaceRolePermissions, rolesInScope, updateRoleDefinition, type RoleRow } from './store.ts';
+import { createRole, permissionKey, redefineRole } from './grants.ts';
+import { findPermissionsByRoleIds, rolesInScope, type RoleRow } from './store.ts';
 
 export interface SeedResult {
   created: number;
@@ -16,7 +16,6 @@ export interface SeedResult {
 
 async function seedRoles(tx: Tx, orgId: string | null, definitions: RoleDefinition[], now: number): Promise<SeedResult> {
   const result: SeedResult = { created: 0, updated: 0, unchanged: 0 };
-  const changed: string[] = [];
   const existing: RoleRow[] = await rolesInScope(tx.db, orgId)
     .whereIn(
       'uid',
@@ -32,9 +31,8 @@ async function seedRoles(tx: Tx, orgId: string | null, definitions: RoleDefiniti
   for (const definition of definitions) {
     const row = byUid.get(definition.uid);
     if (!row) {
-      await insertRole(tx.db, orgId, definition, now);
+      await createRole(tx, orgId, definition, now);
       result.created++;
-      changed.push(definition.uid);
       continue;
     }
     const drifted =
@@ -46,12 +44,9 @@ async function seedRoles(tx: Tx, orgId: string | null, definitions: RoleDefiniti
       result.unchanged++;
       continue;
     }
-    await updateRoleDefinition(tx.db, row.id, definition, row.version + 1, now);
-    await replaceRolePermissions(tx.db, row.id, definition.permissions);
+    await redefineRole(tx, row, definition, now);
     result.updated++;
-    changed.push(definition.uid);
   }
-  if (changed.length > 0) tx.policyChanged(orgId ?? undefined, ...changed.map((uid) => ({ kind: 'role' as const, uid })));
   return result;
 }
 

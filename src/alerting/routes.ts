@@ -15,7 +15,6 @@ import type { Infer } from '../http/guard.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';
-import { subjectOf } from '../http/subject.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import { presentAlertRule } from './presenter.ts';
 import {
@@ -131,17 +130,11 @@ export const alertRuleRoutes: RouteModule = (routes) => {
       properties: { ...paginationQuerySchema, folderUID: { type: 'string', maxLength: 40 } },
       additionalProperties: false,
     },
-    async handler({ ctx, query, principal, orgId, services, authorize }) {
+    async handler({ ctx, query, orgId, services, authorize, filter }) {
       await authorize('alert.rules:read');
       const page = pageOf(query);
       const uids = await findAlertRuleUids(services.db, orgId, folderUidOf(query.folderUID) ?? undefined);
-      const readable = await services.engine.filter({
-        subject: subjectOf(principal),
-        org_id: orgId,
-        action: 'alert.rules:read',
-        resources: uids.map(ruleResource),
-      });
-      const readableUids = readable.sort((a, b) => a - b).map((index) => uids[index]!);
+      const readableUids = await filter('alert.rules:read', uids, ruleResource);
       const rows = await findAlertRulesByUids(services.db, orgId, readableUids.slice(page.offset, page.offset + page.limit));
       ctx.body = { totalCount: readableUids.length, alertRules: rows.map(presentAlertRule), page: page.page, perPage: page.perPage };
     },
@@ -205,10 +198,10 @@ export const alertRuleRoutes: RouteModule = (routes) => {
     body: ruleUpdateBody,
     async handler({ ctx, params, body, principal, orgId, services, authorize }) {
       const { rule: existing, resource } = await addressedRule(services.db, orgId, params.uid);
-      await authorize('alert.rules:write', resource);
+      // A move also creates the rule in its new folder: the same decision asks alert.rules:create there.
+      const moving = !!existing && folderUidOf(body.folderUID) !== existing.folder_uid;
+      await authorize('alert.rules:write', resource, moving ? { destination: folderResource(body.folderUID) } : {});
       if (!existing) throw ruleNotFound(params.uid);
-      // A move also creates the rule in its new folder: the caller must be allowed to there.
-      if (folderUidOf(body.folderUID) !== existing.folder_uid) await authorize('alert.rules:create', folderResource(body.folderUID));
       const now = services.clock.now();
       const rule = await services.transact(async (tx) => {
         const current = await findRuleOrFail(tx.db, orgId, params.uid);

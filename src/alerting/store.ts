@@ -4,21 +4,13 @@
  * lists need. Writes report the policy's `alert_rule` fragment.
  */
 import type { Knex } from 'knex';
-import { removeGrantsOnScopes } from '../accesscontrol/resource-grants.store.ts';
 import type { Tx } from '../db/transaction.ts';
+import { ALERT_RULES, deleteFoldered, findFoldered, findFolderedByUids, insertFoldered, updateFoldered, type FolderedRow } from '../folders/foldered.store.ts';
 
-export interface AlertRuleRow {
-  org_id: string;
-  uid: string;
-  title: string;
+export interface AlertRuleRow extends FolderedRow {
+  /** A rule always lives in a folder. */
   folder_uid: string;
   rule_group: string;
-  data: string | null;
-  version: number;
-  created_at: number;
-  updated_at: number;
-  created_by: string | null;
-  updated_by: string | null;
 }
 
 /** What a save writes: the columns, and the rest of the definition as JSON. */
@@ -29,13 +21,9 @@ export interface AlertRuleContent {
   definition: Record<string, unknown>;
 }
 
-const RULE_COLUMNS = ['org_id', 'uid', 'title', 'folder_uid', 'rule_group', 'data', 'version', 'created_at', 'updated_at', 'created_by', 'updated_by'] as const;
+const RULE_COLUMNS = ALERT_RULES.columns;
 
-export async function findAlertRule(db: Knex, orgId: string, uid: string): Promise<AlertRuleRow | undefined> {
-  return db('alert_rules')
-    .where({ org_id: orgId, uid })
-    .first(...RULE_COLUMNS);
-}
+export const findAlertRule = (db: Knex, orgId: string, uid: string) => findFoldered<AlertRuleRow>(db, ALERT_RULES, orgId, uid);
 
 /** Another rule of the folder with this title (titles are unique per folder, as in Grafana). */
 export async function findAlertRuleByTitle(db: Knex, orgId: string, folderUid: string, title: string): Promise<AlertRuleRow | undefined> {
@@ -52,52 +40,21 @@ export async function findAlertRuleUids(db: Knex, orgId: string, folderUid: stri
 }
 
 /** The rules of `uids`, in the order of `uids`. */
-export async function findAlertRulesByUids(db: Knex, orgId: string, uids: string[]): Promise<AlertRuleRow[]> {
-  if (uids.length === 0) return [];
-  const rows: AlertRuleRow[] = await db('alert_rules')
-    .where('org_id', orgId)
-    .whereIn('uid', uids)
-    .select(...RULE_COLUMNS);
-  const byUid = new Map(rows.map((row) => [row.uid, row]));
-  return uids.map((uid) => byUid.get(uid)).filter((row): row is AlertRuleRow => row !== undefined);
-}
+export const findAlertRulesByUids = (db: Knex, orgId: string, uids: string[]) => findFolderedByUids<AlertRuleRow>(db, ALERT_RULES, orgId, uids);
 
-export async function insertAlertRule(tx: Tx, orgId: string, uid: string, content: AlertRuleContent, createdBy: string, now: number): Promise<void> {
-  await tx.db('alert_rules').insert({
-    org_id: orgId,
-    uid,
-    title: content.title,
-    folder_uid: content.folderUid,
-    rule_group: content.ruleGroup,
-    data: JSON.stringify(content.definition),
-    version: 1,
-    created_at: now,
-    updated_at: now,
-    created_by: createdBy,
-    updated_by: createdBy,
-  });
-  tx.policyChanged(orgId, { kind: 'alert_rule', uid });
-}
+const saved = (content: AlertRuleContent) => ({
+  title: content.title,
+  folderUid: content.folderUid,
+  content: content.definition,
+  extra: { rule_group: content.ruleGroup },
+});
 
-export async function updateAlertRule(tx: Tx, current: AlertRuleRow, content: AlertRuleContent, updatedBy: string, now: number): Promise<void> {
-  await tx
-    .db('alert_rules')
-    .where({ org_id: current.org_id, uid: current.uid })
-    .update({
-      title: content.title,
-      folder_uid: content.folderUid,
-      rule_group: content.ruleGroup,
-      data: JSON.stringify(content.definition),
-      version: current.version + 1,
-      updated_by: updatedBy,
-      updated_at: now,
-    });
-  if (content.folderUid !== current.folder_uid) tx.policyChanged(current.org_id, { kind: 'alert_rule', uid: current.uid });
-}
+export const insertAlertRule = (tx: Tx, orgId: string, uid: string, content: AlertRuleContent, createdBy: string, now: number) =>
+  insertFoldered(tx, ALERT_RULES, orgId, uid, saved(content), createdBy, now);
+
+/** Replaces the rule as its next version; its grants stay. */
+export const updateAlertRule = (tx: Tx, current: AlertRuleRow, content: AlertRuleContent, updatedBy: string, now: number) =>
+  updateFoldered(tx, ALERT_RULES, current, saved(content), updatedBy, now);
 
 /** Deletes the rule and every grant on it. */
-export async function deleteAlertRule(tx: Tx, rule: AlertRuleRow): Promise<void> {
-  await removeGrantsOnScopes(tx, rule.org_id, { folderUids: [], dashboardUids: [], alertRuleUids: [rule.uid] });
-  await tx.db('alert_rules').where({ org_id: rule.org_id, uid: rule.uid }).delete();
-  tx.policyChanged(rule.org_id, { kind: 'alert_rule', uid: rule.uid });
-}
+export const deleteAlertRule = (tx: Tx, rule: AlertRuleRow) => deleteFoldered(tx, ALERT_RULES, rule);

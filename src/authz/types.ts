@@ -36,6 +36,8 @@ export interface AuthzInput {
   delegate?: DelegatedPermission[];
   /** An org.users change: the user it is about (only a server admin changes a server admin). */
   target_user?: { server_admin: boolean };
+  /** A move: the folder the resource lands in, where `<resource>:create` is needed too. */
+  destination?: ResourceRef;
 }
 
 export interface FilterInput {

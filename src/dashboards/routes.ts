@@ -11,8 +11,9 @@ import { findFolder } from '../folders/store.ts';
 import { BadRequestError, PreconditionFailedError } from '../errors.ts';
 import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';
-import { subjectOf } from '../http/subject.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
+import { DASHBOARD_GRANTS } from '../permissions/levels.ts';
+import { grantCreatorAdmin } from '../permissions/resource-grants.ts';
 import { dashboardUrl, presentDashboard, slugOf } from './presenter.ts';
 import { dashboardSearchRoutes } from './search.routes.ts';
 import { deleteDashboard, findDashboard, findDashboardByTitle, insertDashboard, updateDashboard } from './store.ts';
@@ -60,9 +61,9 @@ export const dashboardRoutes: RouteModule = (routes) => {
       // Without folderUid a dashboard stays where it is; a new one goes to the root.
       const destination = body.folderUid === undefined ? (existing?.folder_uid ?? null) : folderUidOf(body.folderUid);
       if (existing) {
-        await authorize('dashboards:write', dashboardResource(existing.uid));
-        // A move also creates the dashboard in its new folder: the caller must be allowed to there.
-        if (destination !== existing.folder_uid) await authorize('dashboards:create', folderResource(destination));
+        // A move also creates the dashboard in its new folder: the same decision asks dashboards:create there.
+        const moving = destination !== existing.folder_uid;
+        await authorize('dashboards:write', dashboardResource(existing.uid), moving ? { destination: folderResource(destination) } : {});
       } else {
         await authorize('dashboards:create', folderResource(destination));
       }
@@ -80,7 +81,10 @@ export const dashboardRoutes: RouteModule = (routes) => {
         const content = { title, folderUid: folder?.uid ?? null, model };
         const uid = current?.uid ?? givenUid ?? newUid();
         if (current) await updateDashboard(tx, current, content, principal.user.id, now);
-        else await insertDashboard(tx, orgId, uid, content, principal.user.id, now);
+        else {
+          await insertDashboard(tx, orgId, uid, content, principal.user.id, now);
+          await grantCreatorAdmin(tx, orgId, DASHBOARD_GRANTS, uid, principal.user.id, now);
+        }
         const metadata = {
           folderUid: content.folderUid,
           version: (current?.version ?? 0) + 1,
@@ -112,15 +116,13 @@ export const dashboardRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: uidParams,
-    async handler({ ctx, params, principal, orgId, services, authorize }) {
+    async handler({ ctx, params, orgId, services, authorize, filter }) {
       await authorize('dashboards:read', dashboardResource(params.uid));
       const dashboard = await findDashboardOrFail(services.db, orgId, params.uid);
-      const subject = subjectOf(principal);
-      const resources = [dashboardResource(dashboard.uid)];
       // What the caller may do with it besides reading, for the client's buttons.
       const [canEdit, canAdmin, canDelete] = await Promise.all(
-        ['dashboards:write', 'dashboards.permissions:write', 'dashboards:delete'].map(
-          async (action) => (await services.engine.filter({ subject, org_id: orgId, action, resources })).length > 0,
+        (['dashboards:write', 'dashboards.permissions:write', 'dashboards:delete'] as const).map(
+          async (action) => (await filter(action, [dashboard.uid], dashboardResource)).length > 0,
         ),
       );
       const folder = dashboard.folder_uid ? await findFolder(services.db, orgId, dashboard.folder_uid) : undefined;

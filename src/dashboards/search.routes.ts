@@ -3,13 +3,11 @@
  * folders first, then dashboards, each by title, and only what the caller may read — one policy
  * `filter` call per kind over every match, then the page.
  */
-import type { ResourceRef } from '../authz/types.ts';
 import { folderUrl } from '../folders/presenter.ts';
 import { findFolderUids, findFoldersByUids } from '../folders/store.ts';
 import { folderResource, folderUidOf } from '../folders/target.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
-import { subjectOf } from '../http/subject.ts';
 import { dashboardUrl } from './presenter.ts';
 import { findDashboardsByUids, findDashboardUids } from './store.ts';
 import { dashboardResource } from './target.ts';
@@ -31,21 +29,16 @@ export const dashboardSearchRoutes: RouteModule = (routes) => {
       },
       additionalProperties: false,
     },
-    async handler({ ctx, query, principal, orgId, services, authorize }) {
+    async handler({ ctx, query, orgId, services, authorize, filter: readable }) {
       await authorize(query.type === 'dash-folder' ? 'folders:read' : 'dashboards:read');
       const page = pageOf(query);
-      const filter = {
+      const search = {
         search: query.query?.trim(),
         folderUids: query.folderUIDs === undefined ? undefined : query.folderUIDs.split(',').map((uid) => folderUidOf(uid.trim())),
       };
-      const subject = subjectOf(principal);
-      const readable = async (action: string, uids: string[], resource: (uid: string) => ResourceRef) => {
-        const allowed = await services.engine.filter({ subject, org_id: orgId, action, resources: uids.map(resource) });
-        return allowed.sort((a, b) => a - b).map((index) => uids[index]!);
-      };
       const [folderUids, dashboardUids] = await Promise.all([
-        query.type === 'dash-db' ? [] : findFolderUids(services.db, orgId, filter).then((uids) => readable('folders:read', uids, folderResource)),
-        query.type === 'dash-folder' ? [] : findDashboardUids(services.db, orgId, filter).then((uids) => readable('dashboards:read', uids, dashboardResource)),
+        query.type === 'dash-db' ? [] : findFolderUids(services.db, orgId, search).then((uids) => readable('folders:read', uids, folderResource)),
+        query.type === 'dash-folder' ? [] : findDashboardUids(services.db, orgId, search).then((uids) => readable('dashboards:read', uids, dashboardResource)),
       ]);
       const pageFolderUids = folderUids.slice(page.offset, page.offset + page.limit);
       // the page runs on from the folders into the dashboards

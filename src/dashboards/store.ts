@@ -4,22 +4,11 @@
  * fragment (its folder, which its grants inherit from).
  */
 import type { Knex } from 'knex';
-import { removeGrantsOnScopes } from '../accesscontrol/resource-grants.store.ts';
 import { whereContains, whereInFolders, type FolderFilter } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
+import { DASHBOARDS, deleteFoldered, findFoldered, findFolderedByUids, insertFoldered, updateFoldered, type FolderedRow } from '../folders/foldered.store.ts';
 
-export interface DashboardRow {
-  org_id: string;
-  uid: string;
-  title: string;
-  folder_uid: string | null;
-  data: string | null;
-  version: number;
-  created_at: number;
-  updated_at: number;
-  created_by: string | null;
-  updated_by: string | null;
-}
+export type DashboardRow = FolderedRow;
 
 /** What a save writes: the model without the fields kept in columns. */
 export interface DashboardContent {
@@ -28,13 +17,9 @@ export interface DashboardContent {
   model: Record<string, unknown>;
 }
 
-const DASHBOARD_COLUMNS = ['org_id', 'uid', 'title', 'folder_uid', 'data', 'version', 'created_at', 'updated_at', 'created_by', 'updated_by'] as const;
+const DASHBOARD_COLUMNS = DASHBOARDS.columns;
 
-export async function findDashboard(db: Knex, orgId: string, uid: string): Promise<DashboardRow | undefined> {
-  return db('dashboards')
-    .where({ org_id: orgId, uid })
-    .first(...DASHBOARD_COLUMNS);
-}
+export const findDashboard = (db: Knex, orgId: string, uid: string, lock = false) => findFoldered<DashboardRow>(db, DASHBOARDS, orgId, uid, lock);
 
 /** The dashboard of the folder (null: the root) with this title, ignoring case, as Grafana compares them. */
 export async function findDashboardByTitle(db: Knex, orgId: string, folderUid: string | null, title: string): Promise<DashboardRow | undefined> {
@@ -44,44 +29,17 @@ export async function findDashboardByTitle(db: Knex, orgId: string, folderUid: s
   return query.first(...DASHBOARD_COLUMNS);
 }
 
-export async function insertDashboard(tx: Tx, orgId: string, uid: string, content: DashboardContent, createdBy: string, now: number): Promise<void> {
-  await tx.db('dashboards').insert({
-    org_id: orgId,
-    uid,
-    title: content.title,
-    folder_uid: content.folderUid,
-    data: JSON.stringify(content.model),
-    version: 1,
-    created_at: now,
-    updated_at: now,
-    created_by: createdBy,
-    updated_by: createdBy,
-  });
-  tx.policyChanged(orgId, { kind: 'dashboard', uid });
-}
+const saved = (content: DashboardContent) => ({ title: content.title, folderUid: content.folderUid, content: content.model });
+
+export const insertDashboard = (tx: Tx, orgId: string, uid: string, content: DashboardContent, createdBy: string, now: number) =>
+  insertFoldered(tx, DASHBOARDS, orgId, uid, saved(content), createdBy, now);
 
 /** Replaces the dashboard's content as its next version; its grants stay. */
-export async function updateDashboard(tx: Tx, current: DashboardRow, content: DashboardContent, updatedBy: string, now: number): Promise<void> {
-  await tx
-    .db('dashboards')
-    .where({ org_id: current.org_id, uid: current.uid })
-    .update({
-      title: content.title,
-      folder_uid: content.folderUid,
-      data: JSON.stringify(content.model),
-      version: current.version + 1,
-      updated_by: updatedBy,
-      updated_at: now,
-    });
-  if (content.folderUid !== current.folder_uid) tx.policyChanged(current.org_id, { kind: 'dashboard', uid: current.uid });
-}
+export const updateDashboard = (tx: Tx, current: DashboardRow, content: DashboardContent, updatedBy: string, now: number) =>
+  updateFoldered(tx, DASHBOARDS, current, saved(content), updatedBy, now);
 
 /** Deletes the dashboard and every grant on it. */
-export async function deleteDashboard(tx: Tx, dashboard: DashboardRow): Promise<void> {
-  await removeGrantsOnScopes(tx, dashboard.org_id, { folderUids: [], dashboardUids: [dashboard.uid], alertRuleUids: [] });
-  await tx.db('dashboards').where({ org_id: dashboard.org_id, uid: dashboard.uid }).delete();
-  tx.policyChanged(dashboard.org_id, { kind: 'dashboard', uid: dashboard.uid });
-}
+export const deleteDashboard = (tx: Tx, dashboard: DashboardRow) => deleteFoldered(tx, DASHBOARDS, dashboard);
 
 /** Uids of the org's dashboards matching the filter, by title. Only uids: the caller filters them through the policy first. */
 export async function findDashboardUids(db: Knex, orgId: string, filter: FolderFilter): Promise<string[]> {
@@ -92,12 +50,4 @@ export async function findDashboardUids(db: Knex, orgId: string, filter: FolderF
 }
 
 /** The dashboards of `uids`, in the order of `uids`. */
-export async function findDashboardsByUids(db: Knex, orgId: string, uids: string[]): Promise<DashboardRow[]> {
-  if (uids.length === 0) return [];
-  const rows: DashboardRow[] = await db('dashboards')
-    .where('org_id', orgId)
-    .whereIn('uid', uids)
-    .select(...DASHBOARD_COLUMNS);
-  const byUid = new Map(rows.map((row) => [row.uid, row]));
-  return uids.map((uid) => byUid.get(uid)).filter((row): row is DashboardRow => row !== undefined);
-}
+export const findDashboardsByUids = (db: Knex, orgId: string, uids: string[]) => findFolderedByUids<DashboardRow>(db, DASHBOARDS, orgId, uids);

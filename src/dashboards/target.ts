@@ -10,8 +10,8 @@ export const dashboardResource = (uid: string): ResourceRef => ({ kind: 'dashboa
 export const dashboardAuditTarget = (dashboard: { uid: string; title: string }) => ({ type: 'dashboard', id: dashboard.uid, name: dashboard.title });
 
 /** The dashboard in the active org (one of another org is as unknown as a missing one); call it after authorize(). */
-export async function findDashboardOrFail(db: Knex, orgId: string, uid: string): Promise<DashboardRow> {
-  const dashboard = await findDashboard(db, orgId, uid);
+export async function findDashboardOrFail(db: Knex, orgId: string, uid: string, lock = false): Promise<DashboardRow> {
+  const dashboard = await findDashboard(db, orgId, uid, lock);
   if (!dashboard) throw new NotFoundError(`dashboard ${uid} not found`);
   return dashboard;
 }

@@ -6,13 +6,14 @@
  */
 import { recordAudit } from '../audit/writer.ts';
 import { actorOf } from '../http/actor.ts';
-import { subjectOf } from '../http/subject.ts';
 import { BadRequestError, ConflictError } from '../errors.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';
 import { newUid } from '../db/ids.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
+import { FOLDER_GRANTS } from '../permissions/levels.ts';
+import { grantCreatorAdmin } from '../permissions/resource-grants.ts';
 import { presentFolder } from './presenter.ts';
 import {
   countAlertRulesIn,
@@ -59,18 +60,12 @@ export const folderRoutes: RouteModule = (routes) => {
       properties: { ...paginationQuerySchema, parentUid: { type: 'string', maxLength: 40 }, query: { type: 'string', maxLength: 190 } },
       additionalProperties: false,
     },
-    async handler({ ctx, query, principal, orgId, services, authorize }) {
+    async handler({ ctx, query, orgId, services, authorize, filter }) {
       await authorize('folders:read');
       const page = pageOf(query);
       const uids = await findFolderUids(services.db, orgId, { search: query.query?.trim(), folderUids: [query.parentUid || null] });
       // One policy call for the whole level, then the page: totalCount counts what the caller may read.
-      const readable = await services.engine.filter({
-        subject: subjectOf(principal),
-        org_id: orgId,
-        action: 'folders:read',
-        resources: uids.map(folderResource),
-      });
-      const readableUids = readable.sort((a, b) => a - b).map((index) => uids[index]!);
+      const readableUids = await filter('folders:read', uids, folderResource);
       const rows = await findFoldersByUids(services.db, orgId, readableUids.slice(page.offset, page.offset + page.limit));
       ctx.body = { totalCount: readableUids.length, folders: rows.map(presentFolder), page: page.page, perPage: page.perPage };
     },
@@ -98,6 +93,7 @@ export const folderRoutes: RouteModule = (routes) => {
         if ((await childLevel(tx.db, orgId, parent)) > MAX_FOLDER_DEPTH) throw tooDeep();
         if (await findFolder(tx.db, orgId, uid)) throw new ConflictError(`a folder with uid ${uid} already exists`);
         await insertFolder(tx, { orgId, uid, title, description: body.description ?? '', parentUid: parent?.uid ?? null, createdBy: principal.user.id }, now);
+        await grantCreatorAdmin(tx, orgId, FOLDER_GRANTS, uid, principal.user.id, now);
         const created = (await findFolder(tx.db, orgId, uid))!;
         await recordAudit(
           tx.db,
@@ -152,11 +148,10 @@ export const folderRoutes: RouteModule = (routes) => {
     },
     async handler({ ctx, params, body, principal, orgId, services, authorize }) {
       const before = await findFolder(services.db, orgId, params.uid);
-      await authorize('folders:write', folderResource(params.uid));
-      // A move also creates a folder in its new parent: the caller must be allowed to do that there
-      // (naming the parent it already has is no move).
+      // A move also creates a folder in its new parent: the same decision asks folders:create
+      // there (naming the parent it already has is no move).
       const moving = body.parentUid !== undefined && folderUidOf(body.parentUid) !== (before?.parent_uid ?? null);
-      if (moving) await authorize('folders:create', folderResource(body.parentUid));
+      await authorize('folders:write', folderResource(params.uid), moving ? { destination: folderResource(body.parentUid) } : {});
       const title = body.title === undefined ? undefined : folderTitle(body.title);
       const now = services.clock.now();
       const folder = await services.transact(async (tx) => {

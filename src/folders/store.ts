@@ -4,7 +4,8 @@
  * the in-memory document follows every create, move and delete.
  */
 import type { Knex } from 'knex';
-import { removeGrantsOnScopes } from '../accesscontrol/resource-grants.store.ts';
+import { dialectOf } from '../db/knex.ts';
+import { removeGrantsOnResources } from '../accesscontrol/grants.ts';
 import { whereContains, whereInFolders, type FolderFilter } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
 
@@ -25,10 +26,11 @@ export interface FolderRow {
 
 const FOLDER_COLUMNS = ['org_id', 'uid', 'title', 'description', 'parent_uid', 'created_at', 'updated_at', 'created_by', 'updated_by'] as const;
 
-export async function findFolder(db: Knex, orgId: string, uid: string): Promise<FolderRow | undefined> {
-  return db('folders')
-    .where({ org_id: orgId, uid })
-    .first(...FOLDER_COLUMNS);
+/** `lock`: on MySQL the row stays locked until the transaction ends (writers of its grants take turns). */
+export async function findFolder(db: Knex, orgId: string, uid: string, lock = false): Promise<FolderRow | undefined> {
+  const query = db('folders').where({ org_id: orgId, uid });
+  if (lock && dialectOf(db) === 'mysql') query.forUpdate();
+  return query.first(...FOLDER_COLUMNS);
 }
 
 /** The folder's ancestors, nearest first (at most the depth limit: the tree never holds a cycle). */
@@ -148,7 +150,7 @@ export async function countAlertRulesIn(db: Knex, orgId: string, uids: string[])
 export async function deleteFolderTree(tx: Tx, orgId: string, uids: string[]): Promise<{ folders: number; dashboardUids: string[]; alertRuleUids: string[] }> {
   const dashboardUids: string[] = await tx.db('dashboards').where('org_id', orgId).whereIn('folder_uid', uids).pluck('uid');
   const alertRuleUids: string[] = await tx.db('alert_rules').where('org_id', orgId).whereIn('folder_uid', uids).pluck('uid');
-  await removeGrantsOnScopes(tx, orgId, { folderUids: uids, dashboardUids, alertRuleUids });
+  await removeGrantsOnResources(tx, orgId, { folderUids: uids, dashboardUids, alertRuleUids });
   await tx.db('dashboards').where('org_id', orgId).whereIn('folder_uid', uids).delete();
   await tx.db('alert_rules').where('org_id', orgId).whereIn('folder_uid', uids).delete();
   const folders = await tx.db('folders').where('org_id', orgId).whereIn('uid', uids).delete();

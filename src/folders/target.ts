@@ -16,8 +16,8 @@ export function folderUidOf(uid: string | null | undefined): string | null {
 export const folderAuditTarget = (folder: FolderRow) => ({ type: 'folder', id: folder.uid, name: folder.title });
 
 /** The folder in the active org (one of another org is as unknown as a missing one); call it after authorize(). */
-export async function findFolderOrFail(db: Knex, orgId: string, uid: string): Promise<FolderRow> {
-  const folder = await findFolder(db, orgId, uid);
+export async function findFolderOrFail(db: Knex, orgId: string, uid: string, lock = false): Promise<FolderRow> {
+  const folder = await findFolder(db, orgId, uid, lock);
   if (!folder) throw new NotFoundError(`folder ${uid} not found`);
   return folder;
 }

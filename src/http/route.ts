@@ -8,7 +8,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { recordFailure, type AuditEvent } from '../audit/writer.ts';
 import { actorOf } from './actor.ts';
-import type { AuthzInput, ResourceRef } from '../authz/types.ts';
+import type { AuthzInput, PermissionMap, ResourceRef, Subject } from '../authz/types.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { Services } from '../services.ts';
 import type { Action } from '../accesscontrol/actions.ts';
@@ -35,6 +35,10 @@ export interface RouteContext<B, Q, P> {
    * routes, none on `server` routes) unless `options.orgId` names one.
    */
   authorize(action: Action, resource?: ResourceRef, options?: AuthorizeOptions): Promise<void>;
+  /** The items the caller may do `action` on in the route's org, in their order: one policy call for a whole list. */
+  filter<T>(action: Action, items: readonly T[], resourceOf: (item: T) => ResourceRef): Promise<T[]>;
+  /** What `subject` (the caller unless named) holds in the route's org, `{action: [scope]}`. */
+  permissions(subject?: Subject): Promise<PermissionMap>;
 }
 
 /** The refusal of an action: what the caller learns of a deny, whatever the policy's reasons. */
@@ -62,6 +66,8 @@ export interface AuthorizeOptions {
   delegate?: AuthzInput['delegate'];
   /** The user an org membership change is about. */
   targetUser?: AuthzInput['target_user'];
+  /** A move: the folder the resource lands in; the same decision asks `<resource>:create` there. */
+  destination?: AuthzInput['destination'];
 }
 
 export interface RouteSpec<B, Q, P> {
@@ -143,6 +149,14 @@ export class RouteRegistrar {
         services,
         principal: principal as Principal,
         orgId,
+        async filter(action, items, resourceOf) {
+          const org_id = spec.level === 'org' ? orgId : null;
+          const allowed = await services.engine.filter({ subject: subjectOf(principal), org_id, action, resources: items.map(resourceOf) });
+          return allowed.sort((a, b) => a - b).map((index) => items[index]!);
+        },
+        permissions(subject) {
+          return services.engine.permissions(subject ?? subjectOf(principal), spec.level === 'org' ? orgId : null);
+        },
         async authorize(action, resource, options = {}) {
           const routeOrg = spec.level === 'org' ? orgId : null;
           const input: AuthzInput = { subject: subjectOf(principal), org_id: options.orgId === undefined ? routeOrg : options.orgId, action };
@@ -150,6 +164,7 @@ export class RouteRegistrar {
           if (options.chat) input.chat = options.chat;
           if (options.delegate) input.delegate = options.delegate;
           if (options.targetUser) input.target_user = options.targetUser;
+          if (options.destination) input.destination = options.destination;
           const decision = await services.engine.authorize(input);
           if (!decision.allow) {
             // The reasons can name scopes the caller may not see (a dashboard's folder), so
@@ -160,7 +175,10 @@ export class RouteRegistrar {
               action,
               orgId: input.org_id,
               target: refusalTarget(resource, input.org_id),
-              metadata: { request: `${spec.method.toUpperCase()} ${spec.path}` },
+              metadata: {
+                request: `${spec.method.toUpperCase()} ${spec.path}`,
+                ...(options.destination && { destination: refusalTarget(options.destination, input.org_id) }),
+              },
             };
             throw decision.message ? new ForbiddenError(decision.message) : permissionDenied(action);
           }

@@ -96,8 +96,7 @@ export const adminUserRoutes: RouteModule = (routes) => {
       const userId = await services.transact(async (tx) => {
         await assertNoClash(tx, [body.login, body.email]);
         const id = await insertUser(tx.db, { login: body.login, email: body.email, name: body.name, passwordHash, defaultOrgId: DEFAULT_ORG_ID }, now);
-        await addOrgMember(tx.db, DEFAULT_ORG_ID, id, NEW_USER_ROLE, now);
-        tx.policyChanged(DEFAULT_ORG_ID, { kind: 'member', userId: id });
+        await addOrgMember(tx, DEFAULT_ORG_ID, id, NEW_USER_ROLE, now);
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),
@@ -148,9 +147,7 @@ export const adminUserRoutes: RouteModule = (routes) => {
         const user = await findTargetUser(tx.db, params.userId);
         await assertAnotherServerAdminRemains(tx, user, 'delete');
         const orgs = await findMembershipsOfUser(tx.db, user.id);
-        const { legacyAclOrgIds } = await deleteUser(tx.db, user.id);
-        for (const org of orgs) tx.policyChanged(org.orgId, { kind: 'member', userId: user.id });
-        for (const orgId of legacyAclOrgIds) tx.policyChanged(orgId, { kind: 'legacy_acl' });
+        await deleteUser(tx, user.id);
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),

@@ -41,8 +41,7 @@ export async function createFirstAdmin<T>(
       { login: admin.login, email: admin.email, name: admin.name, passwordHash, isSvcAdmin: true, defaultOrgId: DEFAULT_ORG_ID },
       now,
     );
-    await addOrgMember(tx.db, DEFAULT_ORG_ID, userId, 'Admin', now);
-    tx.policyChanged(DEFAULT_ORG_ID);
+    await addOrgMember(tx, DEFAULT_ORG_ID, userId, 'Admin', now);
     const target = { type: 'user', id: userId, name: admin.login.toLowerCase() };
     await recordAudit(
       tx.db,

@@ -5,7 +5,7 @@ import { hashPassword } from '../crypto/password.ts';
 import { clientIp } from '../http/client-ip.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import { permissionDenied, type RouteModule } from '../http/route.ts';
-import { ownRecord, subjectOf } from '../http/subject.ts';
+import { ownRecord } from '../http/subject.ts';
 import { findOrgById } from '../orgs/store.ts';
 import { preferencesSchema, readPreferences, writePreferences } from '../preferences/store.ts';
 import type { Services } from '../services.ts';
@@ -181,9 +181,9 @@ export const currentUserRoutes: RouteModule = (routes) => {
     path: '/api/user/permissions',
     access: 'authenticated',
     level: 'org',
-    async handler({ ctx, principal, orgId, services, authorize }) {
+    async handler({ ctx, principal, authorize, permissions }) {
       await authorize('users.permissions:read', ownRecord(principal));
-      ctx.body = await services.engine.permissions(subjectOf(principal), orgId);
+      ctx.body = await permissions();
     },
   });
 };

@@ -1,8 +1,10 @@
 /** SQL of users and org memberships. */
 import type { Knex } from 'knex';
+import { removeUserGrants } from '../accesscontrol/grants.ts';
 import type { OrgRole } from '../authz/types.ts';
 import { newId } from '../db/ids.ts';
 import { dialectOf } from '../db/knex.ts';
+import type { Tx } from '../db/transaction.ts';
 import { findPage, whereContains } from '../db/search.ts';
 import { deletePreferences } from '../preferences/store.ts';
 import type { PrincipalUser } from './principal.ts';
@@ -70,8 +72,9 @@ export async function insertUser(db: Knex, user: NewUser, now: number): Promise<
   return id;
 }
 
-export async function addOrgMember(db: Knex, orgId: string, userId: string, role: OrgRole, now: number): Promise<void> {
-  await db('org_members').insert({ org_id: orgId, user_id: userId, role, created_at: now });
+export async function addOrgMember(tx: Tx, orgId: string, userId: string, role: OrgRole, now: number): Promise<void> {
+  await tx.db('org_members').insert({ org_id: orgId, user_id: userId, role, created_at: now });
+  tx.policyChanged(orgId, { kind: 'member', userId });
 }
 
 export async function findMembershipsOfUser(db: Knex, userId: string): Promise<Array<{ orgId: string; name: string; role: OrgRole }>> {
@@ -191,14 +194,15 @@ export async function lockEnabledServerAdminIds(db: Knex): Promise<string[]> {
 }
 
 /**
- * Deletes the user. Foreign keys remove memberships, role assignments, teams, sessions, tokens
- * and login links; the rows that name the user without one (preferences, legacy ACL entries)
- * go here. Returns the orgs whose legacy ACL changed.
+ * Deletes the user. Foreign keys remove memberships, teams, sessions, tokens and login links;
+ * its grants go through accesscontrol/grants.ts and its preferences here. Every org it belonged
+ * to re-reads it.
  */
-export async function deleteUser(db: Knex, userId: string): Promise<{ deleted: boolean; legacyAclOrgIds: string[] }> {
-  const aclRows: Array<{ org_id: string }> = await db('legacy_acl').where('user_id', userId).distinct('org_id');
-  await db('legacy_acl').where('user_id', userId).delete();
-  await deletePreferences(db, 'user', userId);
-  const deleted = (await db('users').where('id', userId).delete()) === 1;
-  return { deleted, legacyAclOrgIds: aclRows.map((row) => row.org_id) };
+export async function deleteUser(tx: Tx, userId: string): Promise<boolean> {
+  const orgIds: string[] = await tx.db('org_members').where('user_id', userId).pluck('org_id');
+  await removeUserGrants(tx, userId);
+  await deletePreferences(tx.db, 'user', userId);
+  const deleted = (await tx.db('users').where('id', userId).delete()) === 1;
+  for (const orgId of orgIds) tx.policyChanged(orgId, { kind: 'member', userId });
+  return deleted;
 }

@@ -9,7 +9,6 @@ import type { Context } from 'koa';
 import { recordAudit, recordFailure, type Actor } from '../audit/writer.ts';
 import { actorOf } from '../http/actor.ts';
 import { ORG_ROLES, type OrgRole } from '../authz/types.ts';
-import type { PolicyFragment } from '../authz/fragments.ts';
 import type { Tx } from '../db/transaction.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import { listPage, pageOf } from '../http/pagination.ts';
@@ -115,10 +114,9 @@ export async function addMemberByLoginOrEmail(caller: Caller, orgId: string, bod
     if (!user || user.is_service_account) throw new NotFoundError('no user with that login or email');
     if (await isOrgMember(tx.db, org.id, user.id)) throw new ConflictError(`user ${user.login} is already a member of this org`);
     await enforceOrgQuota(tx, services.config, org.id, 'users', now);
-    await addOrgMember(tx.db, org.id, user.id, body.role, now);
+    await addOrgMember(tx, org.id, user.id, body.role, now);
     // Someone who belonged nowhere now has a home to land in.
     if (!user.default_org_id) await setDefaultOrg(tx.db, user.id, org.id, now);
-    tx.policyChanged(org.id, { kind: 'member', userId: user.id });
     await recordAudit(
       tx.db,
       actorOf(caller.ctx, caller.principal),
@@ -138,8 +136,7 @@ export async function changeMemberRole(caller: Caller, orgId: string, userId: st
       const member = await findMemberOrFail(tx.db, org.id, userId);
       if (member.role === role) return;
       if (role !== 'Admin') await assertAnotherAdminRemains(tx, org.id, member, 'demote');
-      await setMemberRole(tx.db, org.id, member.user_id, role);
-      tx.policyChanged(org.id, { kind: 'member', userId: member.user_id });
+      await setMemberRole(tx, org.id, member.user_id, role);
       await recordAudit(
         tx.db,
         actor,
@@ -160,11 +157,7 @@ export async function removeMember(caller: Caller, orgId: string, userId: string
       const org = await lockExistingOrg(tx, orgId);
       const member = await findMemberOrFail(tx.db, org.id, userId);
       await assertAnotherAdminRemains(tx, org.id, member, 'remove');
-      const lost = await removeOrgMembership(tx.db, org.id, member.user_id);
-      const fragments: PolicyFragment[] = [{ kind: 'member', userId: member.user_id }];
-      if (lost.managedRoleUid) fragments.push({ kind: 'role', uid: lost.managedRoleUid });
-      if (lost.legacyAclEntries > 0) fragments.push({ kind: 'legacy_acl' });
-      tx.policyChanged(org.id, ...fragments);
+      await removeOrgMembership(tx, org.id, member.user_id);
       await recordAudit(
         tx.db,
         actor,

@@ -151,8 +151,7 @@ export const orgRoutes: RouteModule = (routes) => {
         await insertOrg(tx.db, { id, name }, now);
         const seeded = await seedOrgRoles(tx, id, now);
         // The creator administers the new org; their default org stays where it was.
-        await addOrgMember(tx.db, id, principal.user.id, CREATOR_ROLE, now);
-        tx.policyChanged(id);
+        await addOrgMember(tx, id, principal.user.id, CREATOR_ROLE, now);
         const actor = actorOf(ctx, principal);
         await recordAudit(tx.db, actor, { action: 'org.created', orgId: id, target: orgTarget({ id, name }), metadata: { seededRoles: seeded.created } }, now);
         await recordAudit(
@@ -234,8 +233,7 @@ export const orgRoutes: RouteModule = (routes) => {
       await services.transact(async (tx) => {
         const org = await lockOrg(tx.db, params.id);
         if (!org) throw new NotFoundError(`org ${params.id} not found`);
-        const deleted = await deleteOrgAndDependents(tx.db, org.id);
-        tx.policyChanged(org.id);
+        const deleted = await deleteOrgAndDependents(tx, org.id);
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),

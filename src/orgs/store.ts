@@ -1,8 +1,9 @@
 /** SQL of orgs and their memberships. */
 import type { Knex } from 'knex';
-import { managedUserRoleUid } from '../accesscontrol/builtin-roles.ts';
+import { removeMemberGrants } from '../accesscontrol/grants.ts';
 import type { OrgRole } from '../authz/types.ts';
 import { dialectOf } from '../db/knex.ts';
+import type { Tx } from '../db/transaction.ts';
 import { findPage, whereContains } from '../db/search.ts';
 import { deletePreferences } from '../preferences/store.ts';
 
@@ -135,8 +136,9 @@ export async function findHumanAdminIds(db: Knex, orgId: string): Promise<string
     .pluck('m.user_id');
 }
 
-export async function setMemberRole(db: Knex, orgId: string, userId: string, role: OrgRole): Promise<void> {
-  await db('org_members').where({ org_id: orgId, user_id: userId }).update({ role });
+export async function setMemberRole(tx: Tx, orgId: string, userId: string, role: OrgRole): Promise<void> {
+  await tx.db('org_members').where({ org_id: orgId, user_id: userId }).update({ role });
+  tx.policyChanged(orgId, { kind: 'member', userId });
 }
 
 /**
@@ -157,19 +159,16 @@ export async function moveDefaultOrgAway(db: Knex, orgId: string, userId?: strin
 
 /**
  * Takes a user out of an org with everything that gave them rights there (Grafana's
- * RemoveOrgUser): team memberships, role assignments, their managed role of resource grants
- * and legacy ACL entries, so that being added again starts from the org role alone. Returns what
- * the policy data of the org lost beyond the membership.
+ * RemoveOrgUser): team memberships, and through accesscontrol/grants.ts role assignments, their
+ * managed role of resource grants and legacy ACL entries, so that being added again starts from
+ * the org role alone.
  */
-export async function removeOrgMembership(db: Knex, orgId: string, userId: string): Promise<{ managedRoleUid: string | null; legacyAclEntries: number }> {
-  const managedRoleUid = managedUserRoleUid(userId);
-  await moveDefaultOrgAway(db, orgId, userId);
-  await db('team_members').where('user_id', userId).whereIn('team_id', db('teams').where('org_id', orgId).select('id')).delete();
-  await db('user_roles').where({ org_id: orgId, user_id: userId }).delete();
-  const managedRoles = await db('roles').where({ org_id: orgId, uid: managedRoleUid }).delete();
-  const legacyAclEntries = await db('legacy_acl').where({ org_id: orgId, user_id: userId }).delete();
-  await db('org_members').where({ org_id: orgId, user_id: userId }).delete();
-  return { managedRoleUid: managedRoles > 0 ? managedRoleUid : null, legacyAclEntries };
+export async function removeOrgMembership(tx: Tx, orgId: string, userId: string): Promise<void> {
+  await moveDefaultOrgAway(tx.db, orgId, userId);
+  await tx.db('team_members').where('user_id', userId).whereIn('team_id', tx.db('teams').where('org_id', orgId).select('id')).delete();
+  await removeMemberGrants(tx, orgId, userId);
+  await tx.db('org_members').where({ org_id: orgId, user_id: userId }).delete();
+  tx.policyChanged(orgId, { kind: 'member', userId });
 }
 
 /**
@@ -178,7 +177,8 @@ export async function removeOrgMembership(db: Knex, orgId: string, userId: strin
  * names the org without one goes here: its service accounts (users that exist only for it), the
  * preferences of the org and its teams, and its quota overrides.
  */
-export async function deleteOrgAndDependents(db: Knex, orgId: string): Promise<{ serviceAccountIds: string[]; teams: number }> {
+export async function deleteOrgAndDependents(tx: Tx, orgId: string): Promise<{ serviceAccountIds: string[]; teams: number }> {
+  const { db } = tx;
   const serviceAccountIds: string[] = await db('org_members as m')
     .join('users as u', 'u.id', 'm.user_id')
     .where({ 'm.org_id': orgId, 'u.is_service_account': true })
@@ -194,5 +194,13 @@ export async function deleteOrgAndDependents(db: Knex, orgId: string): Promise<{
     await db('users').whereIn('id', chunk).where('is_service_account', true).delete();
   }
   await db('orgs').where('id', orgId).delete();
+  // The org's document goes as a whole: nothing of it is left to patch.
+  tx.policyChanged(orgId);
   return { serviceAccountIds, teams: Number(teamCount?.total ?? 0) };
+}
+
+/** The members of the org among `userIds` (users and service accounts), with their logins. */
+export async function findMembersByIds(db: Knex, orgId: string, userIds: string[]): Promise<Array<{ id: string; login: string }>> {
+  if (userIds.length === 0) return [];
+  return db('org_members as m').join('users as u', 'u.id', 'm.user_id').where('m.org_id', orgId).whereIn('m.user_id', userIds).select('u.id', 'u.login');
 }

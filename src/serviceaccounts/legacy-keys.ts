@@ -37,13 +37,11 @@ async function findLegacyAccount(tx: Tx, orgId: string, keyName: string): Promis
 }
 
 async function insertLegacyAccount(tx: Tx, orgId: string, keyName: string, role: ServiceAccountRole, now: number): Promise<ServiceAccountRow> {
-  const account = await insertServiceAccount(tx.db, { orgId, name: legacyAccountName(keyName), role, isDisabled: false, isHidden: true }, now);
-  tx.policyChanged(orgId, { kind: 'member', userId: account.id });
-  return account;
+  return insertServiceAccount(tx, { orgId, name: legacyAccountName(keyName), role, isDisabled: false, isHidden: true }, now);
 }
 
 async function removeLegacyAccount(tx: Tx, account: ServiceAccountRow): Promise<void> {
-  tx.policyChanged(account.org_id, ...(await deleteServiceAccount(tx.db, account)));
+  await deleteServiceAccount(tx, account);
 }
 
 export interface MigratedKey {

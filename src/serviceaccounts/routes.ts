@@ -51,8 +51,7 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
       const name = body.name.trim();
       const account = await services.transact(async (tx) => {
         await enforceOrgQuota(tx, services.config, orgId, 'service_accounts', now);
-        const created = await insertServiceAccount(tx.db, { orgId, name, role: body.role, isDisabled: body.isDisabled ?? false, isHidden: false }, now);
-        tx.policyChanged(orgId, { kind: 'member', userId: created.id });
+        const created = await insertServiceAccount(tx, { orgId, name, role: body.role, isDisabled: body.isDisabled ?? false, isHidden: false }, now);
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),
@@ -139,15 +138,13 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
           const namesake = await findServiceAccountByName(tx.db, orgId, changes.name);
           if (namesake && namesake.id !== current.id) throw new ConflictError(`a service account named "${changes.name}" already exists`);
         }
-        await updateServiceAccount(tx.db, current, changes, now);
+        await updateServiceAccount(tx, current, changes, now);
         const updated = {
           ...current,
           ...(changes.name && { name: changes.name }),
           ...(changes.role && { role: changes.role }),
           ...(changes.isDisabled !== undefined && { is_disabled: changes.isDisabled }),
         };
-        // The role is the account's org membership: the org's policy data must follow it.
-        if (changes.role) tx.policyChanged(orgId, { kind: 'member', userId: current.id });
         const actor = actorOf(ctx, principal);
         const target = serviceAccountAuditTarget(updated);
         const fields = Object.keys(changes)
@@ -183,7 +180,7 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
       await services.transact(async (tx) => {
         const account = await findServiceAccountOrFail(tx.db, orgId, params.id);
         const liveTokens = await countLiveTokensOfOne(tx.db, 'sa', account.id, now);
-        tx.policyChanged(orgId, ...(await deleteServiceAccount(tx.db, account)));
+        await deleteServiceAccount(tx, account);
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),

@@ -3,11 +3,11 @@
  * org (its role is that membership's). A hidden one stands behind a legacy API key.
  */
 import type { Knex } from 'knex';
-import { managedUserRoleUid } from '../accesscontrol/builtin-roles.ts';
+import { removeUserGrants } from '../accesscontrol/grants.ts';
 import { builtinRoleUids } from '../authz/document.ts';
-import type { PolicyFragment } from '../authz/fragments.ts';
 import type { DelegatedPermission, OrgRole } from '../authz/types.ts';
 import { newId } from '../db/ids.ts';
+import type { Tx } from '../db/transaction.ts';
 import { findPage, whereContains } from '../db/search.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import { DEFAULT_ORG_ID } from '../orgs/store.ts';
@@ -95,7 +95,8 @@ export interface NewServiceAccount {
  * Inserts the account and its membership, refusing (409) a name the org already has or a login
  * taken on the server; the unique login is the backstop when two creates race.
  */
-export async function insertServiceAccount(db: Knex, account: NewServiceAccount, now: number): Promise<ServiceAccountRow> {
+export async function insertServiceAccount(tx: Tx, account: NewServiceAccount, now: number): Promise<ServiceAccountRow> {
+  const { db } = tx;
   const row: ServiceAccountRow = {
     id: newId('usr'),
     login: serviceAccountLogin(account.orgId, account.name),
@@ -123,11 +124,12 @@ export async function insertServiceAccount(db: Knex, account: NewServiceAccount,
     updated_at: now,
   });
   await db('org_members').insert({ org_id: account.orgId, user_id: row.id, role: account.role, created_at: now });
+  tx.policyChanged(account.orgId, { kind: 'member', userId: row.id });
   return row;
 }
 
 export async function updateServiceAccount(
-  db: Knex,
+  tx: Tx,
   account: ServiceAccountRow,
   changes: { name?: string; role?: ServiceAccountRole; isDisabled?: boolean },
   now: number,
@@ -135,8 +137,11 @@ export async function updateServiceAccount(
   const userChanges: Record<string, unknown> = { updated_at: now };
   if (changes.name !== undefined) userChanges.name = changes.name;
   if (changes.isDisabled !== undefined) userChanges.is_disabled = changes.isDisabled;
-  await db('users').where('id', account.id).update(userChanges);
-  if (changes.role !== undefined) await db('org_members').where({ org_id: account.org_id, user_id: account.id }).update({ role: changes.role });
+  await tx.db('users').where('id', account.id).update(userChanges);
+  if (changes.role !== undefined) {
+    await tx.db('org_members').where({ org_id: account.org_id, user_id: account.id }).update({ role: changes.role });
+    tx.policyChanged(account.org_id, { kind: 'member', userId: account.id });
+  }
 }
 
 /** Whether a user or account holds `login` (logins are unique server-wide). */
@@ -146,19 +151,13 @@ async function isLoginTaken(db: Knex, login: string): Promise<boolean> {
 
 /**
  * Deletes the account. Foreign keys remove its membership, tokens, role assignments and team
- * memberships; what names it without one goes here: its managed role of resource grants, its
- * legacy ACL entries and its preferences. Returns what its org's policy data lost.
+ * memberships; its grants go through accesscontrol/grants.ts, its preferences here.
  */
-export async function deleteServiceAccount(db: Knex, account: ServiceAccountRow): Promise<PolicyFragment[]> {
-  const managedRoleUid = managedUserRoleUid(account.id);
-  const managedRoles = await db('roles').where({ org_id: account.org_id, uid: managedRoleUid }).delete();
-  const legacyAclEntries = await db('legacy_acl').where('user_id', account.id).delete();
-  await deletePreferences(db, 'user', account.id);
-  await db('users').where({ id: account.id, is_service_account: true }).delete();
-  const lost: PolicyFragment[] = [{ kind: 'member', userId: account.id }];
-  if (managedRoles > 0) lost.push({ kind: 'role', uid: managedRoleUid });
-  if (legacyAclEntries > 0) lost.push({ kind: 'legacy_acl' });
-  return lost;
+export async function deleteServiceAccount(tx: Tx, account: ServiceAccountRow): Promise<void> {
+  await removeUserGrants(tx, account.id);
+  await deletePreferences(tx.db, 'user', account.id);
+  await tx.db('users').where({ id: account.id, is_service_account: true }).delete();
+  tx.policyChanged(account.org_id, { kind: 'member', userId: account.id });
 }
 
 /**

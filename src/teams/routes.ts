@@ -8,7 +8,6 @@ import { actorOf } from '../http/actor.ts';
 import { BadRequestError, ConflictError } from '../errors.ts';
 import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
-import { subjectOf } from '../http/subject.ts';
 import { presentTeam } from './presenter.ts';
 import {
   countMembersOfTeams,
@@ -55,9 +54,8 @@ export const teamRoutes: RouteModule = (routes) => {
       const now = services.clock.now();
       const { team, memberCount } = await services.transact(async (tx) => {
         if (await findTeamByName(tx.db, orgId, name)) throw duplicateName(name);
-        const id = await insertTeam(tx.db, orgId, { name, email: body.email ?? '' }, now);
+        const id = await insertTeam(tx, orgId, { name, email: body.email ?? '' }, now);
         const created = { id, org_id: orgId, name, email: body.email ?? '' };
-        tx.policyChanged(orgId, { kind: 'team', teamId: id });
         const actor = actorOf(ctx, principal);
         await recordAudit(tx.db, actor, { action: 'team.created', orgId, target: teamAuditTarget(created) }, now);
         // As in Grafana, the person who creates a team administers it (a token's owner too; a
@@ -65,7 +63,7 @@ export const teamRoutes: RouteModule = (routes) => {
         const creator = await findOrgMemberForTeam(tx.db, orgId, principal.user.id);
         const joins = !!creator && !creator.isServiceAccount;
         if (joins) {
-          await insertTeamMember(tx.db, id, creator.id, TEAM_ADMIN, now);
+          await insertTeamMember(tx, created, creator.id, TEAM_ADMIN, now);
           await grantTeamAdmin(tx, orgId, id, creator.id, now);
           await recordAudit(
             tx.db,
@@ -92,13 +90,12 @@ export const teamRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     query: searchQuerySchema,
-    async handler({ ctx, query, principal, orgId, services, authorize }) {
+    async handler({ ctx, query, orgId, services, authorize, filter }) {
       await authorize('teams:read');
       const page = pageOf(query);
       const ids = await findTeamIdsByName(services.db, orgId, query.query?.trim());
       // One policy call for every matching team, then the page: totalCount counts what the caller may read.
-      const readable = await services.engine.filter({ subject: subjectOf(principal), org_id: orgId, action: 'teams:read', resources: ids.map(teamResource) });
-      const readableIds = readable.sort((a, b) => a - b).map((index) => ids[index]!);
+      const readableIds = await filter('teams:read', ids, teamResource);
       const pageIds = readableIds.slice(page.offset, page.offset + page.limit);
       const [rows, counts] = await Promise.all([findTeamsByIds(services.db, pageIds), countMembersOfTeams(services.db, pageIds)]);
       ctx.body = {
@@ -175,14 +172,7 @@ export const teamRoutes: RouteModule = (routes) => {
       const now = services.clock.now();
       await services.transact(async (tx) => {
         const team = await findTeamOrFail(tx.db, orgId, params.id);
-        const { memberIds, changedRoleUids, legacyAclChanged } = await deleteTeam(tx.db, team);
-        tx.policyChanged(
-          orgId,
-          { kind: 'team', teamId: team.id },
-          ...memberIds.map((userId) => ({ kind: 'member' as const, userId })),
-          ...changedRoleUids.map((uid) => ({ kind: 'role' as const, uid })),
-          ...(legacyAclChanged ? [{ kind: 'legacy_acl' as const }] : []),
-        );
+        const { memberIds } = await deleteTeam(tx, team);
         await recordAudit(tx.db, actorOf(ctx, principal), { action: 'team.deleted', orgId, target: teamAuditTarget(team), metadata: { memberIds } }, now);
       });
       ctx.body = { message: 'team deleted' };

@@ -1,7 +1,8 @@
 /** SQL of teams and their members. A team belongs to one org; every lookup names the org. */
 import type { Knex } from 'knex';
-import { managedTeamRoleUid } from '../accesscontrol/builtin-roles.ts';
+import { removeTeamGrants } from '../accesscontrol/grants.ts';
 import { newId } from '../db/ids.ts';
+import type { Tx } from '../db/transaction.ts';
 import { findPage, whereContains } from '../db/search.ts';
 import { deletePreferences } from '../preferences/store.ts';
 
@@ -40,9 +41,10 @@ export async function findTeamByName(db: Knex, orgId: string, name: string): Pro
     .first(...TEAM_COLUMNS);
 }
 
-export async function insertTeam(db: Knex, orgId: string, team: { name: string; email: string }, now: number): Promise<string> {
+export async function insertTeam(tx: Tx, orgId: string, team: { name: string; email: string }, now: number): Promise<string> {
   const id = newId('team');
-  await db('teams').insert({ id, org_id: orgId, name: team.name, email: team.email, created_at: now, updated_at: now });
+  await tx.db('teams').insert({ id, org_id: orgId, name: team.name, email: team.email, created_at: now, updated_at: now });
+  tx.policyChanged(orgId, { kind: 'team', teamId: id });
   return id;
 }
 
@@ -103,16 +105,20 @@ export async function findTeamMember(db: Knex, teamId: string, userId: string): 
   return membersQuery(db, teamId).where('tm.user_id', userId).first();
 }
 
-export async function insertTeamMember(db: Knex, teamId: string, userId: string, permission: TeamPermission, now: number): Promise<void> {
-  await db('team_members').insert({ team_id: teamId, user_id: userId, permission, created_at: now });
+/** Team memberships are policy data: the member's teams decide the roles it holds. */
+export async function insertTeamMember(tx: Tx, team: TeamRow, userId: string, permission: TeamPermission, now: number): Promise<void> {
+  await tx.db('team_members').insert({ team_id: team.id, user_id: userId, permission, created_at: now });
+  tx.policyChanged(team.org_id, { kind: 'member', userId });
 }
 
+/** The permission itself is not policy data: the team-admin rights it stands for are grants (team-admins.ts). */
 export async function setTeamMemberPermission(db: Knex, teamId: string, userId: string, permission: TeamPermission): Promise<void> {
   await db('team_members').where({ team_id: teamId, user_id: userId }).update({ permission });
 }
 
-export async function deleteTeamMember(db: Knex, teamId: string, userId: string): Promise<void> {
-  await db('team_members').where({ team_id: teamId, user_id: userId }).delete();
+export async function deleteTeamMember(tx: Tx, team: TeamRow, userId: string): Promise<void> {
+  await tx.db('team_members').where({ team_id: team.id, user_id: userId }).delete();
+  tx.policyChanged(team.org_id, { kind: 'member', userId });
 }
 
 /** The org membership of a user who may join a team: people only (a service account acts alone). */
@@ -129,34 +135,16 @@ export async function findOrgMemberForTeam(
 }
 
 /**
- * Deletes the team and everything that names it: members, the preferences row, legacy ACL
- * entries, its managed role (with its assignments) and every permission of the org's roles on
- * `teams:id:<id>` (its admins' rights among them). Returns what the policy must re-read.
+ * Deletes the team and everything that names it: its grants (accesscontrol/grants.ts: its
+ * managed role, assignments, legacy ACL entries and every permission on `teams:id:<id>`, its
+ * admins' among them), members and the preferences row. Returns the members it had.
  */
-export async function deleteTeam(db: Knex, team: TeamRow): Promise<{ memberIds: string[]; changedRoleUids: string[]; legacyAclChanged: boolean }> {
-  const memberIds: string[] = await db('team_members').where('team_id', team.id).pluck('user_id');
-  const scopedRoles: Array<{ id: number; uid: string }> = await db('roles as r')
-    .join('role_permissions as p', 'p.role_id', 'r.id')
-    .where({ 'r.org_id': team.org_id, 'p.scope': `teams:id:${team.id}` })
-    .distinct('r.id', 'r.uid');
-  if (scopedRoles.length > 0) {
-    await db('role_permissions')
-      .whereIn(
-        'role_id',
-        scopedRoles.map((role) => role.id),
-      )
-      .where('scope', `teams:id:${team.id}`)
-      .delete();
-  }
-  const managedUid = managedTeamRoleUid(team.id);
-  // Foreign keys remove the managed role's permissions and assignments with it.
-  const managedDeleted = await db('roles').where({ org_id: team.org_id, uid: managedUid }).delete();
-  const legacyAclDeleted = await db('legacy_acl').where({ org_id: team.org_id, team_id: team.id }).delete();
-  await deletePreferences(db, 'team', team.id);
-  await db('team_members').where('team_id', team.id).delete();
-  await db('team_roles').where('team_id', team.id).delete();
-  await db('teams').where('id', team.id).delete();
-  const changedRoleUids = new Set(scopedRoles.map((role) => role.uid));
-  if (managedDeleted > 0) changedRoleUids.add(managedUid);
-  return { memberIds, changedRoleUids: [...changedRoleUids], legacyAclChanged: legacyAclDeleted > 0 };
+export async function deleteTeam(tx: Tx, team: TeamRow): Promise<{ memberIds: string[] }> {
+  const memberIds: string[] = await tx.db('team_members').where('team_id', team.id).pluck('user_id');
+  await removeTeamGrants(tx, team.org_id, team.id);
+  await deletePreferences(tx.db, 'team', team.id);
+  await tx.db('team_members').where('team_id', team.id).delete();
+  await tx.db('teams').where('id', team.id).delete();
+  tx.policyChanged(team.org_id, { kind: 'team', teamId: team.id }, ...memberIds.map((userId) => ({ kind: 'member' as const, userId })));
+  return { memberIds };
 }

@@ -74,8 +74,7 @@ export const teamMemberRoutes: RouteModule = (routes) => {
         if (!user) throw new BadRequestError(`user ${body.userId} is not a member of this org`);
         if (user.isServiceAccount) throw new BadRequestError('a service account cannot join a team');
         if (await findTeamMember(tx.db, team.id, user.id)) throw new ConflictError(`user ${user.id} is already a member of team ${team.name}`);
-        await insertTeamMember(tx.db, team.id, user.id, TEAM_MEMBER, now);
-        tx.policyChanged(orgId, { kind: 'member', userId: user.id });
+        await insertTeamMember(tx, team, user.id, TEAM_MEMBER, now);
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),
@@ -141,9 +140,8 @@ export const teamMemberRoutes: RouteModule = (routes) => {
       await services.transact(async (tx) => {
         const team = await findTeamOrFail(tx.db, orgId, params.id);
         const member = await findMemberOrFail(tx.db, team.id, params.userId);
-        await deleteTeamMember(tx.db, team.id, member.user_id);
+        await deleteTeamMember(tx, team, member.user_id);
         await revokeTeamAdmin(tx, orgId, team.id, member.user_id);
-        tx.policyChanged(orgId, { kind: 'member', userId: member.user_id });
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),

@@ -4,7 +4,8 @@
  * reads the audit log; `DENIED` is what a caller learns of a policy deny.
  */
 import { randomBytes } from 'node:crypto';
-import { insertRole } from '../../src/accesscontrol/store.ts';
+import { addAssignment, createRole, grantManaged, type GrantHolder } from '../../src/accesscontrol/grants.ts';
+import type { Permission } from '../../src/accesscontrol/builtin-roles.ts';
 import type { OrgRole } from '../../src/authz/types.ts';
 import { hashPassword } from '../../src/crypto/password.ts';
 import { randomToken, sha256Hex } from '../../src/crypto/tokens.ts';
@@ -25,7 +26,7 @@ export const DEFAULT_PASSWORD = 'correct horse battery staple';
 /** What a caller learns of a policy deny. */
 export const DENIED = /^permission denied: you need [\w.:]+ to do this$/;
 /** What a caller learns when a role would grant more than they hold (the delegation rule). */
-export const DELEGATION_DENIED = /^permission denied: role [\w.:]+ grants permissions you do not hold, and you can only grant what you hold$/;
+export const DELEGATION_DENIED = /^permission denied: (role [\w.:]+|this change) grants permissions you do not hold, and you can only grant what you hold$/;
 let defaultHash: Promise<string> | null = null;
 let sequence = 0;
 
@@ -69,10 +70,7 @@ export async function createUser(app: TestApp, overrides: UserOverrides = {}): P
       now,
     );
     if (overrides.disabled) await tx.db('users').where('id', userId).update({ is_disabled: true });
-    if (orgId) {
-      await addOrgMember(tx.db, orgId, userId, overrides.role ?? 'Viewer', now);
-      tx.policyChanged(orgId);
-    }
+    if (orgId) await addOrgMember(tx, orgId, userId, overrides.role ?? 'Viewer', now);
     return userId;
   });
   return { id, login, email, password, cookie: await sessionCookie(app, id) };
@@ -96,10 +94,7 @@ export async function createOrg(app: TestApp, overrides: { id?: string; name?: s
 }
 
 export async function addMember(app: TestApp, orgId: string, userId: string, role: OrgRole): Promise<void> {
-  await app.services.transact(async (tx) => {
-    await addOrgMember(tx.db, orgId, userId, role, app.clock.now());
-    tx.policyChanged(orgId);
-  });
+  await app.services.transact((tx) => addOrgMember(tx, orgId, userId, role, app.clock.now()));
 }
 
 export const liveSessions = (app: TestApp, userId: string) => app.count('sessions', { user_id: userId, revoked_at: null });
@@ -163,9 +158,7 @@ export async function buildTeam(app: TestApp, overrides: TeamOverrides = {}): Pr
   const orgId = overrides.orgId ?? DEFAULT_ORG_ID;
   const name = overrides.name ?? `team ${sequence} ${randomToken(3)}`;
   const id = await app.services.transact(async (tx) => {
-    const teamId = await insertTeam(tx.db, orgId, { name, email: overrides.email ?? '' }, app.clock.now());
-    tx.policyChanged(orgId, { kind: 'team', teamId });
-    return teamId;
+    return insertTeam(tx, orgId, { name, email: overrides.email ?? '' }, app.clock.now());
   });
   const team = { id, name, orgId };
   for (const userId of overrides.members ?? []) await addTeamMember(app, team, userId);
@@ -178,8 +171,7 @@ export async function addTeamMember(app: TestApp, teamOrId: TestTeam | string, u
   const team = typeof teamOrId === 'string' ? await findTeam(app, teamOrId) : teamOrId;
   const now = app.clock.now();
   await app.services.transact(async (tx) => {
-    await insertTeamMember(tx.db, team.id, userId, permission, now);
-    tx.policyChanged(team.orgId, { kind: 'member', userId });
+    await insertTeamMember(tx, { id: team.id, org_id: team.orgId, name: team.name, email: '' }, userId, permission, now);
     if (permission === TEAM_ADMIN) await grantTeamAdmin(tx, team.orgId, team.id, userId, now);
   });
 }
@@ -228,8 +220,8 @@ export async function buildServiceAccount(app: TestApp, overrides: ServiceAccoun
   sequence += 1;
   const orgId = overrides.orgId ?? DEFAULT_ORG_ID;
   return app.services.transact(async (tx) => {
-    const account = await insertServiceAccount(
-      tx.db,
+    return insertServiceAccount(
+      tx,
       {
         orgId,
         name: overrides.name ?? `robot ${sequence}`,
@@ -239,8 +231,6 @@ export async function buildServiceAccount(app: TestApp, overrides: ServiceAccoun
       },
       app.clock.now(),
     );
-    tx.policyChanged(orgId, { kind: 'member', userId: account.id });
-    return account;
   });
 }
 
@@ -296,14 +286,20 @@ export async function assignRole(
 ): Promise<void> {
   const now = app.clock.now();
   await app.services.transact(async (tx) => {
-    let role = await tx.db('roles').where({ org_id: orgId, uid }).first('id');
-    if (!role) {
-      const id = await insertRole(tx.db, orgId, { uid, name: uid, displayName: uid, description: '', groupName: '', permissions }, now, true);
-      role = { id };
-    }
-    await tx.db('user_roles').insert({ user_id: userId, role_id: role.id, org_id: orgId, created_at: now });
-    tx.policyChanged(orgId);
+    const existing: { id: number } | undefined = await tx.db('roles').where({ org_id: orgId, uid }).first('id');
+    const roleId = existing?.id ?? (await createRole(tx, orgId, { uid, name: uid, displayName: uid, description: '', groupName: '', permissions }, now, true));
+    await addAssignment(tx, { kind: 'user', userId, orgId }, roleId, now);
   });
+}
+
+/** Gives the holder managed permissions in the org, as the resource-permission endpoints do. */
+export async function grantManagedPermissions(app: TestApp, orgId: string, holder: GrantHolder, permissions: Permission[]): Promise<string> {
+  await app.services.transact((tx) => grantManaged(tx, orgId, holder, permissions, app.clock.now()));
+  return holder.kind === 'user'
+    ? `managed:users:${holder.userId}:permissions`
+    : holder.kind === 'team'
+      ? `managed:teams:${holder.teamId}:permissions`
+      : `managed:builtins:${holder.role.toLowerCase()}:permissions`;
 }
 
 /** Sets the org's `users` quota, as PUT /api/orgs/<id>/quotas/users does. */

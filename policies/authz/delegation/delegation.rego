@@ -3,10 +3,12 @@
 #   Grafana's delegation rule: whoever creates, changes or assigns a role must hold every
 #   permission the role grants (input.delegate, a list of {action, scope}). A held permission
 #   covers a granted one when its action matches (the same, "<resource>:*" or "*") and its scope
-#   is the same or a wildcard above it ("<kind>:<attr>:*", "<kind>:*", "*").
+#   is the same or a wildcard above it ("<kind>:<attr>:*", "<kind>:*", "*"), or, for a folder,
+#   dashboard or alert rule, the scope of a folder it inherits from (a folder's Admin may share it).
 package authz.delegation
 
 import data.authz.rbac
+import data.authz.scopes
 import data.authz.subject
 
 # whether every permission in request.delegate is held; true when there is none to check
@@ -29,7 +31,7 @@ protects_server_admin(request) if {
 server_admin_refusal := "only a server admin may change a server admin's org role or membership"
 
 # the granted permissions the subject does not hold, as reasons
-missing(request) := {concat("", ["you do not hold ", _text(item.action), " on ", _text(item.scope), ", which the role grants"]) |
+missing(request) := {concat("", ["you do not hold ", _text(item.action), " on ", _text(item.scope), ", which the change grants"]) |
 	some item in request.delegate
 	not _is_held(item)
 }
@@ -47,7 +49,7 @@ _is_held(item) if {
 	some role in subject.roles
 	permissions := index[role]
 	some held in helds
-	some scope in covering_scopes(item.scope)
+	some scope in array.concat(covering_scopes(item.scope), scopes.inherited(item.scope))
 	permissions[held][scope] == true
 }
 

@@ -54,8 +54,8 @@ test_a_permission_not_held_cannot_be_granted if {
 	req := _request("u1", [{"action": "dashboards:write", "scope": "dashboards:uid:d1"}, {"action": "dashboards:read", "scope": "*"}])
 	not _allows(req)
 	_missing(req) == {
-		"you do not hold dashboards:write on dashboards:uid:d1, which the role grants",
-		"you do not hold dashboards:read on *, which the role grants",
+		"you do not hold dashboards:write on dashboards:uid:d1, which the change grants",
+		"you do not hold dashboards:read on *, which the change grants",
 	}
 }
 
@@ -108,4 +108,35 @@ test_an_org_admin_may_change_an_ordinary_member if {
 
 test_other_actions_are_not_protected if {
 	not _protects(_member_change("org.users:read", false, true))
+}
+
+_tree := {
+	"f1": {"scopes": ["folders:uid:f1"]},
+	"f2": {"scopes": ["folders:uid:f2", "folders:uid:f1"]},
+	"f9": {"scopes": ["folders:uid:f9"]},
+}
+
+_allows_in_tree(req) if {
+	delegation.allows(req) with input as req
+		with data.org_id as "org_main"
+		with data.members as _members
+		with data.roles as _roles
+		with data.builtin_roles as {"None": [], "Viewer": ["basic:viewer"], "Admin": ["basic:admin"]}
+		with data.teams as {}
+		with data.folders as _tree
+		with data.dashboards as {"d2": {"folder": "f2"}, "d9": {"folder": "f9"}}
+		with data.alert_rules as {"r2": {"folder": "f2"}}
+}
+
+test_a_folder_grant_covers_what_inherits_from_the_folder if {
+	_allows_in_tree(_request("u2", [{"action": "dashboards:write", "scope": "folders:uid:f2"}]))
+	_allows_in_tree(_request("u2", [{"action": "dashboards:write", "scope": "dashboards:uid:d2"}]))
+	_allows_in_tree(_request("u2", [{"action": "dashboards:write", "scope": "alert.rules:uid:r2"}]))
+}
+
+test_a_folder_grant_covers_nothing_outside_the_folder if {
+	not _allows_in_tree(_request("u2", [{"action": "dashboards:write", "scope": "folders:uid:f9"}]))
+	not _allows_in_tree(_request("u2", [{"action": "dashboards:write", "scope": "dashboards:uid:d9"}]))
+	not _allows_in_tree(_request("u2", [{"action": "dashboards:write", "scope": "dashboards:uid:unknown"}]))
+	not _allows_in_tree(_request("u2", [{"action": "dashboards:write", "scope": "teams:id:f1"}]))
 }

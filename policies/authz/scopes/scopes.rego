@@ -120,6 +120,18 @@ _has_unknown_kind(resource) if {
 	not is_kind(resource.kind)
 }
 
+# the scopes of the folders a resource's scope inherits from: a folder's ancestors, a
+# dashboard's or an alert rule's folder and its ancestors; none for any other scope
+inherited(scope) := _inherited(target) if {
+	target := _scope_target(scope)
+} else := []
+
+_inherited(target) := _folder_chain(folder) if {
+	folder := _folder_of(target)
+} else := _ancestors(target) if {
+	target.kind == "folders"
+} else := []
+
 # the folder a dashboard or an alert rule known to the index lives in ("" = the root)
 _folder_of(target) := data.dashboards[target.value].folder if {
 	target.kind == "dashboards"

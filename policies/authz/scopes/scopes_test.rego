@@ -176,3 +176,24 @@ test_uid_star_in_the_index if {
 	folder := scopes.candidates(scopes.target({"kind": "folders", "uid": "*"}), "folders:read") with data.folders as folders
 	folder == ["folders:uid:*", "folders:uid:f_root", "folders:*", "*"]
 }
+
+_inherited(scope) := inherited if {
+	inherited := scopes.inherited(scope) with data.folders as _folders
+		with data.dashboards as _dashboards
+		with data.alert_rules as _alert_rules
+}
+
+test_inherited_scopes_are_the_folders_above if {
+	_inherited("folders:uid:f_deep") == ["folders:uid:f_team", "folders:uid:f_root"]
+	_inherited("dashboards:uid:d_deep") == ["folders:uid:f_deep", "folders:uid:f_team", "folders:uid:f_root"]
+	_inherited("alert.rules:uid:r_deep") == ["folders:uid:f_deep", "folders:uid:f_team", "folders:uid:f_root"]
+}
+
+test_inherited_scopes_of_anything_else_are_none if {
+	_inherited("folders:uid:f_root") == []
+	_inherited("dashboards:uid:d_root") == []
+	_inherited("dashboards:uid:d_gone") == []
+	_inherited("teams:id:7") == []
+	_inherited("*") == []
+	_inherited("not a scope") == []
+}

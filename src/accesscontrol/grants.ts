@@ -1,0 +1,400 @@
+/**
+ * The one writer of grants: roles, their permissions and their assignments (the managed roles
+ * of resource grants and team admins included) and the legacy dashboard ACL. Every function
+ * reports the fragments of the policy data it changed, so no caller names them: a fragment
+ * forgotten here would leave a stale allow on this instance that no revision poll repairs, and
+ * the test-mode document check (AUTHZ_VERIFY_DOCUMENTS) catches it after every commit.
+ */
+import type { Knex } from 'knex';
+import type { PolicyFragment } from '../authz/fragments.ts';
+import type { Tx } from '../db/transaction.ts';
+import { managedBuiltinRoleUid, managedTeamRoleUid, managedUserRoleUid, type Permission, type RoleDefinition } from './builtin-roles.ts';
+import { findAssigneesOfRole, findPermissionsByRoleIds, type AssigneeRef, type RoleAssignees, type RoleFields, type RoleRow } from './store.ts';
+
+/** Where a role's change shows: its org, or every org (undefined) for a global role. */
+const policyOrgOf = (orgId: string | null): string | undefined => orgId ?? undefined;
+
+const roleFragment = (uid: string): PolicyFragment => ({ kind: 'role', uid });
+
+function assigneeFragment(assignee: AssigneeRef): { orgId: string | undefined; fragment: PolicyFragment } {
+  return assignee.kind === 'team'
+    ? { orgId: assignee.orgId, fragment: { kind: 'team', teamId: assignee.teamId } }
+    : { orgId: policyOrgOf(assignee.orgId), fragment: { kind: 'member', userId: assignee.userId } };
+}
+
+function reportAssignees(tx: Tx, assignees: RoleAssignees): void {
+  for (const user of assignees.users) tx.policyChanged(policyOrgOf(user.orgId), { kind: 'member', userId: user.id });
+  for (const team of assignees.teams) tx.policyChanged(team.orgId, { kind: 'team', teamId: team.id });
+}
+
+async function writePermissions(db: Knex, roleId: number, permissions: Permission[]): Promise<void> {
+  await db('role_permissions').where('role_id', roleId).delete();
+  const unique = new Map(permissions.map((p) => [`${p.action}\u0000${p.scope}`, p]));
+  const rows = [...unique.values()].map((p) => ({ role_id: roleId, action: p.action, scope: p.scope }));
+  for (let i = 0; i < rows.length; i += 500) await db('role_permissions').insert(rows.slice(i, i + 500));
+}
+
+/** Canonical text of a permission set, to tell whether a change changes it. */
+export const permissionKey = (permissions: Permission[]) => [...new Set(permissions.map((p) => `${p.action} ${p.scope}`))].sort().join('\n');
+
+// ---------------------------------------------------------------------------------------------
+// Roles
+
+/** Creates a role of the org (null: global) with its permissions; returns its row id. */
+export async function createRole(tx: Tx, orgId: string | null, role: RoleDefinition, now: number, hidden = false): Promise<number> {
+  const [id] = await tx.db('roles').insert({
+    uid: role.uid,
+    org_id: orgId,
+    name: role.name,
+    display_name: role.displayName,
+    description: role.description,
+    group_name: role.groupName,
+    hidden,
+    version: 1,
+    created_at: now,
+    updated_at: now,
+  });
+  await writePermissions(tx.db, Number(id), role.permissions);
+  tx.policyChanged(policyOrgOf(orgId), roleFragment(role.uid));
+  return Number(id);
+}
+
+/**
+ * Changes a role's texts and, when given, its permissions, only if it is still at `version`
+ * (bumped in the same statement: of two writers that read one version exactly one wins).
+ * Returns null when the version was stale, else whether the permissions changed.
+ */
+export async function changeRoleAtVersion(
+  tx: Tx,
+  role: RoleRow,
+  version: number,
+  fields: RoleFields,
+  permissions: Permission[] | undefined,
+  now: number,
+): Promise<{ permissionsChanged: boolean } | null> {
+  const updated = await tx
+    .db('roles')
+    .where({ id: role.id, version })
+    .update({
+      name: fields.name,
+      display_name: fields.displayName,
+      description: fields.description,
+      group_name: fields.groupName,
+      version: tx.db.raw('version + 1'),
+      updated_at: now,
+    });
+  if (updated !== 1) return null;
+  // Read again under the version just taken: another writer may have changed them since.
+  const before = (await findPermissionsByRoleIds(tx.db, [role.id])).get(role.id) ?? [];
+  const permissionsChanged = permissions !== undefined && permissionKey(permissions) !== permissionKey(before);
+  if (permissionsChanged) {
+    await writePermissions(tx.db, role.id, permissions);
+    tx.policyChanged(policyOrgOf(role.org_id), roleFragment(role.uid));
+  }
+  return { permissionsChanged };
+}
+
+/** Puts a seeded role back to its definition (texts and permissions) at a new version. */
+export async function redefineRole(tx: Tx, role: RoleRow, definition: RoleDefinition, now: number): Promise<void> {
+  await tx
+    .db('roles')
+    .where('id', role.id)
+    .update({
+      display_name: definition.displayName,
+      description: definition.description,
+      group_name: definition.groupName,
+      version: role.version + 1,
+      updated_at: now,
+    });
+  await writePermissions(tx.db, role.id, definition.permissions);
+  tx.policyChanged(policyOrgOf(role.org_id), roleFragment(role.uid));
+}
+
+/** Deletes the role with its permissions and every assignment of it; returns who held it. */
+export async function deleteRole(tx: Tx, role: RoleRow): Promise<RoleAssignees> {
+  const assignees = await findAssigneesOfRole(tx.db, role.id);
+  await tx.db('user_roles').where('role_id', role.id).delete();
+  await tx.db('team_roles').where('role_id', role.id).delete();
+  await tx.db('role_permissions').where('role_id', role.id).delete();
+  await tx.db('roles').where('id', role.id).delete();
+  tx.policyChanged(policyOrgOf(role.org_id), roleFragment(role.uid));
+  reportAssignees(tx, assignees);
+  return assignees;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Assignments
+
+export async function addAssignment(tx: Tx, assignee: AssigneeRef, roleId: number, now: number): Promise<void> {
+  if (assignee.kind === 'team') await tx.db('team_roles').insert({ team_id: assignee.teamId, role_id: roleId, created_at: now });
+  else await tx.db('user_roles').insert({ user_id: assignee.userId, role_id: roleId, org_id: assignee.orgId, created_at: now });
+  const { orgId, fragment } = assigneeFragment(assignee);
+  tx.policyChanged(orgId, fragment);
+}
+
+/** Removes one assignment; returns whether there was one. */
+export async function removeAssignment(tx: Tx, assignee: AssigneeRef, roleId: number): Promise<boolean> {
+  let removed: number;
+  if (assignee.kind === 'team') removed = await tx.db('team_roles').where({ team_id: assignee.teamId, role_id: roleId }).delete();
+  else {
+    const query = tx.db('user_roles').where({ user_id: assignee.userId, role_id: roleId });
+    if (assignee.orgId) query.where('org_id', assignee.orgId);
+    else query.whereNull('org_id');
+    removed = await query.delete();
+  }
+  if (removed > 0) {
+    const { orgId, fragment } = assigneeFragment(assignee);
+    tx.policyChanged(orgId, fragment);
+  }
+  return removed > 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Managed roles: resource grants and team admins
+
+/** Who a managed role carries grants for: a user or service account, a team, or everyone of an org role. */
+export type GrantHolder = { kind: 'user'; userId: string } | { kind: 'team'; teamId: string } | { kind: 'builtin'; role: 'Viewer' | 'Editor' | 'Admin' };
+
+export function managedRoleUid(holder: GrantHolder): string {
+  if (holder.kind === 'user') return managedUserRoleUid(holder.userId);
+  if (holder.kind === 'team') return managedTeamRoleUid(holder.teamId);
+  return managedBuiltinRoleUid(holder.role);
+}
+
+/**
+ * The holder's managed role in the org, created and assigned when missing (an org role's is
+ * carried by the org role itself: policy data lists it under builtin_roles); its row id.
+ */
+async function ensureManagedRole(tx: Tx, orgId: string, holder: GrantHolder, now: number): Promise<number> {
+  const uid = managedRoleUid(holder);
+  // Insert-or-keep: two grants to the same holder at once must not collide on (org_id, uid).
+  await tx
+    .db('roles')
+    .insert({ uid, org_id: orgId, name: uid, display_name: '', description: '', group_name: '', hidden: true, version: 1, created_at: now, updated_at: now })
+    .onConflict(['org_id', 'uid'])
+    .ignore();
+  const role: { id: number } = await tx.db('roles').where({ org_id: orgId, uid }).first('id');
+  if (holder.kind === 'user') {
+    await tx
+      .db('user_roles')
+      .insert({ user_id: holder.userId, role_id: role.id, org_id: orgId, created_at: now })
+      .onConflict(['user_id', 'role_id', 'org_id'])
+      .ignore();
+    tx.policyChanged(orgId, { kind: 'member', userId: holder.userId });
+  } else if (holder.kind === 'team') {
+    await tx.db('team_roles').insert({ team_id: holder.teamId, role_id: role.id, created_at: now }).onConflict(['team_id', 'role_id']).ignore();
+    tx.policyChanged(orgId, { kind: 'team', teamId: holder.teamId });
+  }
+  return role.id;
+}
+
+/** Adds permissions to the holder's managed role in the org, keeping those it holds. */
+export async function grantManaged(tx: Tx, orgId: string, holder: GrantHolder, permissions: Permission[], now: number): Promise<void> {
+  if (permissions.length === 0) return;
+  const roleId = await ensureManagedRole(tx, orgId, holder, now);
+  await tx
+    .db('role_permissions')
+    .insert(permissions.map((p) => ({ role_id: roleId, action: p.action, scope: p.scope })))
+    .onConflict(['role_id', 'action', 'scope'])
+    .ignore();
+  tx.policyChanged(orgId, roleFragment(managedRoleUid(holder)));
+}
+
+/** Takes the holder's managed permissions of these actions on one scope away; how many went. */
+export async function revokeManaged(tx: Tx, orgId: string, holder: GrantHolder, scope: string, actions: readonly string[]): Promise<number> {
+  const uid = managedRoleUid(holder);
+  const role: { id: number } | undefined = await tx.db('roles').where({ org_id: orgId, uid }).first('id');
+  if (!role) return 0;
+  const removed = await tx
+    .db('role_permissions')
+    .where({ role_id: role.id, scope })
+    .whereIn('action', [...actions])
+    .delete();
+  if (removed > 0) tx.policyChanged(orgId, roleFragment(uid));
+  return removed;
+}
+
+/** One managed grant on a resource: the holder and the actions it holds there. */
+export interface ManagedGrant {
+  holder: GrantHolder;
+  actions: readonly string[];
+}
+
+/**
+ * Makes `grants` the whole set of managed grants on `scope` among `family` (the actions one
+ * permission endpoint manages there), in one step: what the holders had of the family on that
+ * scope goes, the new set comes. Other actions on the scope (another endpoint's) stay.
+ */
+export async function replaceManagedGrants(
+  tx: Tx,
+  orgId: string,
+  scope: string,
+  family: readonly string[],
+  grants: ManagedGrant[],
+  now: number,
+): Promise<void> {
+  const holders: Array<{ id: number; uid: string }> = await tx
+    .db('roles as r')
+    .join('role_permissions as p', 'p.role_id', 'r.id')
+    .where('r.org_id', orgId)
+    .where('r.uid', 'like', 'managed:%')
+    .where('p.scope', scope)
+    .whereIn('p.action', [...family])
+    .distinct('r.id', 'r.uid');
+  if (holders.length > 0) {
+    await tx
+      .db('role_permissions')
+      .whereIn(
+        'role_id',
+        holders.map((role) => role.id),
+      )
+      .where('scope', scope)
+      .whereIn('action', [...family])
+      .delete();
+    tx.policyChanged(orgId, ...holders.map((role) => roleFragment(role.uid)));
+  }
+  for (const grant of grants) {
+    await grantManaged(
+      tx,
+      orgId,
+      grant.holder,
+      grant.actions.map((action) => ({ action, scope })),
+      now,
+    );
+  }
+}
+
+/**
+ * Deletes every permission of the org's roles on `scopes`, and the legacy ACL entries of the
+ * folders and dashboards: a resource that goes leaves no grant behind (a later resource with
+ * the same uid must not inherit it).
+ */
+export async function removeGrantsOnResources(
+  tx: Tx,
+  orgId: string,
+  resources: { folderUids?: string[]; dashboardUids?: string[]; alertRuleUids?: string[]; teamIds?: string[] },
+): Promise<void> {
+  const scopes = [
+    ...(resources.folderUids ?? []).map((uid) => `folders:uid:${uid}`),
+    ...(resources.dashboardUids ?? []).map((uid) => `dashboards:uid:${uid}`),
+    ...(resources.alertRuleUids ?? []).map((uid) => `alert.rules:uid:${uid}`),
+    ...(resources.teamIds ?? []).map((id) => `teams:id:${id}`),
+  ];
+  if (scopes.length === 0) return;
+  const roles: Array<{ id: number; uid: string }> = await tx
+    .db('roles as r')
+    .join('role_permissions as p', 'p.role_id', 'r.id')
+    .where('r.org_id', orgId)
+    .whereIn('p.scope', scopes)
+    .distinct('r.id', 'r.uid');
+  if (roles.length > 0) {
+    await tx
+      .db('role_permissions')
+      .whereIn(
+        'role_id',
+        roles.map((role) => role.id),
+      )
+      .whereIn('scope', scopes)
+      .delete();
+    tx.policyChanged(orgId, ...roles.map((role) => roleFragment(role.uid)));
+  }
+  const legacy = tx.db('legacy_acl').where('org_id', orgId);
+  legacy.where((q) => q.whereIn('folder_uid', resources.folderUids ?? []).orWhereIn('dashboard_uid', resources.dashboardUids ?? []));
+  if ((await legacy.delete()) > 0) tx.policyChanged(orgId, { kind: 'legacy_acl' });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Holders that go away
+
+/**
+ * Everything that gave a user rights in one org beyond the membership (Grafana's
+ * RemoveOrgUser): role assignments there, the managed role of its resource grants and its legacy
+ * ACL entries, so that being added again starts from the org role alone.
+ */
+export async function removeMemberGrants(tx: Tx, orgId: string, userId: string): Promise<void> {
+  const uid = managedUserRoleUid(userId);
+  const assigned = await tx.db('user_roles').where({ org_id: orgId, user_id: userId }).delete();
+  // Foreign keys remove the managed role's permissions and assignments with it.
+  const managed = await tx.db('roles').where({ org_id: orgId, uid }).delete();
+  const legacy = await tx.db('legacy_acl').where({ org_id: orgId, user_id: userId }).delete();
+  if (assigned > 0 || managed > 0) tx.policyChanged(orgId, { kind: 'member', userId });
+  if (managed > 0) tx.policyChanged(orgId, roleFragment(uid));
+  if (legacy > 0) tx.policyChanged(orgId, { kind: 'legacy_acl' });
+}
+
+/** A user or service account about to be deleted: its grants in every org, and its global assignments. */
+export async function removeUserGrants(tx: Tx, userId: string): Promise<void> {
+  const [managed, legacy, assigned] = await Promise.all([
+    tx.db('roles').where('uid', managedUserRoleUid(userId)).whereNotNull('org_id').pluck('org_id'),
+    tx.db('legacy_acl').where('user_id', userId).pluck('org_id'),
+    tx.db('user_roles').where('user_id', userId).whereNotNull('org_id').pluck('org_id'),
+  ]);
+  const orgIds: string[] = [...managed, ...legacy, ...assigned];
+  for (const orgId of new Set(orgIds)) await removeMemberGrants(tx, orgId, userId);
+  const global = await tx.db('user_roles').where('user_id', userId).whereNull('org_id').delete();
+  if (global > 0) tx.policyChanged(undefined, { kind: 'member', userId });
+}
+
+/** A team about to be deleted: its managed role, its assignments, its legacy ACL entries and every permission on it (its admins'). */
+export async function removeTeamGrants(tx: Tx, orgId: string, teamId: string): Promise<void> {
+  await removeGrantsOnResources(tx, orgId, { teamIds: [teamId] });
+  const uid = managedTeamRoleUid(teamId);
+  const managed = await tx.db('roles').where({ org_id: orgId, uid }).delete();
+  const assigned = await tx.db('team_roles').where('team_id', teamId).delete();
+  const legacy = await tx.db('legacy_acl').where({ org_id: orgId, team_id: teamId }).delete();
+  if (managed > 0) tx.policyChanged(orgId, roleFragment(uid));
+  if (managed > 0 || assigned > 0) tx.policyChanged(orgId, { kind: 'team', teamId });
+  if (legacy > 0) tx.policyChanged(orgId, { kind: 'legacy_acl' });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The legacy dashboard ACL (read by the policy as a fallback unless LEGACY_ACL_ENABLED=false)
+
+/** One legacy entry: one resource (a dashboard or a folder), one principal, a level 1, 2 or 4. */
+export interface LegacyAclEntry {
+  dashboardUid: string | null;
+  folderUid: string | null;
+  userId: string | null;
+  teamId: string | null;
+  role: 'Viewer' | 'Editor' | 'Admin' | null;
+  permission: 1 | 2 | 4;
+}
+
+/** Makes `entries` the org's whole legacy ACL: an import is a whole export, so running it again changes nothing. */
+export async function replaceLegacyAcl(tx: Tx, orgId: string, entries: LegacyAclEntry[]): Promise<void> {
+  await tx.db('legacy_acl').where('org_id', orgId).delete();
+  const rows = entries.map((entry) => ({
+    org_id: orgId,
+    dashboard_uid: entry.dashboardUid,
+    folder_uid: entry.folderUid,
+    user_id: entry.userId,
+    team_id: entry.teamId,
+    role: entry.role,
+    permission: entry.permission,
+  }));
+  for (let i = 0; i < rows.length; i += 500) await tx.db('legacy_acl').insert(rows.slice(i, i + 500));
+  tx.policyChanged(orgId, { kind: 'legacy_acl' });
+}
+
+/** Takes the org's legacy ACL out, to be migrated into managed grants; returns what it held. */
+export async function takeLegacyAcl(tx: Tx, orgId: string): Promise<LegacyAclEntry[]> {
+  const rows: Array<{
+    dashboard_uid: string | null;
+    folder_uid: string | null;
+    user_id: string | null;
+    team_id: string | null;
+    role: string | null;
+    permission: number;
+  }> = await tx.db('legacy_acl').where('org_id', orgId).orderBy('id').select('dashboard_uid', 'folder_uid', 'user_id', 'team_id', 'role', 'permission');
+  if (rows.length === 0) return [];
+  await tx.db('legacy_acl').where('org_id', orgId).delete();
+  tx.policyChanged(orgId, { kind: 'legacy_acl' });
+  return rows.map((row) => ({
+    dashboardUid: row.dashboard_uid,
+    folderUid: row.folder_uid,
+    userId: row.user_id,
+    teamId: row.team_id,
+    role: row.role as LegacyAclEntry['role'],
+    permission: row.permission as LegacyAclEntry['permission'],
+  }));
+}

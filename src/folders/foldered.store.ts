@@ -1,0 +1,111 @@
+/**
+ * SQL shared by the resources that live in a folder (dashboards, alert rules): one row per uid
+ * in its org, a folder, a title, JSON content and a version that every save bumps. Writes report
+ * the resource's policy fragment (its folder is what its grants inherit from), and a delete takes
+ * every grant on the resource with it.
+ */
+import type { Knex } from 'knex';
+import { removeGrantsOnResources } from '../accesscontrol/grants.ts';
+import { dialectOf } from '../db/knex.ts';
+import type { Tx } from '../db/transaction.ts';
+
+/** The columns every folder-scoped resource has; a kind adds its own. */
+export interface FolderedRow {
+  org_id: string;
+  uid: string;
+  title: string;
+  folder_uid: string | null;
+  data: string | null;
+  version: number;
+  created_at: number;
+  updated_at: number;
+  created_by: string | null;
+  updated_by: string | null;
+}
+
+export interface FolderedKind {
+  table: 'dashboards' | 'alert_rules';
+  fragment: 'dashboard' | 'alert_rule';
+  grants: 'dashboardUids' | 'alertRuleUids';
+  columns: readonly string[];
+}
+
+const COMMON_COLUMNS = ['org_id', 'uid', 'title', 'folder_uid', 'data', 'version', 'created_at', 'updated_at', 'created_by', 'updated_by'] as const;
+
+export const DASHBOARDS: FolderedKind = { table: 'dashboards', fragment: 'dashboard', grants: 'dashboardUids', columns: COMMON_COLUMNS };
+export const ALERT_RULES: FolderedKind = { table: 'alert_rules', fragment: 'alert_rule', grants: 'alertRuleUids', columns: [...COMMON_COLUMNS, 'rule_group'] };
+
+/** What a save writes: the common columns, the kind's own (`extra`), and the content as JSON. */
+export interface FolderedContent {
+  title: string;
+  folderUid: string | null;
+  content: Record<string, unknown>;
+  extra?: Record<string, string>;
+}
+
+/** `lock`: on MySQL the row stays locked until the transaction ends (writers of its grants take turns). */
+export async function findFoldered<T extends FolderedRow>(db: Knex, kind: FolderedKind, orgId: string, uid: string, lock = false): Promise<T | undefined> {
+  const query = db(kind.table).where({ org_id: orgId, uid });
+  if (lock && dialectOf(db) === 'mysql') query.forUpdate();
+  return (await query.first(...kind.columns)) as T | undefined;
+}
+
+/** The rows of `uids`, in the order of `uids`. */
+export async function findFolderedByUids<T extends FolderedRow>(db: Knex, kind: FolderedKind, orgId: string, uids: string[]): Promise<T[]> {
+  if (uids.length === 0) return [];
+  const rows = (await db(kind.table)
+    .where('org_id', orgId)
+    .whereIn('uid', uids)
+    .select(...kind.columns)) as T[];
+  const byUid = new Map(rows.map((row) => [row.uid, row]));
+  return uids.map((uid) => byUid.get(uid)).filter((row): row is T => row !== undefined);
+}
+
+export async function insertFoldered(
+  tx: Tx,
+  kind: FolderedKind,
+  orgId: string,
+  uid: string,
+  save: FolderedContent,
+  createdBy: string,
+  now: number,
+): Promise<void> {
+  await tx.db(kind.table).insert({
+    org_id: orgId,
+    uid,
+    title: save.title,
+    folder_uid: save.folderUid,
+    ...save.extra,
+    data: JSON.stringify(save.content),
+    version: 1,
+    created_at: now,
+    updated_at: now,
+    created_by: createdBy,
+    updated_by: createdBy,
+  });
+  tx.policyChanged(orgId, { kind: kind.fragment, uid });
+}
+
+/** Replaces the content as the next version; the grants on the resource stay. */
+export async function updateFoldered(tx: Tx, kind: FolderedKind, current: FolderedRow, save: FolderedContent, updatedBy: string, now: number): Promise<void> {
+  await tx
+    .db(kind.table)
+    .where({ org_id: current.org_id, uid: current.uid })
+    .update({
+      title: save.title,
+      folder_uid: save.folderUid,
+      ...save.extra,
+      data: JSON.stringify(save.content),
+      version: current.version + 1,
+      updated_by: updatedBy,
+      updated_at: now,
+    });
+  if (save.folderUid !== current.folder_uid) tx.policyChanged(current.org_id, { kind: kind.fragment, uid: current.uid });
+}
+
+/** Deletes the resource and every grant on it. */
+export async function deleteFoldered(tx: Tx, kind: FolderedKind, row: FolderedRow): Promise<void> {
+  await removeGrantsOnResources(tx, row.org_id, { [kind.grants]: [row.uid] });
+  await tx.db(kind.table).where({ org_id: row.org_id, uid: row.uid }).delete();
+  tx.policyChanged(row.org_id, { kind: kind.fragment, uid: row.uid });
+}
