@@ -6,6 +6,7 @@ import Koa from 'koa';
 import { roleAssignmentRoutes } from './accesscontrol/assignments.routes.ts';
 import { roleRoutes } from './accesscontrol/roles.routes.ts';
 import { accessControlRoutes } from './accesscontrol/routes.ts';
+import { adminRoutes } from './admin/routes.ts';
 import { auditRoutes } from './audit/routes.ts';
 import { authenticate, type TokenResolver } from './http/authenticate.ts';
 import { clientIpMiddleware } from './http/client-ip.ts';
@@ -13,6 +14,10 @@ import { cors } from './http/cors.ts';
 import { csrfProtection } from './http/csrf.ts';
 import { jsonBody } from './http/body.ts';
 import { errorMiddleware } from './http/error-middleware.ts';
+import { requestLog } from './http/request-log.ts';
+import { securityHeaders } from './http/security-headers.ts';
+import { healthRoutes } from './health/routes.ts';
+import { metricsRoutes } from './metrics/routes.ts';
 import { folderRoutes } from './folders/routes.ts';
 import { alertRuleRoutes } from './alerting/routes.ts';
 import { dashboardRoutes } from './dashboards/routes.ts';
@@ -59,6 +64,9 @@ export const ROUTE_MODULES: RouteModule[] = [
   legacyKeyRoutes,
   quotaRoutes,
   auditRoutes,
+  adminRoutes,
+  healthRoutes,
+  metricsRoutes,
   webRoutes,
 ];
 
@@ -82,16 +90,15 @@ export function buildApp(services: Services): BuiltApp {
   const registrar = new RouteRegistrar(router, services);
   for (const register of ROUTE_MODULES) register(registrar);
 
+  const unauthenticatedPaths = new Set(registrar.table.filter((route) => route.skipAuthentication).map((route) => route.path));
+
+  app.use(requestLog(services.logger, services.metrics, services.config.trustedProxies));
+  app.use(securityHeaders);
   app.use(errorMiddleware(services.logger));
-  app.use(async (ctx, next) => {
-    const started = performance.now();
-    await next();
-    services.logger.debug({ method: ctx.method, path: ctx.path, status: ctx.status, ms: +(performance.now() - started).toFixed(1) }, 'request');
-  });
   app.use(cors(services.config.corsOrigins));
   app.use(clientIpMiddleware(services.config.trustedProxies));
   app.use(jsonBody(services.config.bodyLimitBytes));
-  app.use(authenticate(services, TOKEN_RESOLVERS));
+  app.use(authenticate(services, TOKEN_RESOLVERS, unauthenticatedPaths));
   app.use(csrfProtection(services.config.corsOrigins));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));

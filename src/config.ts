@@ -13,12 +13,18 @@ export interface Config {
   /** The address to listen on (HOST); empty: every interface. */
   host: string;
   port: number;
-  /** `mysql://…` selects MySQL/MariaDB; anything else is the embedded SQLite file. */
+  /** `mysql://…` selects MySQL/MariaDB, `sqlite:<file>` a given SQLite file; null the embedded one under DATA_DIR. */
   databaseUrl: string | null;
+  /** Where the embedded SQLite file and the generated development secrets live (DATA_DIR). */
+  dataDir: string;
   sqliteFile: string;
   /** How long boot waits for the database to answer (DB_CONNECT_TIMEOUT_MS) before giving up. */
   dbConnectTimeoutMs: number;
-  logLevel: string;
+  logLevel: LogLevel;
+  /** METRICS_TOKEN: when set, GET /metrics asks for it as a Bearer token. */
+  metricsToken: string | null;
+  /** How long SIGTERM/SIGINT wait for requests in flight before the process exits anyway. */
+  shutdownTimeoutMs: number;
   bodyLimitBytes: number;
   legacyAclEnabled: boolean;
   session: {
@@ -76,6 +82,9 @@ export interface LegacyApiKey {
 
 export class ConfigError extends Error {}
 
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 export const QUOTA_TARGETS = ['users', 'dashboards', 'connectors', 'api_keys', 'service_accounts', 'alert_rules', 'folders'] as const;
 export type QuotaTarget = (typeof QUOTA_TARGETS)[number];
 
@@ -105,6 +114,27 @@ function readPort(env: Env): number {
   const port = readInt(env, 'PORT', 3000, 0);
   if (port > 65535) throw new ConfigError(`PORT must be at most 65535, got ${port}`);
   return port;
+}
+
+function readLogLevel(env: Env, nodeEnv: Config['env']): LogLevel {
+  const raw = env.LOG_LEVEL?.trim().toLowerCase();
+  if (!raw) return nodeEnv === 'test' ? 'silent' : 'info';
+  const level = LOG_LEVELS.find((candidate) => candidate === raw);
+  if (!level) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
+  return level;
+}
+
+/** A URL naming a database this service cannot open is refused: silently falling back to SQLite would hide it. */
+function readDatabaseUrl(env: Env): string | null {
+  const url = env.DATABASE_URL?.trim();
+  if (!url) return null;
+  if (url.startsWith('sqlite:')) return url;
+  if (/^mysql2?:\/\//i.test(url)) {
+    if (!URL.canParse(url)) throw new ConfigError('DATABASE_URL is not a valid URL (mysql://user:password@host:3306/database)');
+    return url;
+  }
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1];
+  throw new ConfigError(`DATABASE_URL must start with mysql:// or sqlite:, got ${scheme ? `"${scheme}:"` : 'no scheme'}`);
 }
 
 function readBool(env: Env, name: string, fallback: boolean): boolean {
@@ -180,8 +210,12 @@ function readSecret(env: Env, name: string, nodeEnv: Config['env'], dataDir: str
   const file = path.join(dataDir, `${name.toLowerCase()}.generated`);
   if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
   const generated = randomBytes(32).toString('base64url');
-  fs.mkdirSync(dataDir, { recursive: true });
-  fs.writeFileSync(file, generated, { mode: 0o600 });
+  try {
+    fs.mkdirSync(dataDir, { recursive: true });
+    fs.writeFileSync(file, generated, { mode: 0o600 });
+  } catch (err) {
+    throw unwritableDataDir(dataDir, err);
+  }
   return generated;
 }
 
@@ -195,6 +229,26 @@ function readCidrs(env: Env, name: string): string[] {
   return cidrs;
 }
 
+function unwritableDataDir(dataDir: string, err: unknown): ConfigError {
+  return new ConfigError(`DATA_DIR ${dataDir} is not a writable directory (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+}
+
+/**
+ * Boot's check that the embedded SQLite file can be created: the directory is made if missing and
+ * a file is written and removed, which also catches a read-only filesystem, whoever runs it.
+ */
+export function assertDataDirWritable(config: Pick<Config, 'databaseUrl' | 'dataDir'>): void {
+  if (config.databaseUrl) return;
+  const probe = path.join(config.dataDir, `.write-check-${process.pid}`);
+  try {
+    fs.mkdirSync(config.dataDir, { recursive: true });
+    fs.writeFileSync(probe, '');
+    fs.rmSync(probe);
+  } catch (err) {
+    throw unwritableDataDir(config.dataDir, err);
+  }
+}
+
 function readRotateSecrets(env: Env): Config['rotateSecrets'] {
   return readList(env, 'ROTATE_SECRETS').map((name) => {
     if (name !== 'JWT_SECRET' && name !== 'SECRET_KEY') throw new ConfigError(`ROTATE_SECRETS names JWT_SECRET or SECRET_KEY, got "${name}"`);
@@ -204,15 +258,18 @@ function readRotateSecrets(env: Env): Config['rotateSecrets'] {
 
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'test' ? 'test' : 'development';
-  const dataDir = env.DATA_DIR || path.resolve('data');
+  const dataDir = path.resolve(env.DATA_DIR || 'data');
   return {
     env: nodeEnv,
     host: env.HOST?.trim() ?? '',
     port: readPort(env),
-    databaseUrl: env.DATABASE_URL?.trim() || null,
+    databaseUrl: readDatabaseUrl(env),
+    dataDir,
     sqliteFile: path.join(dataDir, 'gatehouse.sqlite'),
     dbConnectTimeoutMs: readInt(env, 'DB_CONNECT_TIMEOUT_MS', 60_000, 0),
-    logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
+    logLevel: readLogLevel(env, nodeEnv),
+    metricsToken: env.METRICS_TOKEN || null,
+    shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     legacyAclEnabled: readBool(env, 'LEGACY_ACL_ENABLED', true),
     session: {
@@ -247,5 +304,69 @@ export function loadConfig(env: Env = process.env): Config {
       timeoutMs: readInt(env, 'OUTBOUND_TIMEOUT_MS', 30_000, 1),
       maxResponseBytes: readInt(env, 'OUTBOUND_MAX_RESPONSE_BYTES', 10 * 1024 * 1024, 1024),
     },
+  };
+}
+
+/** What stands for a secret wherever configuration is shown (GET /api/admin/settings, the start-up line). */
+export const REDACTED = '*****';
+
+const secret = (value: string | null | undefined) => (value ? REDACTED : null);
+
+/** DATABASE_URL without its password, or the embedded SQLite file when it is unset. */
+export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'sqliteFile'>): string {
+  if (!config.databaseUrl) return `sqlite:${config.sqliteFile}`;
+  if (config.databaseUrl.startsWith('sqlite:')) return config.databaseUrl;
+  const url = new URL(config.databaseUrl);
+  if (url.password) url.password = REDACTED;
+  return url.toString();
+}
+
+/**
+ * The effective configuration by variable name (GET /api/admin/settings): every variable of the
+ * README's table with the value this instance runs with, secrets shown only as set (REDACTED)
+ * or unset (null).
+ */
+export function effectiveSettings(config: Config): Record<string, string | number | boolean | string[] | null> {
+  return {
+    NODE_ENV: config.env,
+    HOST: config.host,
+    PORT: config.port,
+    DATABASE_URL: describeDatabase(config),
+    DB_CONNECT_TIMEOUT_MS: config.dbConnectTimeoutMs,
+    DATA_DIR: config.dataDir,
+    LOG_LEVEL: config.logLevel,
+    BODY_LIMIT_BYTES: config.bodyLimitBytes,
+    SECRET_KEY: secret(config.secretKey),
+    JWT_SECRET: secret(config.jwtSecret),
+    ROTATE_SECRETS: config.rotateSecrets,
+    METRICS_TOKEN: secret(config.metricsToken),
+    SHUTDOWN_TIMEOUT_MS: config.shutdownTimeoutMs,
+    DISABLE_LOGIN_FORM: config.disableLoginForm,
+    PASSWORD_HASH_CONCURRENCY: config.passwordHashing.concurrency,
+    PASSWORD_HASH_QUEUE: config.passwordHashing.queue,
+    TRUSTED_PROXIES: config.trustedProxies,
+    CORS_ORIGINS: config.corsOrigins,
+    LEGACY_ACL_ENABLED: config.legacyAclEnabled,
+    SESSION_MAX_LIFETIME_MS: config.session.maxLifetimeMs,
+    SESSION_IDLE_TIMEOUT_MS: config.session.idleTimeoutMs,
+    SESSION_ROTATION_INTERVAL_MS: config.session.rotationIntervalMs,
+    SESSION_ROTATION_GRACE_MS: config.session.rotationGraceMs,
+    SESSION_COOKIE_SECURE: config.session.cookieSecure,
+    INVALIDATE_ALL_SESSIONS_ON_BOOT: config.session.invalidateAllOnBoot,
+    SEED_ADMIN_EMAIL: config.seedAdmin?.email ?? null,
+    SEED_ADMIN_PASSWORD: secret(config.seedAdmin?.password),
+    SEED_ADMIN_LOGIN: config.seedAdmin?.login ?? null,
+    SEED_ADMIN_NAME: config.seedAdmin?.name ?? null,
+    ...Object.fromEntries(QUOTA_TARGETS.map((target) => [QUOTA_VARIABLES[target], config.quotaDefaults[target]])),
+    API_KEYS: config.apiKeys.map((entry) => `${entry.name}:${entry.role}:${REDACTED}`),
+    AUDIT_RETENTION_DAYS: config.auditRetentionDays,
+    AUTHZ_REVISION_POLL_MS: config.authzRevisionPollMs,
+    AUTHZ_VERIFY_DOCUMENTS: config.authzVerifyDocuments,
+    AUTHZ_MAX_LOADED_ORGS: config.authzMaxLoadedOrgs,
+    POLICY_WASM_PATH: config.policyWasmPath,
+    CONNECTOR_ALLOWED_NETWORKS: config.connectorAllowedNetworks,
+    OUTBOUND_CONNECT_TIMEOUT_MS: config.outbound.connectTimeoutMs,
+    OUTBOUND_TIMEOUT_MS: config.outbound.timeoutMs,
+    OUTBOUND_MAX_RESPONSE_BYTES: config.outbound.maxResponseBytes,
   };
 }

@@ -1,28 +1,94 @@
-/** Process entry: config -> db -> migrate -> seed -> policy -> listen. */
-import pino from 'pino';
+/** Process entry: config -> db -> migrate -> seed -> policy -> listen; SIGTERM/SIGINT drain. */
+import fs from 'node:fs';
+import type { Server } from 'node:http';
+import path from 'node:path';
+import pino, { type Logger } from 'pino';
 import { buildApp } from './app.ts';
 import { startAuditRetention } from './audit/retention.ts';
+import type { PolicyManifest } from './authz/manifest.ts';
 import { bootstrap } from './bootstrap.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { assertDataDirWritable, ConfigError, describeDatabase, loadConfig, type Config } from './config.ts';
 import { createServer, listen } from './http/server.ts';
+import { anyHumanUserExists } from './identity/users.store.ts';
+import type { Services } from './services.ts';
 import { startServices } from './startup.ts';
+
+/** Listening fails for a reason the operator fixes in the configuration: said as such. */
+async function listenOrExplain(server: Server, config: Config) {
+  try {
+    return await listen(server, config.host, config.port);
+  } catch (err) {
+    const where = `${config.host || 'every interface'} port ${config.port}`;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new ConfigError(`PORT ${config.port} is already in use (${where}): stop the other process or choose another PORT`);
+    if (code === 'EACCES') throw new ConfigError(`PORT ${config.port} needs privileges this process lacks (${where}): choose a port above 1023`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new ConfigError(`HOST ${config.host} is not an address of this machine`);
+    throw err;
+  }
+}
+
+/** The build the policy was compiled from (the manifest tools/policy-build.sh writes beside it). */
+function policyBuild(wasmPath: string): Partial<PolicyManifest> & { file: string } {
+  try {
+    const manifest = JSON.parse(fs.readFileSync(path.join(path.dirname(wasmPath), 'manifest.json'), 'utf8')) as PolicyManifest;
+    return { file: wasmPath, sourceHash: manifest.sourceHash, opaVersion: manifest.opaVersion };
+  } catch {
+    return { file: wasmPath };
+  }
+}
+
+async function announce(logger: Logger, services: Services, port: number): Promise<void> {
+  const { config } = services;
+  const url = `http://${config.host && config.host !== '0.0.0.0' && config.host !== '::' ? config.host : 'localhost'}:${port}`;
+  const setupOpen = !(await anyHumanUserExists(services.db));
+  const policy = policyBuild(config.policyWasmPath);
+  logger.info(
+    {
+      url,
+      host: config.host || '(every interface)',
+      port,
+      database: describeDatabase(config),
+      setupOpen,
+      ...(setupOpen && { setupUrl: `${url}/setup` }),
+      policy,
+    },
+    `gatehouse listening on ${url}; database ${describeDatabase(config)}; ${setupOpen ? `setup open at ${url}/setup` : 'setup done'}; policy ${policy.sourceHash?.slice(0, 12) ?? 'without manifest'}`,
+  );
+}
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  assertDataDirWritable(config);
   const logger = pino({ level: config.logLevel });
   const services = await startServices(config, logger);
+  services.metrics.collectProcessMetrics();
   await bootstrap(services);
   const stopRetention = startAuditRetention(services);
   const { app } = buildApp(services);
   const server = createServer(app);
-  const address = await listen(server, config.host, config.port);
-  logger.info({ host: address.address, port: address.port }, 'gatehouse listening');
+  const address = await listenOrExplain(server, config);
+  await announce(logger, services, address.port);
 
-  const shutdown = () => {
-    logger.info('shutting down');
+  let stopping = false;
+  const shutdown = (signal: NodeJS.Signals) => {
+    // A second signal is the operator's impatience: stop now.
+    if (stopping) process.exit(1);
+    stopping = true;
+    logger.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'shutting down: no new connections, waiting for requests in flight');
     stopRetention();
     services.engine.stopRevisionPoll();
-    server.close(() => void services.db.destroy().then(() => process.exit(0)));
+    const deadline = setTimeout(() => {
+      logger.warn({ timeoutMs: config.shutdownTimeoutMs }, 'requests still in flight at SHUTDOWN_TIMEOUT_MS: closing their connections');
+      server.closeAllConnections();
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    server.close(() => {
+      clearTimeout(deadline);
+      void services.db.destroy().then(() => {
+        logger.info('stopped');
+        process.exit(0);
+      });
+    });
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);

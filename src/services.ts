@@ -6,6 +6,7 @@ import type { Config } from './config.ts';
 import type { SecretBox } from './crypto/secretbox.ts';
 import { transact, type Tx } from './db/transaction.ts';
 import type { OutboundClient } from './outbound/client.ts';
+import type { Metrics } from './metrics/metrics.ts';
 
 export interface Clock {
   now(): number;
@@ -22,6 +23,7 @@ export interface Services {
   secretBox: SecretBox;
   /** Every request the service makes to a backend goes through it. */
   outbound: OutboundClient;
+  metrics: Metrics;
   /** Runs `work` in one transaction; policy changes it marks reach the engine after commit. */
   transact<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
 }

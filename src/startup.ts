@@ -9,6 +9,7 @@ import { waitForDatabase } from './db/connect.ts';
 import { createDb } from './db/knex.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createOutboundClient } from './outbound/index.ts';
+import { Metrics } from './metrics/metrics.ts';
 import { checkSecrets } from './settings/secret-check.ts';
 import { createServices, systemClock, type Clock, type Services } from './services.ts';
 
@@ -24,12 +25,16 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
     throw err;
   }
   const policy = await PolicyModule.fromFile(config.policyWasmPath);
+  const metrics = new Metrics();
   const engine = new AuthzEngine(
     db,
     policy,
     { legacyAclEnabled: config.legacyAclEnabled, maxLoadedOrgs: config.authzMaxLoadedOrgs, verifyDocuments: config.authzVerifyDocuments },
     logger,
+    metrics,
   );
   engine.startRevisionPoll(config.authzRevisionPollMs);
-  return createServices({ config, db, engine, clock, logger, secretBox: new SecretBox(config.secretKey), outbound: createOutboundClient(config) });
+  metrics.watchPolicyEngine(() => engine.stats());
+  metrics.watchDatabasePool(db);
+  return createServices({ config, db, engine, clock, logger, metrics, secretBox: new SecretBox(config.secretKey), outbound: createOutboundClient(config) });
 }

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { assertDataDirWritable, ConfigError, describeDatabase, loadConfig } from '../src/config.ts';
 
 describe('configuration', () => {
   const secrets = { SECRET_KEY: 's'.repeat(32), JWT_SECRET: 'j'.repeat(32) };
@@ -47,5 +47,44 @@ describe('configuration', () => {
     const config = loadConfig({ CORS_ORIGINS: '*', TRUSTED_PROXIES: '10.0.0.1, ::ffff:10.0.0.2', ...secrets });
     expect(config.corsOrigins).to.deep.equal([]);
     expect(config.trustedProxies).to.deep.equal(['10.0.0.1', '10.0.0.2']);
+  });
+
+  it('refuses a DATABASE_URL it cannot open instead of falling back to SQLite', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://db/gatehouse', ...secrets })).to.throw(
+      ConfigError,
+      'DATABASE_URL must start with mysql:// or sqlite:, got "postgres:"',
+    );
+    expect(() => loadConfig({ DATABASE_URL: '/var/lib/gatehouse.sqlite', ...secrets })).to.throw(ConfigError, 'got no scheme');
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://[bad', ...secrets })).to.throw(ConfigError, /DATABASE_URL is not a valid URL/);
+    expect(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.sqlite', ...secrets }).databaseUrl).to.equal('sqlite:/tmp/x.sqlite');
+  });
+
+  it('knows the pino log levels and nothing else', () => {
+    expect(loadConfig({ LOG_LEVEL: 'DEBUG', ...secrets }).logLevel).to.equal('debug');
+    expect(() => loadConfig({ LOG_LEVEL: 'verbose', ...secrets })).to.throw(
+      ConfigError,
+      /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"/,
+    );
+  });
+
+  it('refuses a PORT out of range', () => {
+    expect(() => loadConfig({ PORT: '65536', ...secrets })).to.throw(ConfigError, 'PORT must be at most 65535, got 65536');
+    expect(() => loadConfig({ PORT: '-1', ...secrets })).to.throw(ConfigError, /PORT must be at least 0/);
+  });
+
+  it('describes the database without its password', () => {
+    expect(describeDatabase({ databaseUrl: 'mysql://app:s3cret@db:3306/gatehouse', sqliteFile: '' })).to.equal('mysql://app:*****@db:3306/gatehouse');
+    expect(describeDatabase({ databaseUrl: null, sqliteFile: '/data/gatehouse.sqlite' })).to.equal('sqlite:/data/gatehouse.sqlite');
+  });
+
+  it('says when DATA_DIR cannot be written', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-config-'));
+    const file = path.join(dir, 'a-file');
+    fs.writeFileSync(file, '');
+    expect(() => assertDataDirWritable({ databaseUrl: null, dataDir: file })).to.throw(ConfigError, `DATA_DIR ${file} is not a writable directory`);
+    expect(() => loadConfig({ DATA_DIR: path.join(file, 'below') })).to.throw(ConfigError, /DATA_DIR .* is not a writable directory \(ENOTDIR\)/);
+    assertDataDirWritable({ databaseUrl: null, dataDir: path.join(dir, 'new') });
+    expect(fs.readdirSync(path.join(dir, 'new'))).to.deep.equal([]);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });

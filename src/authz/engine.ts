@@ -44,6 +44,13 @@ export interface EngineStats {
   wasmBytes: number;
 }
 
+/** Told of every authorize(): its outcome (error: the policy failed) and how long it took (src/metrics). */
+export interface DecisionObserver {
+  decision(outcome: 'allow' | 'deny' | 'error', seconds: number): void;
+}
+
+const unobserved: DecisionObserver = { decision() {} };
+
 export interface EngineOptions extends DocumentSettings {
   /** How many org documents stay loaded; past it the least recently used one is dropped. */
   maxLoadedOrgs: number;
@@ -112,18 +119,24 @@ export class AuthzEngine implements PolicyChangeListener {
     private readonly policy: PolicyModule,
     private readonly options: EngineOptions,
     private readonly logger: Logger,
+    private readonly observer: DecisionObserver = unobserved,
   ) {}
 
   async authorize(input: AuthzInput): Promise<Decision> {
+    const started = performance.now();
+    let outcome: 'allow' | 'deny' | 'error' = 'error';
     try {
       const org = await this.ready(input.org_id);
       const result = org.instance.evaluate('authz/decision', input) as Decision | undefined;
       if (!result || typeof result.allow !== 'boolean' || !Array.isArray(result.reasons)) {
         return this.failClosed(new Error('policy returned no decision'));
       }
+      outcome = result.allow ? 'allow' : 'deny';
       return result;
     } catch (err) {
       return this.failClosed(err);
+    } finally {
+      this.observer.decision(outcome, (performance.now() - started) / 1000);
     }
   }
 
@@ -225,6 +238,17 @@ export class AuthzEngine implements PolicyChangeListener {
       const org = this.orgs.get(key)!;
       // Another instance changed the org: we cannot know which fragments, so rebuild.
       if (current.get(key) !== org.revision) org.needsRebuild = true;
+    }
+  }
+
+  /** For the readiness check: the policy instantiates and holds a current server-level document. */
+  async isLoaded(): Promise<boolean> {
+    try {
+      await this.ready(null);
+      return true;
+    } catch (err) {
+      this.logger.warn({ err }, 'policy not loaded');
+      return false;
     }
   }
 

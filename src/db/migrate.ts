@@ -103,3 +103,12 @@ async function migrateWhenUnlocked(db: Knex, logger: Logger | undefined): Promis
 export async function rollbackAll(db: Knex): Promise<void> {
   await db.migrate.rollback({ migrationSource: source }, true);
 }
+
+/**
+ * The migrations this code has that the database has not run (the readiness check). Migrations
+ * the database has and this code lacks are a newer instance's, as in a rolling upgrade: no fault.
+ */
+export async function pendingMigrations(db: Knex): Promise<string[]> {
+  const [, pending] = (await db.migrate.list({ migrationSource: source, disableMigrationsListValidation: true })) as [unknown, string[]];
+  return pending;
+}

@@ -20,9 +20,11 @@ function bearerToken(ctx: Context): string | null {
   return match?.[1] ?? (ctx.get('x-api-key').trim() || null);
 }
 
-export function authenticate(services: Services, tokenResolvers: Record<string, TokenResolver>) {
+/** `unauthenticatedPaths`: the routes declared `skipAuthentication`, which read no credential of ours. */
+export function authenticate(services: Services, tokenResolvers: Record<string, TokenResolver>, unauthenticatedPaths: ReadonlySet<string> = new Set()) {
   const prefixes = Object.keys(tokenResolvers);
   return async function authenticateRequest(ctx: Context, next: Next): Promise<void> {
+    if (unauthenticatedPaths.has(ctx.path)) return next();
     const token = bearerToken(ctx);
     if (token) {
       const prefix = prefixes.find((p) => token.startsWith(p));

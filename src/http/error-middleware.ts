@@ -2,6 +2,7 @@ import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { translateDbError } from '../db/errors.ts';
 import { ServiceError, JSON_BODY_REQUIRED, PayloadTooLargeError } from '../errors.ts';
+import { requestLogger } from './request-log.ts';
 
 /** koa-body / raw-body report their failures with these statuses and types. */
 function fromBodyParser(err: { status?: number; type?: string }): ServiceError | null {
@@ -40,7 +41,7 @@ export function errorMiddleware(logger: Logger) {
         ctx.body = { ...known.fields, message: known.message };
         return;
       }
-      logger.error({ err, method: ctx.method, path: ctx.path }, 'unhandled error');
+      requestLogger(ctx, logger).error({ err, method: ctx.method, path: ctx.path }, 'unhandled error');
       ctx.status = 500;
       ctx.body = { message: 'internal server error' };
     }

@@ -15,6 +15,7 @@ import type { Action } from '../accesscontrol/actions.ts';
 import { ForbiddenError, UnauthorizedError } from '../errors.ts';
 import { compileGuard, type Guard, type Infer, type JSONSchema } from './guard.ts';
 import { resolveActiveOrg } from './org-context.ts';
+import { requestLogger } from './request-log.ts';
 import { subjectOf } from './subject.ts';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -77,6 +78,11 @@ export interface RouteSpec<B, Q, P> {
   access: 'public' | 'authenticated';
   /** `org`: the handler acts in the active org; `server`: server-level (org_id null in the policy). */
   level?: 'org' | 'server';
+  /**
+   * A public route that never reads the session cookie or an API token (health probes, which
+   * must not need the database; /metrics, which checks METRICS_TOKEN itself). Static paths only.
+   */
+  skipAuthentication?: boolean;
   body?: B;
   query?: Q;
   params?: P;
@@ -87,6 +93,7 @@ export interface RouteEntry {
   method: Method;
   path: string;
   access: 'public' | 'authenticated';
+  skipAuthentication: boolean;
   schemas: { body?: JSONSchema; query?: JSONSchema; params?: JSONSchema };
 }
 
@@ -112,7 +119,17 @@ export class RouteRegistrar {
       params: spec.params ? compileGuard('params', spec.params) : null,
     } satisfies Record<string, Guard | null>;
     const services = this.services;
-    this.table.push({ method: spec.method, path: spec.path, access: spec.access, schemas: { body: spec.body, query: spec.query, params: spec.params } });
+    const skipAuthentication = spec.skipAuthentication === true;
+    if (skipAuthentication && (spec.access !== 'public' || spec.path.includes(':'))) {
+      throw new Error(`${spec.path}: only a public route with a static path may skip authentication`);
+    }
+    this.table.push({
+      method: spec.method,
+      path: spec.path,
+      access: spec.access,
+      skipAuthentication,
+      schemas: { body: spec.body, query: spec.query, params: spec.params },
+    });
 
     this.router[spec.method](spec.path, async (ctx: Context) => {
       const principal = ctx.state.principal as Principal | undefined;
@@ -156,7 +173,7 @@ export class RouteRegistrar {
             // The reasons can name scopes the caller may not see (a dashboard's folder), so
             // they go to the log, and the caller learns which action was refused, or what the
             // policy chose to tell (its message is safe to show).
-            services.logger.debug({ action, resource, reasons: decision.reasons }, 'authorization denied');
+            requestLogger(ctx, services.logger).info({ action, resource, reasons: decision.reasons }, 'authorization denied');
             refusal = {
               action,
               orgId: input.org_id,

@@ -108,6 +108,7 @@ export const loginRoutes: RouteModule = (routes) => {
       const key = lockoutKey(clientIp(ctx), user ? { userId: user.id } : { login: body.user });
       const slot = await takeAttemptSlot(services.db, key, services.clock.now());
       if (!slot.granted) {
+        services.metrics.login('local', 'locked_out');
         await recordLoginFailure(services, actor, body.user, 'locked out', user?.id ?? null);
         throw lockedOut(slot.retryAfterSeconds);
       }
@@ -118,6 +119,7 @@ export const loginRoutes: RouteModule = (routes) => {
       });
       const refused = refusal(user, passwordMatches);
       if (refused || !user) {
+        services.metrics.login('local', 'failure');
         await recordLoginFailure(services, actor, body.user, refused ?? 'unknown user', user?.id ?? null);
         throw new UnauthorizedError(INVALID_CREDENTIALS);
       }
@@ -141,6 +143,7 @@ export const loginRoutes: RouteModule = (routes) => {
         );
         return issued;
       });
+      services.metrics.login('local', 'success');
       setSessionCookie(ctx, services.config, session.token);
       ctx.body = { message: 'logged in', redirectUrl: safeRedirect(query.redirect) };
     },

@@ -51,6 +51,11 @@ function live(db: Knex, now: number, limits: SessionLimits): Knex.QueryBuilder {
     .where('last_seen_at', '>', now - limits.idleTimeoutMs);
 }
 
+export async function countLiveSessions(db: Knex, now: number, limits: SessionLimits): Promise<number> {
+  const [row] = await live(db, now, limits).count<Array<{ total: number | string }>>({ total: '*' });
+  return Number(row?.total ?? 0);
+}
+
 /** The live session whose current token, or whose previous token still in its grace period, has this hash. */
 export async function findLiveSessionByTokenHash(db: Knex, tokenHash: string, now: number, limits: SessionLimits): Promise<SessionRow | undefined> {
   return live(db, now, limits)

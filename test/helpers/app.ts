@@ -8,7 +8,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import knexFactory from 'knex';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { buildApp, type BuiltApp } from '../../src/app.ts';
 import { bootstrap } from '../../src/bootstrap.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
@@ -149,6 +149,8 @@ export interface TestAppOptions {
   /** Reuse an existing database (a second instance, a reboot) instead of a fresh one. */
   database?: Database;
   clock?: TestClock;
+  /** The app's logger (default: silent, or TEST_LOG_LEVEL), for tests that read the log. */
+  logger?: Logger;
 }
 
 export function testConfig(databaseUrl: string, env: Record<string, string> = {}): Config {
@@ -166,7 +168,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const database = options.database ?? (await createTestDatabase());
   const clock = options.clock ?? new TestClock();
   const config = testConfig(database.url, options.env);
-  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const logger = options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const services = await startServices(config, logger, clock);
   await bootstrap(services);
   const built = buildApp(services);

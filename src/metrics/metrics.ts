@@ -1,0 +1,191 @@
+/**
+ * Every Prometheus metric of the service, in one registry per running app (tests run several in
+ * one process). Code where an event happens calls one verb here (`metrics.decision(...)`,
+ * `metrics.login(...)`); state owned elsewhere (loaded policy documents, the database pool) is
+ * read when Prometheus scrapes, so nothing else keeps metric state.
+ */
+import type { Knex } from 'knex';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export type DecisionOutcome = 'allow' | 'deny' | 'error';
+export type LoginOutcome = 'success' | 'failure' | 'locked_out';
+
+/** What the policy engine reports of itself (AuthzEngine.stats()). */
+export interface PolicyEngineStats {
+  orgs: number;
+  rebuilds: number;
+  patches: number;
+  wasmBytes: number;
+}
+
+/** The pool tarn gives knex; its counts are read at scrape time. */
+interface PoolCounts {
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+  numPendingCreates(): number;
+  max: number;
+}
+
+/** The label of a request no route matched: the raw path would let any client grow the series without bound. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/** authorize() answers in microseconds from a loaded document, and up to seconds when it builds one. */
+const DECISION_BUCKETS = [0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.01, 0.05, 0.25, 1, 5];
+const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** A counter mirroring a monotonic count kept elsewhere: it moves by the difference at each scrape. */
+function mirroredCounter(registry: Registry, name: string, help: string, read: () => number | undefined): Counter {
+  let seen = 0;
+  const counter: Counter = new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect: () => {
+      const now = read();
+      if (now === undefined || now < seen) return;
+      counter.inc(now - seen);
+      seen = now;
+    },
+  });
+  return counter;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  private engineStats: (() => PolicyEngineStats) | null = null;
+  private db: Knex | null = null;
+
+  private readonly httpRequests = new Counter({
+    name: 'gatehouse_http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly httpDuration = new Histogram({
+    name: 'gatehouse_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: REQUEST_BUCKETS,
+    registers: [this.registry],
+  });
+
+  private readonly decisions = new Counter({
+    name: 'gatehouse_authorize_decisions_total',
+    help: 'authorize() decisions by outcome (error: the policy failed and the request was denied or failed)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly decisionDuration = new Histogram({
+    name: 'gatehouse_authorize_duration_seconds',
+    help: 'Latency of authorize(), including a policy document build when the org was not loaded',
+    buckets: DECISION_BUCKETS,
+    registers: [this.registry],
+  });
+
+  private readonly logins = new Counter({
+    name: 'gatehouse_logins_total',
+    help: 'Login attempts by provider and outcome',
+    labelNames: ['provider', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly lockouts = new Counter({
+    name: 'gatehouse_login_lockouts_total',
+    help: 'Login attempts refused because the account was locked out for the client address',
+    registers: [this.registry],
+  });
+
+  constructor() {
+    const documents: Gauge = new Gauge({
+      name: 'gatehouse_policy_documents_loaded',
+      help: 'Org policy documents loaded in this instance',
+      registers: [this.registry],
+      collect: () => {
+        if (this.engineStats) documents.set(this.engineStats().orgs);
+      },
+    });
+    const wasmMemory: Gauge = new Gauge({
+      name: 'gatehouse_policy_wasm_memory_bytes',
+      help: 'Memory of the loaded policy instances',
+      registers: [this.registry],
+      collect: () => {
+        if (this.engineStats) wasmMemory.set(this.engineStats().wasmBytes);
+      },
+    });
+    mirroredCounter(this.registry, 'gatehouse_policy_document_rebuilds_total', 'Policy documents built from the database', () => this.engineStats?.().rebuilds);
+    mirroredCounter(
+      this.registry,
+      'gatehouse_policy_document_patches_total',
+      'Changes patched into loaded policy documents',
+      () => this.engineStats?.().patches,
+    );
+    const connections: Gauge<'state'> = new Gauge({
+      name: 'gatehouse_db_pool_connections',
+      help: 'Database pool connections by state (used, free, pending_acquire, pending_create)',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect: () => {
+        const pool = this.pool();
+        if (!pool) return;
+        connections.set({ state: 'used' }, pool.numUsed());
+        connections.set({ state: 'free' }, pool.numFree());
+        connections.set({ state: 'pending_acquire' }, pool.numPendingAcquires());
+        connections.set({ state: 'pending_create' }, pool.numPendingCreates());
+      },
+    });
+    const poolMax: Gauge = new Gauge({
+      name: 'gatehouse_db_pool_max',
+      help: 'Largest number of connections the database pool opens',
+      registers: [this.registry],
+      collect: () => {
+        const pool = this.pool();
+        if (pool) poolMax.set(pool.max);
+      },
+    });
+  }
+
+  /** Node's own metrics (heap, event loop lag, file descriptors): for the process, not for every test app. */
+  collectProcessMetrics(): void {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  watchPolicyEngine(stats: () => PolicyEngineStats): void {
+    this.engineStats = stats;
+  }
+
+  watchDatabasePool(db: Knex): void {
+    this.db = db;
+  }
+
+  /** Read at each scrape: knex replaces its pool when it is destroyed and used again. */
+  private pool(): PoolCounts | null {
+    return (this.db?.client as { pool?: PoolCounts } | undefined)?.pool ?? null;
+  }
+
+  httpRequest(method: string, route: string, status: number, seconds: number): void {
+    const labels = { method, route, status: String(status) };
+    this.httpRequests.inc(labels);
+    this.httpDuration.observe(labels, seconds);
+  }
+
+  decision(outcome: DecisionOutcome, seconds: number): void {
+    this.decisions.inc({ outcome });
+    this.decisionDuration.observe(seconds);
+  }
+
+  login(provider: string, outcome: LoginOutcome): void {
+    this.logins.inc({ provider, outcome });
+    if (outcome === 'locked_out') this.lockouts.inc();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
