@@ -58,9 +58,9 @@ describe('server administration of users', () => {
       expect((await api(app, user).put('/api/user/preferences', { timezone: 'utc', theme: 'light' })).status).to.equal(200);
       const revisions = async () =>
         new Map(
-          (await app.db('orgs').select('id', 'policy_revision')).map((o: { id: string; policy_revision: number | string }) => [
-            o.id,
-            Number(o.policy_revision),
+          (await app.db('policy_revisions').select('org_id', 'revision')).map((o: { org_id: string; revision: number | string }) => [
+            o.org_id,
+            Number(o.revision),
           ]),
         );
       const before = await revisions();

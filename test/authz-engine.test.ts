@@ -83,7 +83,7 @@ describe('the authz engine', () => {
   });
 
   it('does not see a rolled-back change, and bumps no revision for it', async () => {
-    const [{ policy_revision: before }] = await app.db('orgs').where('id', 'org_main').select('policy_revision');
+    const [{ revision: before }] = await app.db('policy_revisions').where('org_id', 'org_main').select('revision');
     await app.services
       .transact(async (tx) => {
         await setMemberRole(tx, 'org_main', viewer.id, 'Admin');
@@ -91,7 +91,7 @@ describe('the authz engine', () => {
       })
       .catch(() => undefined);
     expect((await app.services.engine.authorize({ subject, org_id: 'org_main', action: 'teams:create' })).allow).to.equal(false);
-    const [{ policy_revision: after }] = await app.db('orgs').where('id', 'org_main').select('policy_revision');
+    const [{ revision: after }] = await app.db('policy_revisions').where('org_id', 'org_main').select('revision');
     expect(Number(after)).to.equal(Number(before));
   });
 

@@ -200,6 +200,6 @@ export async function loadFragment(db: Knex, orgId: string | null, fragment: Pol
 
 /** The policy revision of each org (bumped by every committed change of its policy data); absent orgs are left out. */
 export async function readPolicyRevisions(db: Knex, orgIds: string[]): Promise<Map<string, number>> {
-  const rows: Array<{ id: string; policy_revision: number | string }> = await db('orgs').whereIn('id', orgIds).select('id', 'policy_revision');
-  return new Map(rows.map((row) => [row.id, Number(row.policy_revision)]));
+  const rows: Array<{ org_id: string; revision: number | string }> = await db('policy_revisions').whereIn('org_id', orgIds).select('org_id', 'revision');
+  return new Map(rows.map((row) => [row.org_id, Number(row.revision)]));
 }

@@ -80,8 +80,10 @@ async function transactOnce<T>(db: Knex, listener: PolicyChangeListener, work: (
       },
     });
     if (changes.size > 0) {
-      const bump = trx('orgs').increment('policy_revision', 1);
-      if (!changes.has(ALL_ORGS)) bump.whereIn('id', [...changes.keys()]);
+      // Last in the transaction, and in a table no foreign key reads: writers queue on it only for
+      // the instant before their commit (migrations/20261123120000-policy-revisions.ts).
+      const bump = trx('policy_revisions').increment('revision', 1);
+      if (!changes.has(ALL_ORGS)) bump.whereIn('org_id', [...changes.keys()].sort());
       await bump;
     }
     return value;

@@ -17,6 +17,7 @@ import { seedOrgRoles } from '../../src/accesscontrol/seed.ts';
 import type { AuthzInput } from '../../src/authz/types.ts';
 import { bootstrap } from '../../src/bootstrap.ts';
 import { loadConfig } from '../../src/config.ts';
+import { insertOrg } from '../../src/orgs/store.ts';
 import { startServices } from '../../src/startup.ts';
 
 function arg(name: string, fallback: string): string {
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
   for (let i = 0; i < orgs.length; i += 100) {
     const batch = orgs.slice(i, i + 100);
     await services.transact(async (tx) => {
-      await tx.db('orgs').insert(batch.map(({ org }) => ({ id: org, name: org, policy_revision: 0, created_at: now, updated_at: now })));
+      for (const { org } of batch) await insertOrg(tx.db, { id: org, name: org }, now);
       for (const { org } of batch) await seedOrgRoles(tx, org, now);
       await tx.db('users').insert(
         batch.map(({ org, user }) => ({
