@@ -58,6 +58,8 @@ export interface Config {
    * use; it may contain `:`). An invalid entry stops startup with the entry named (never its key).
    */
   apiKeys: LegacyApiKey[];
+  /** SVC_AUTH_LDAP_ENABLED and the TOML file of the LDAP servers (LDAP_CONFIG_FILE); read by identity/providers/ldap. */
+  ldap: { enabled: boolean; configFile: string };
 }
 
 export interface LegacyApiKey {
@@ -219,5 +221,6 @@ export function loadConfig(env: Env = process.env): Config {
     jwtSecret: readSecret(env, 'JWT_SECRET', nodeEnv, dataDir),
     rotateSecrets: readRotateSecrets(env),
     apiKeys: readApiKeys(env),
+    ldap: { enabled: readBool(env, 'SVC_AUTH_LDAP_ENABLED', false), configFile: path.resolve(env.LDAP_CONFIG_FILE?.trim() || 'config/ldap.toml') },
   };
 }

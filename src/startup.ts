@@ -7,10 +7,13 @@ import { SecretBox } from './crypto/secretbox.ts';
 import { waitForDatabase } from './db/connect.ts';
 import { createDb } from './db/knex.ts';
 import { migrateToLatest } from './db/migrate.ts';
+import { LdapDirectory } from './identity/providers/ldap/directory.ts';
 import { checkSecrets } from './settings/secret-check.ts';
 import { createServices, systemClock, type Clock, type Services } from './services.ts';
 
 export async function startServices(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Services> {
+  // A bad LDAP file is the operator's to fix before anything opens (a ConfigError: exit 2).
+  const ldap = config.ldap.enabled ? LdapDirectory.load(config.ldap.configFile, logger) : null;
   const db = createDb(config);
   try {
     await waitForDatabase(db, config.dbConnectTimeoutMs, logger);
@@ -28,5 +31,5 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
     logger,
   );
   engine.startRevisionPoll(config.authzRevisionPollMs);
-  return createServices({ config, db, engine, clock, logger, secretBox: new SecretBox(config.secretKey) });
+  return createServices({ config, db, engine, clock, logger, secretBox: new SecretBox(config.secretKey), ldap });
 }
