@@ -52,6 +52,8 @@ describeWithSlapd('LDAP login (POST /api/login against slapd)', () => {
     expect(links).to.deep.equal([{ auth_module: 'ldap', auth_id: userDn('alice'), tokens_sealed: null }]);
 
     expect(await auditEntries(app, { action: 'user.created', target_id: alice.id })).to.have.length(1);
+    // once the directory vouched for her, the sync is alice's own doing
+    expect((await auditEntries(app, { action: 'org.member_added', target_id: alice.id })).map((entry) => entry.actor_id)).to.deep.equal([alice.id]);
     const [entry] = await auditEntries(app, { action: 'user.login', actor_id: alice.id });
     expect(entry!.metadata).to.deep.equal({ method: 'ldap' });
     const permissions = await api(app, { cookie: jar.cookie }, 'org_main').get('/api/user/permissions');

@@ -16,5 +16,5 @@ export async function signInWithLdap(services: Services, actor: Actor, login: st
   const checked = await directory.authenticate(login, password);
   if (!checked.ok) return { refused: `ldap: ${checked.reason}`, userId: null };
   const now = services.clock.now();
-  return services.transact((tx) => syncDirectoryUser(tx, { config: services.config, logger: services.logger, actor, now }, checked.match));
+  return services.transact((tx) => syncDirectoryUser(tx, { config: services.config, logger: services.logger, actor, now, selfService: true }, checked.match));
 }

@@ -53,6 +53,8 @@ export interface SyncContext {
   logger: Logger;
   actor: Actor;
   now: number;
+  /** A login: once the user is known, the changes are the user's own doing in the audit log. */
+  selfService: boolean;
 }
 
 export type SyncOutcome = { user: UserRow; linked: boolean } | { refused: string; userId: string | null };
@@ -214,7 +216,8 @@ export async function syncDirectoryUser(tx: Tx, sync: SyncContext, match: Direct
   const { user } = resolved;
   if (user.is_service_account) return { refused: 'service account', userId: user.id };
   if (user.is_disabled) return { refused: 'disabled user', userId: user.id };
-  await followProfile(tx, sync, user, match.entry);
-  await applyAccess(tx, sync, user, mapAccess(match.server, match.entry));
+  const acting = sync.selfService ? { ...sync, actor: { ...sync.actor, type: 'user' as const, id: user.id, name: user.login } } : sync;
+  await followProfile(tx, acting, user, match.entry);
+  await applyAccess(tx, acting, user, mapAccess(match.server, match.entry));
   return { user: (await findUserById(tx.db, user.id))!, linked: resolved.linked };
 }
