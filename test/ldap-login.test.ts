@@ -161,6 +161,20 @@ describeWithSlapd('LDAP login (POST /api/login against slapd)', () => {
     });
   });
 
+  it('lets a user in no mapped group in when allow_unmapped_users = true, with no membership from the directory', async () => {
+    const open = await startTestApp({
+      env: writeLdapConfig([{ port: slapd.port, mappings: defaultMappings(OPS), extra: ['allow_unmapped_users = true'] }]).env,
+    });
+    try {
+      expect((await open.request('POST', '/api/login', { body: { user: 'carol', password: PEOPLE.carol.password } })).status).to.equal(200);
+      const carol = await open.db('users').where('login', 'carol').first();
+      expect(await open.count('org_members', { user_id: carol.id })).to.equal(0);
+      expect(await open.count('user_auth_links', { user_id: carol.id, auth_module: 'ldap' })).to.equal(1);
+    } finally {
+      await open.close();
+    }
+  });
+
   it('never takes the last server admin flag or the last Admin of an org away; takes them once another holds them', async () => {
     expect((await login('alice', PEOPLE.alice.password)).status).to.equal(200);
     const alice = await userRow('alice');

@@ -102,16 +102,18 @@ export const loginRoutes: RouteModule = (routes) => {
     },
   });
 
-  // Where the providers list sends a browser for the local login: the login page and its form.
-  routes.add({
-    method: 'get',
-    path: '/api/login/local',
-    access: 'public',
-    query: redirectQuery,
-    async handler({ ctx, query }) {
-      ctx.redirect(loginPage(query.redirect));
-    },
-  });
+  // Where the providers list sends a browser for the local and the LDAP login: the login page and its form.
+  for (const provider of ['local', 'ldap']) {
+    routes.add({
+      method: 'get',
+      path: `/api/login/${provider}`,
+      access: 'public',
+      query: redirectQuery,
+      async handler({ ctx, query }) {
+        ctx.redirect(loginPage(query.redirect));
+      },
+    });
+  }
 
   routes.add({
     method: 'post',
