@@ -27,8 +27,8 @@ export const INVALID_CREDENTIALS = 'invalid username or password';
 
 /**
  * Every login provider of the spec with its enabled flag and where a browser starts it
- * (`/api/login/<id>`, local too). The external ones (OAuth, SAML, LDAP) are listed disabled until
- * their flows are part of the service.
+ * (`/api/login/<id>`, local too). LDAP is enabled when configured (and the form is open); the
+ * other external ones (OAuth, SAML) are listed disabled until their flows are part of the service.
  */
 const EXTERNAL_PROVIDERS = [
   { id: 'codehost', name: 'Code host (OAuth 2.0)' },
