@@ -161,6 +161,21 @@ describeWithSlapd('LDAP login (POST /api/login against slapd)', () => {
     });
   });
 
+  it('signs in by email when the search filter matches the mail attribute, as the same user each time', async () => {
+    const byMail = await startTestApp({
+      env: writeLdapConfig([{ port: slapd.port, mappings: defaultMappings(OPS), searchFilter: '(|(uid=%s)(mail=%s))' }]).env,
+    });
+    try {
+      for (const name of ['bob@example.test', 'BOB@example.test', 'bob']) {
+        expect((await byMail.request('POST', '/api/login', { body: { user: name, password: PEOPLE.bob.password } })).status, name).to.equal(200);
+      }
+      expect(await byMail.count('users', { login: 'bob' })).to.equal(1);
+      expect(await byMail.count('user_auth_links', { auth_module: 'ldap' })).to.equal(1);
+    } finally {
+      await byMail.close();
+    }
+  });
+
   it('lets a user in no mapped group in when allow_unmapped_users = true, with no membership from the directory', async () => {
     const open = await startTestApp({
       env: writeLdapConfig([{ port: slapd.port, mappings: defaultMappings(OPS), extra: ['allow_unmapped_users = true'] }]).env,

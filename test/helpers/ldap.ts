@@ -40,6 +40,8 @@ export interface ServerOptions {
   startTls?: boolean;
   sslSkipVerify?: boolean;
   rootCaCert?: string;
+  /** Default `(uid=%s)`. */
+  searchFilter?: string;
   /** Extra TOML lines inside the [[servers]] table. */
   extra?: string[];
   /** [[servers.group_mappings]] tables; default: admins → org_main Admin + svc_admin, staff → org_main Viewer, editors → opsOrg Editor. */
@@ -70,7 +72,7 @@ export function ldapToml(servers: ServerOptions[]): string {
         `bind_dn = ${q(SERVICE_DN)}`,
         `bind_password = ${q(SERVICE_PASSWORD)}`,
         `search_base_dns = [${q(`ou=people,${SUFFIX}`)}]`,
-        'search_filter = "(uid=%s)"',
+        `search_filter = ${q(server.searchFilter ?? '(uid=%s)')}`,
         'timeout_seconds = 5',
         ...(server.extra ?? []),
         '',

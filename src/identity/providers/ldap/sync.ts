@@ -57,7 +57,7 @@ export interface SyncContext {
   selfService: boolean;
 }
 
-export type SyncOutcome = { user: UserRow; linked: boolean } | { refused: string; userId: string | null };
+export type SyncOutcome = { user: UserRow } | { refused: string; userId: string | null };
 
 /** The directory's view of the profile: what the service can store of it. */
 function profileOf(entry: DirectoryEntry) {
@@ -72,7 +72,7 @@ async function resolveUser(tx: Tx, sync: SyncContext, entry: DirectoryEntry): Pr
   const linkedUser = link && (await findUserById(tx.db, link.user_id));
   if (link && linkedUser) {
     await touchAuthLink(tx.db, link.id, sync.now);
-    return { user: linkedUser, linked: false };
+    return { user: linkedUser };
   }
   const profile = profileOf(entry);
   if (!isValidLogin(profile.login)) return { refused: 'directory username is not a valid login', userId: null };
@@ -99,7 +99,7 @@ async function resolveUser(tx: Tx, sync: SyncContext, entry: DirectoryEntry): Pr
     { action: 'user.auth_link_added', target: userTarget({ id: userId, login: profile.login }), metadata: { authModule: LDAP_AUTH_MODULE } },
     sync.now,
   );
-  return { user: (await findUserById(tx.db, userId))!, linked: true };
+  return { user: (await findUserById(tx.db, userId))! };
 }
 
 /** Name, email and login as the directory has them; a value another account holds stays as it is. */
@@ -219,5 +219,5 @@ export async function syncDirectoryUser(tx: Tx, sync: SyncContext, match: Direct
   const acting = sync.selfService ? { ...sync, actor: { ...sync.actor, type: 'user' as const, id: user.id, name: user.login } } : sync;
   await followProfile(tx, acting, user, match.entry);
   await applyAccess(tx, acting, user, mapAccess(match.server, match.entry));
-  return { user: (await findUserById(tx.db, user.id))!, linked: resolved.linked };
+  return { user: (await findUserById(tx.db, user.id))! };
 }
