@@ -27,6 +27,7 @@ import { RouteRegistrar, type RouteEntry, type RouteModule } from './http/route.
 import { resolvePersonalAccessToken, TOKEN_PREFIX } from './identity/api-tokens.ts';
 import { adminUserRoutes } from './identity/admin-users.routes.ts';
 import { loginRoutes } from './identity/login.routes.ts';
+import { ldapAdminRoutes } from './identity/providers/ldap/routes.ts';
 import { setupRoutes } from './identity/setup.routes.ts';
 import { currentUserAccessTokenRoutes } from './identity/user.access-tokens.routes.ts';
 import { currentUserRoutes } from './identity/user.routes.ts';
@@ -49,6 +50,7 @@ export const ROUTE_MODULES: RouteModule[] = [
   currentUserSessionRoutes,
   currentUserAccessTokenRoutes,
   adminUserRoutes,
+  ldapAdminRoutes,
   orgRoutes,
   currentOrgRoutes,
   teamRoutes,

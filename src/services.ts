@@ -7,6 +7,7 @@ import type { SecretBox } from './crypto/secretbox.ts';
 import { transact, type Tx } from './db/transaction.ts';
 import type { OutboundClient } from './outbound/client.ts';
 import type { Metrics } from './metrics/metrics.ts';
+import type { LdapDirectory } from './identity/providers/ldap/directory.ts';
 
 export interface Clock {
   now(): number;
@@ -24,6 +25,8 @@ export interface Services {
   /** Every request the service makes to a backend goes through it. */
   outbound: OutboundClient;
   metrics: Metrics;
+  /** The LDAP servers when SVC_AUTH_LDAP_ENABLED=true, else null. */
+  ldap: LdapDirectory | null;
   /** Runs `work` in one transaction; policy changes it marks reach the engine after commit. */
   transact<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
 }

@@ -10,11 +10,14 @@ import { createDb } from './db/knex.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createOutboundClient } from './outbound/index.ts';
 import { Metrics } from './metrics/metrics.ts';
+import { LdapDirectory } from './identity/providers/ldap/directory.ts';
 import { checkSecrets } from './settings/secret-check.ts';
 import { createServices, systemClock, type Clock, type Services } from './services.ts';
 
 export async function startServices(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Services> {
   keyDerivations.configure(config.passwordHashing);
+  // A bad LDAP file is the operator's to fix before anything opens (a ConfigError: exit 2).
+  const ldap = config.ldap.enabled ? LdapDirectory.load(config.ldap.configFile, logger) : null;
   const db = createDb(config);
   try {
     await waitForDatabase(db, config.dbConnectTimeoutMs, logger);
@@ -36,5 +39,15 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
   engine.startRevisionPoll(config.authzRevisionPollMs);
   metrics.watchPolicyEngine(() => engine.stats());
   metrics.watchDatabasePool(db);
-  return createServices({ config, db, engine, clock, logger, metrics, secretBox: new SecretBox(config.secretKey), outbound: createOutboundClient(config) });
+  return createServices({
+    config,
+    db,
+    engine,
+    clock,
+    logger,
+    metrics,
+    secretBox: new SecretBox(config.secretKey),
+    outbound: createOutboundClient(config),
+    ldap,
+  });
 }

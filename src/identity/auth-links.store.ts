@@ -1,5 +1,6 @@
 /** SQL of external login links (OAuth, SAML, LDAP identities tied to a user). */
 import type { Knex } from 'knex';
+import { newId } from '../db/ids.ts';
 import { findPage } from '../db/search.ts';
 
 export interface AuthLinkRow {
@@ -39,4 +40,32 @@ export function presentAuthLink(link: AuthLinkRow) {
     createdAt: new Date(Number(link.created_at)).toISOString(),
     updatedAt: new Date(Number(link.updated_at)).toISOString(),
   };
+}
+
+/** The link of an external identity (`authId` in `authModule`), whoever it belongs to. */
+export async function findLinkOfIdentity(db: Knex, authModule: string, authId: string): Promise<AuthLinkRow | undefined> {
+  return db('user_auth_links').where({ auth_module: authModule, auth_id: authId }).first();
+}
+
+/** The user's link in `authModule`, if any (LDAP: at most one). */
+export async function findLinkOfUser(db: Knex, userId: string, authModule: string): Promise<AuthLinkRow | undefined> {
+  return db('user_auth_links').where({ user_id: userId, auth_module: authModule }).orderBy('created_at').first();
+}
+
+/** Ties an external identity to a user (no provider tokens: a directory login keeps none). */
+export async function linkIdentity(db: Knex, link: { userId: string; authModule: string; authId: string; label: string }, now: number): Promise<void> {
+  await db('user_auth_links').insert({
+    id: newId('aul'),
+    user_id: link.userId,
+    auth_module: link.authModule,
+    auth_id: link.authId,
+    label: link.label,
+    tokens_sealed: null,
+    created_at: now,
+    updated_at: now,
+  });
+}
+
+export async function touchAuthLink(db: Knex, linkId: string, now: number): Promise<void> {
+  await db('user_auth_links').where('id', linkId).update({ updated_at: now });
 }

@@ -1,7 +1,11 @@
 /**
- * Local login and logout, and the list of login providers. Every way a login can fail (wrong
- * password, unknown user, disabled user, service account) gives the same 401 with the same
- * message after the same work (one scrypt), so the answer reveals nothing.
+ * Local and LDAP login, logout, and the list of login providers. Every way a login can fail
+ * (wrong password, unknown user, disabled user, service account, an LDAP refusal) gives the same
+ * 401 with the same message, so the answer reveals nothing; a local check always costs one scrypt.
+ *
+ * The order: an account with a local password is checked against it, and only against it; with
+ * LDAP enabled, any other login (unknown here, or an account without a local password) is checked
+ * against the LDAP servers (providers/ldap). The lockout counts both alike.
  */
 import type { Context } from 'koa';
 import { recordAudit, recordFailure, type Actor } from '../audit/writer.ts';
@@ -16,14 +20,15 @@ import { clearAttempts, giveBackAttemptSlot, lockedOut, lockoutKey, takeAttemptS
 import type { Principal } from './principal.ts';
 import { clearSessionCookie, issueSession, setSessionCookie } from './sessions.ts';
 import { revokeSession } from './sessions.store.ts';
+import { signInWithLdap } from './providers/ldap/login.ts';
 import { findMembershipsOfUser, findUserByLoginOrEmail, markUserSeen, type UserRow } from './users.store.ts';
 
 export const INVALID_CREDENTIALS = 'invalid username or password';
 
 /**
  * Every login provider of the spec with its enabled flag and where a browser starts it
- * (`/api/login/<id>`, local too). The external ones (OAuth, SAML, LDAP) are listed disabled until
- * their flows are part of the service.
+ * (`/api/login/<id>`, local too). LDAP is enabled when configured (and the form is open); the
+ * other external ones (OAuth, SAML) are listed disabled until their flows are part of the service.
  */
 const EXTERNAL_PROVIDERS = [
   { id: 'codehost', name: 'Code host (OAuth 2.0)' },
@@ -34,9 +39,11 @@ const EXTERNAL_PROVIDERS = [
 ];
 
 function loginProviders(services: Services) {
+  // LDAP logins go through the local form, so the form must be open for LDAP to be usable.
+  const enabled = (id: string) => id === 'ldap' && !!services.ldap && !services.config.disableLoginForm;
   return [
     { id: 'local', name: 'Username and password', enabled: !services.config.disableLoginForm },
-    ...EXTERNAL_PROVIDERS.map((provider) => ({ ...provider, enabled: false })),
+    ...EXTERNAL_PROVIDERS.map((provider) => ({ ...provider, enabled: enabled(provider.id) })),
   ].map((provider) => ({ ...provider, url: `/api/login/${provider.id}` }));
 }
 
@@ -48,11 +55,13 @@ function loginPage(redirect: string | undefined): string {
   return target === '/' ? '/login' : `/login?${new URLSearchParams({ redirect: target })}`;
 }
 
-function recordLoginFailure(services: Services, actor: Actor, login: string, reason: string, userId: string | null): Promise<void> {
+type LoginMethod = 'password' | 'ldap';
+
+function recordLoginFailure(services: Services, actor: Actor, login: string, method: LoginMethod, reason: string, userId: string | null): Promise<void> {
   return recordFailure(services, actor, {
     action: 'user.login_failed',
     target: { type: 'user', id: userId, name: login.slice(0, 190) },
-    metadata: { method: 'password', reason },
+    metadata: { method, reason },
   });
 }
 
@@ -62,6 +71,25 @@ function refusal(user: UserRow | undefined, passwordMatches: boolean): string | 
   if (user.is_service_account) return 'service account';
   if (user.is_disabled) return 'disabled user';
   return null;
+}
+
+/** By the order above: LDAP checks every login that names no account with a local password. */
+const methodFor = (services: Services, user: UserRow | undefined): LoginMethod =>
+  services.ldap && !user?.password_hash && !user?.is_service_account ? 'ldap' : 'password';
+
+type CheckedLogin = { user: UserRow; refused?: undefined } | { refused: string; userId: string | null };
+
+/** Whose login this is; the refusal says why not (for the audit log only). */
+async function checkCredentials(
+  services: Services,
+  actor: Actor,
+  method: LoginMethod,
+  user: UserRow | undefined,
+  body: { user: string; password: string },
+): Promise<CheckedLogin> {
+  if (method === 'ldap') return signInWithLdap(services, actor, body.user, body.password);
+  const refused = refusal(user, await verifyPassword(body.password, user?.password_hash ?? null));
+  return refused || !user ? { refused: refused ?? 'unknown user', userId: user?.id ?? null } : { user };
 }
 
 export const loginRoutes: RouteModule = (routes) => {
@@ -74,16 +102,18 @@ export const loginRoutes: RouteModule = (routes) => {
     },
   });
 
-  // Where the providers list sends a browser for the local login: the login page and its form.
-  routes.add({
-    method: 'get',
-    path: '/api/login/local',
-    access: 'public',
-    query: redirectQuery,
-    async handler({ ctx, query }) {
-      ctx.redirect(loginPage(query.redirect));
-    },
-  });
+  // Where the providers list sends a browser for the local and the LDAP login: the login page and its form.
+  for (const provider of ['local', 'ldap']) {
+    routes.add({
+      method: 'get',
+      path: `/api/login/${provider}`,
+      access: 'public',
+      query: redirectQuery,
+      async handler({ ctx, query }) {
+        ctx.redirect(loginPage(query.redirect));
+      },
+    });
+  }
 
   routes.add({
     method: 'post',
@@ -93,7 +123,8 @@ export const loginRoutes: RouteModule = (routes) => {
       type: 'object',
       properties: {
         user: { type: 'string', minLength: 1, maxLength: 190 },
-        password: { type: 'string', minLength: 1, maxLength: 1024 },
+        // an empty password is a failed login (401, counted), never a bind without credentials
+        password: { type: 'string', maxLength: 1024 },
       },
       required: ['user', 'password'],
       additionalProperties: false,
@@ -107,43 +138,46 @@ export const loginRoutes: RouteModule = (routes) => {
       const user = await findUserByLoginOrEmail(services.db, body.user);
       const key = lockoutKey(clientIp(ctx), user ? { userId: user.id } : { login: body.user });
       const slot = await takeAttemptSlot(services.db, key, services.clock.now());
+      const method = methodFor(services, user);
+      const provider = method === 'ldap' ? 'ldap' : 'local';
       if (!slot.granted) {
-        services.metrics.login('local', 'locked_out');
-        await recordLoginFailure(services, actor, body.user, 'locked out', user?.id ?? null);
+        services.metrics.login(provider, 'locked_out');
+        await recordLoginFailure(services, actor, body.user, method, 'locked out', user?.id ?? null);
         throw lockedOut(slot.retryAfterSeconds);
       }
 
-      const passwordMatches = await verifyPassword(body.password, user?.password_hash ?? null).catch(async (err: unknown) => {
+      const checked = await checkCredentials(services, actor, method, user, body).catch(async (err: unknown) => {
+        // too busy to check the password (PASSWORD_HASH_QUEUE full): the attempt never happened
         if (err instanceof ServiceUnavailableError) await giveBackAttemptSlot(services.db, key);
         throw err;
       });
-      const refused = refusal(user, passwordMatches);
-      if (refused || !user) {
-        services.metrics.login('local', 'failure');
-        await recordLoginFailure(services, actor, body.user, refused ?? 'unknown user', user?.id ?? null);
+      if (checked.refused !== undefined) {
+        services.metrics.login(provider, 'failure');
+        await recordLoginFailure(services, actor, body.user, method, checked.refused, checked.userId);
         throw new UnauthorizedError(INVALID_CREDENTIALS);
       }
+      const signedIn = checked.user;
 
       await clearAttempts(services.db, key);
       const now = services.clock.now();
-      const orgs = await findMembershipsOfUser(services.db, user.id);
+      const orgs = await findMembershipsOfUser(services.db, signedIn.id);
       const session = await services.transact(async (tx) => {
-        const issued = await issueSession(tx, ctx, user.id, now);
-        await markUserSeen(tx.db, user.id, now);
+        const issued = await issueSession(tx, ctx, signedIn.id, now);
+        await markUserSeen(tx.db, signedIn.id, now);
         await recordAudit(
           tx.db,
-          { ...actor, type: 'user', id: user.id, name: user.login },
+          { ...actor, type: 'user', id: signedIn.id, name: signedIn.login },
           {
             action: 'user.login',
-            orgId: user.default_org_id ?? orgs[0]?.orgId ?? null,
+            orgId: signedIn.default_org_id ?? orgs[0]?.orgId ?? null,
             target: { type: 'session', id: issued.sessionId },
-            metadata: { method: 'password' },
+            metadata: { method },
           },
           now,
         );
         return issued;
       });
-      services.metrics.login('local', 'success');
+      services.metrics.login(provider, 'success');
       setSessionCookie(ctx, services.config, session.token);
       ctx.body = { message: 'logged in', redirectUrl: safeRedirect(query.redirect) };
     },

@@ -9,7 +9,9 @@ import { ownRecord } from '../http/subject.ts';
 import { findOrgById } from '../orgs/store.ts';
 import { preferencesSchema, readPreferences, writePreferences } from '../preferences/store.ts';
 import type { Services } from '../services.ts';
+import { findLinkOfUser } from './auth-links.store.ts';
 import { assertAcceptablePassword } from './password-policy.ts';
+import { LDAP_AUTH_MODULE } from './providers/ldap/sync.ts';
 import { changeProfile, profileChanges } from './profile.ts';
 import { confirmOwnPassword } from './reauthenticate.ts';
 import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
@@ -32,6 +34,12 @@ const ownProfileSchema = {
   ...profileSchema,
   properties: { ...profileSchema.properties, currentPassword: { type: 'string', minLength: 1, maxLength: 1024 } },
 } as const;
+
+/** Why an account without a local password cannot change one here. */
+async function noLocalPasswordReason(services: Services, userId: string): Promise<string> {
+  if (await findLinkOfUser(services.db, userId, LDAP_AUTH_MODULE)) return 'this account signs in through LDAP: change your password in the directory';
+  return 'this account has no local password';
+}
 
 export const currentUserRoutes: RouteModule = (routes) => {
   routes.add({
@@ -95,7 +103,7 @@ export const currentUserRoutes: RouteModule = (routes) => {
     async handler({ ctx, body, principal, services, authorize }) {
       await authorize('users.password:write', ownRecord(principal));
       const user = await findUserById(services.db, principal.user.id);
-      if (!user?.password_hash) throw new BadRequestError('this account has no local password');
+      if (!user?.password_hash) throw new BadRequestError(await noLocalPasswordReason(services, principal.user.id));
       await confirmOwnPassword(
         services.db,
         services.clock,

@@ -34,7 +34,7 @@ form.addEventListener('submit', async (event) => {
   form.elements.password.focus();
 });
 
-/** Hides the password form when the local provider is disabled, and lists the others. */
+/** Hides the password form when the local provider is disabled, says when LDAP accounts may use it, and lists the others. */
 async function showProviders() {
   const result = await api('GET', '/api/login/providers');
   // Without the list the form stays: the server still decides at POST /api/login.
@@ -44,7 +44,9 @@ async function showProviders() {
     form.hidden = true;
     document.getElementById('local-disabled').hidden = false;
   }
-  const others = result.body.filter((p) => p.id !== 'local' && p.enabled && typeof p.url === 'string' && p.url.startsWith('/'));
+  // LDAP accounts sign in with the form itself, so LDAP is a note on the form, not a button.
+  if (local?.enabled !== false && result.body.some((p) => p.id === 'ldap' && p.enabled)) document.getElementById('ldap-note').hidden = false;
+  const others = result.body.filter((p) => !['local', 'ldap'].includes(p.id) && p.enabled && typeof p.url === 'string' && p.url.startsWith('/'));
   if (others.length === 0) return;
   const list = document.querySelector('#providers ul');
   for (const provider of others) {

@@ -1,0 +1,139 @@
+/**
+ * Server administration of LDAP, shaped like Grafana's `/api/admin/ldap…`: the servers' status,
+ * reloading the config file, syncing one user now, and what a login would map to. Server admins
+ * only (these actions are granted by basic:server_admin alone, at server level). Nothing here
+ * shows the bind password.
+ */
+import { recordAudit, recordFailure } from '../../../audit/writer.ts';
+import { ConfigError } from '../../../config.ts';
+import { BadRequestError, NotFoundError, ServiceUnavailableError } from '../../../errors.ts';
+import { actorOf } from '../../../http/actor.ts';
+import type { RouteModule } from '../../../http/route.ts';
+import { loginOrEmailSchema } from '../../../http/schemas.ts';
+import type { Services } from '../../../services.ts';
+import { findTargetUser, globalUser, userIdParams } from '../../admin-users.target.ts';
+import { findLinkOfUser } from '../../auth-links.store.ts';
+import { revokeAllSessionsOf, userTarget } from '../../session-revocation.ts';
+import { lockEnabledServerAdminIds, setUserDisabled } from '../../users.store.ts';
+import { LdapServerUnavailable, serverLabel } from './client.ts';
+import { isAllowed, mapAccess, type LdapDirectory } from './directory.ts';
+import { identityKey, LDAP_AUTH_MODULE, syncDirectoryUser } from './sync.ts';
+
+/** Told after authorize, so that only a server admin learns how the server is configured. */
+function enabledDirectory(services: Services): LdapDirectory {
+  if (!services.ldap) throw new BadRequestError('LDAP is not enabled (SVC_AUTH_LDAP_ENABLED)');
+  return services.ldap;
+}
+
+async function findInDirectory(directory: LdapDirectory, login: string) {
+  try {
+    return await directory.find(login);
+  } catch (err) {
+    if (err instanceof LdapServerUnavailable) throw new ServiceUnavailableError('no LDAP server could be reached', 30);
+    throw err;
+  }
+}
+
+export const ldapAdminRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'get',
+    path: '/api/admin/ldap/status',
+    access: 'authenticated',
+    level: 'server',
+    async handler({ ctx, services, authorize }) {
+      await authorize('ldap.status:read');
+      ctx.body = await enabledDirectory(services).status();
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/admin/ldap/reload',
+    access: 'authenticated',
+    level: 'server',
+    async handler({ ctx, principal, services, authorize }) {
+      await authorize('ldap.config:reload');
+      const directory = enabledDirectory(services);
+      const actor = actorOf(ctx, principal);
+      try {
+        directory.reload();
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        await recordFailure(services, actor, { action: 'ldap.config_reloaded', metadata: { file: directory.file, reason: err.message } });
+        throw new BadRequestError(`${err.message}; the previous LDAP config stays in use`);
+      }
+      await recordAudit(services.db, actor, { action: 'ldap.config_reloaded', metadata: { file: directory.file } }, services.clock.now());
+      ctx.body = { message: 'LDAP config reloaded' };
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/admin/ldap/sync/:userId',
+    access: 'authenticated',
+    level: 'server',
+    params: userIdParams,
+    async handler({ ctx, params, principal, services, authorize }) {
+      await authorize('ldap.user:sync', globalUser(params.userId));
+      const directory = enabledDirectory(services);
+      const user = await findTargetUser(services.db, params.userId);
+      const link = await findLinkOfUser(services.db, user.id, LDAP_AUTH_MODULE);
+      if (!link) throw new BadRequestError(`user ${user.login} does not sign in through LDAP`);
+      const match = await findInDirectory(directory, user.login);
+      const actor = actorOf(ctx, principal);
+      const now = services.clock.now();
+      // Gone from the directory (or now another entry, or in no mapped group): as in Grafana, the user is disabled.
+      if (!match || identityKey(match.entry.dn) !== link.auth_id || !isAllowed(match)) {
+        await services.transact(async (tx) => {
+          if (user.is_svc_admin && !(await lockEnabledServerAdminIds(tx.db)).some((id) => id !== user.id)) {
+            throw new BadRequestError(`user ${user.login} is no longer allowed by LDAP, but is the last server admin: not disabled`);
+          }
+          if (!user.is_disabled) {
+            await setUserDisabled(tx.db, user.id, true, now);
+            await recordAudit(tx.db, actor, { action: 'user.disabled', target: userTarget(user), metadata: { via: LDAP_AUTH_MODULE } }, now);
+          }
+          await revokeAllSessionsOf(tx, actor, user, 'no longer allowed by LDAP', now);
+        });
+        ctx.body = { message: `user ${user.login} is no longer allowed by LDAP: disabled` };
+        return;
+      }
+      const outcome = await services.transact((tx) =>
+        syncDirectoryUser(tx, { config: services.config, logger: services.logger, actor, now, selfService: false }, match),
+      );
+      if ('refused' in outcome) throw new BadRequestError(`cannot sync user ${user.login}: ${outcome.refused}`);
+      ctx.body = { message: `user ${user.login} synced from LDAP` };
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/admin/ldap/:login',
+    access: 'authenticated',
+    level: 'server',
+    params: { type: 'object', properties: { login: loginOrEmailSchema }, required: ['login'] },
+    async handler({ ctx, params, services, authorize }) {
+      await authorize('ldap.user:read');
+      const match = await findInDirectory(enabledDirectory(services), params.login);
+      if (!match) throw new NotFoundError('no LDAP user with that login');
+      const { entry, server } = match;
+      const access = mapAccess(server, entry);
+      ctx.body = {
+        dn: entry.dn,
+        server: serverLabel(server),
+        login: entry.username,
+        email: entry.email,
+        name: entry.name,
+        groups: entry.groups,
+        allowed: isAllowed(match),
+        svcAdmin: access.svcAdmin,
+        orgRoles: [...access.orgRoles].map(([orgId, orgRole]) => ({ orgId, orgRole })),
+        matchedMappings: access.matched.map((mapping) => ({
+          groupDn: mapping.groupDn,
+          orgId: mapping.orgId,
+          orgRole: mapping.orgRole,
+          svcAdmin: mapping.svcAdmin,
+        })),
+      };
+    },
+  });
+};
