@@ -21,6 +21,7 @@ import { RouteRegistrar, type RouteEntry, type RouteModule } from './http/route.
 import { resolvePersonalAccessToken, TOKEN_PREFIX } from './identity/api-tokens.ts';
 import { adminUserRoutes } from './identity/admin-users.routes.ts';
 import { loginRoutes } from './identity/login.routes.ts';
+import { oauthLoginRoutes } from './identity/providers/routes.ts';
 import { setupRoutes } from './identity/setup.routes.ts';
 import { currentUserAccessTokenRoutes } from './identity/user.access-tokens.routes.ts';
 import { currentUserRoutes } from './identity/user.routes.ts';
@@ -39,6 +40,7 @@ import { webRoutes } from './web/routes.ts';
 export const ROUTE_MODULES: RouteModule[] = [
   setupRoutes,
   loginRoutes,
+  oauthLoginRoutes,
   currentUserRoutes,
   currentUserSessionRoutes,
   currentUserAccessTokenRoutes,

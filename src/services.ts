@@ -5,6 +5,7 @@ import type { AuthzEngine } from './authz/engine.ts';
 import type { Config } from './config.ts';
 import type { SecretBox } from './crypto/secretbox.ts';
 import { transact, type Tx } from './db/transaction.ts';
+import type { LoginProviderRegistry } from './identity/providers/registry.ts';
 
 export interface Clock {
   now(): number;
@@ -19,6 +20,8 @@ export interface Services {
   clock: Clock;
   logger: Logger;
   secretBox: SecretBox;
+  /** The configured external login providers (OAuth 2.0). */
+  loginProviders: LoginProviderRegistry;
   /** Runs `work` in one transaction; policy changes it marks reach the engine after commit. */
   transact<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
 }

@@ -8,6 +8,7 @@ import { SecretBox } from './crypto/secretbox.ts';
 import { waitForDatabase } from './db/connect.ts';
 import { createDb } from './db/knex.ts';
 import { migrateToLatest } from './db/migrate.ts';
+import { LoginProviderRegistry } from './identity/providers/registry.ts';
 import { checkSecrets } from './settings/secret-check.ts';
 import { createServices, systemClock, type Clock, type Services } from './services.ts';
 
@@ -30,5 +31,5 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
     logger,
   );
   engine.startRevisionPoll(config.authzRevisionPollMs);
-  return createServices({ config, db, engine, clock, logger, secretBox: new SecretBox(config.secretKey) });
+  return createServices({ config, db, engine, clock, logger, secretBox: new SecretBox(config.secretKey), loginProviders: new LoginProviderRegistry(config) });
 }

@@ -7,7 +7,7 @@
  */
 import { MIN_PASSWORD_LENGTH } from '../crypto/password.ts';
 
-const UNSAFE_CHARACTERS = '\\u0000-\\u001F\\u007F\\u061C\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069';
+export const UNSAFE_CHARACTERS = '\\u0000-\\u001F\\u007F\\u061C\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069';
 const SAFE_TEXT = `^[^${UNSAFE_CHARACTERS}]*$`;
 const SAFE_NON_BLANK_TEXT = `^[^${UNSAFE_CHARACTERS}]*[^\\s${UNSAFE_CHARACTERS}][^${UNSAFE_CHARACTERS}]*$`;
 const EMAIL_PART = `[^\\s@${UNSAFE_CHARACTERS}]+`;

@@ -22,8 +22,8 @@ export const INVALID_CREDENTIALS = 'invalid username or password';
 
 /**
  * Every login provider of the spec with its enabled flag and where a browser starts it
- * (`/api/login/<id>`, local too). The external ones (OAuth, SAML, LDAP) are listed disabled until
- * their flows are part of the service.
+ * (`/api/login/<id>`, local too). The OAuth ones are enabled when configured; SAML and LDAP are
+ * listed disabled until their flows are part of the service.
  */
 const EXTERNAL_PROVIDERS = [
   { id: 'codehost', name: 'Code host (OAuth 2.0)' },
@@ -31,12 +31,13 @@ const EXTERNAL_PROVIDERS = [
   { id: 'generic', name: 'OpenID Connect' },
   { id: 'saml', name: 'SAML' },
   { id: 'ldap', name: 'LDAP' },
-];
+] as const;
 
 function loginProviders(services: Services) {
+  const isConfigured = (id: (typeof EXTERNAL_PROVIDERS)[number]['id']) => id !== 'saml' && id !== 'ldap' && !!services.loginProviders.get(id);
   return [
     { id: 'local', name: 'Username and password', enabled: !services.config.disableLoginForm },
-    ...EXTERNAL_PROVIDERS.map((provider) => ({ ...provider, enabled: false })),
+    ...EXTERNAL_PROVIDERS.map((provider) => ({ ...provider, enabled: isConfigured(provider.id) })),
   ].map((provider) => ({ ...provider, url: `/api/login/${provider.id}` }));
 }
 

@@ -92,6 +92,11 @@ export async function findUserByLoginOrEmail(db: Knex, loginOrEmail: string): Pr
   return db('users').where('login', value).orWhere('email', value).orderByRaw('CASE WHEN login = ? THEN 0 ELSE 1 END', [value]).first();
 }
 
+/** The user with this email (stored lower-cased); never matched by login. */
+export async function findUserByEmail(db: Knex, email: string): Promise<UserRow | undefined> {
+  return db('users').where('email', email.trim().toLowerCase()).first();
+}
+
 /** Changes name, email and login; uniqueness is the database's (a duplicate becomes a 409). */
 export async function updateUserProfile(db: Knex, userId: string, profile: { name?: string; email?: string; login?: string }, now: number): Promise<void> {
   const changes: Record<string, unknown> = { updated_at: now };
