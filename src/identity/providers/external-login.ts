@@ -28,6 +28,7 @@ import {
   markUserSeen,
   type UserRow,
 } from '../users.store.ts';
+import { syncProviderTeams } from './team-sync.ts';
 import { ExternalLoginError, type ExternalIdentity, type LoginProvider } from './types.ts';
 
 /** What a refused user is told, whatever the cause (disabled, service account): nothing to probe. */
@@ -115,6 +116,7 @@ export async function signInExternal(
     const { user, linkId, how } = await resolveUser(tx, services.config, actor, provider, identity, now);
     if (!user || user.is_service_account) throw new ExternalLoginError(EXTERNAL_LOGIN_REFUSED, 'service account');
     if (user.is_disabled) throw new ExternalLoginError(EXTERNAL_LOGIN_REFUSED, 'disabled user');
+    const asUser: Actor = { ...actor, type: 'user', id: user.id, name: user.login };
     if (linkId) {
       await updateAuthLinkTokens(tx.db, linkId, tokensSealed, now);
     } else {
@@ -124,20 +126,16 @@ export async function signInExternal(
         now,
       );
       if (how === 'linked by verified email') {
-        await recordAudit(
-          tx.db,
-          { ...actor, type: 'user', id: user.id, name: user.login },
-          { action: 'user.auth_link_added', target: userTarget(user), metadata: { authModule: provider.authModule } },
-          now,
-        );
+        await recordAudit(tx.db, asUser, { action: 'user.auth_link_added', target: userTarget(user), metadata: { authModule: provider.authModule } }, now);
       }
     }
+    if (identity.teams) await syncProviderTeams(tx, asUser, provider.settings.defaultOrgId, user, identity.teams, provider.authModule, now);
     const session = await issueSession(tx, ctx, user.id, now);
     await markUserSeen(tx.db, user.id, now);
     const orgs = await findMembershipsOfUser(tx.db, user.id);
     await recordAudit(
       tx.db,
-      { ...actor, type: 'user', id: user.id, name: user.login },
+      asUser,
       {
         action: 'user.login',
         orgId: user.default_org_id ?? orgs[0]?.orgId ?? null,

@@ -1,6 +1,6 @@
 /** The generic OpenID Connect provider: any issuer found by discovery (OAUTH_GENERIC_*). */
 import type { Config } from '../../config.ts';
-import { allowsHttpIssuer, OidcProvider } from './oidc.ts';
+import { allowsHttp, OidcProvider } from './oidc.ts';
 
 export function genericProvider(config: Config): OidcProvider | null {
   const generic = config.oauth.generic;
@@ -12,6 +12,6 @@ export function genericProvider(config: Config): OidcProvider | null {
     issuerUrl: generic.issuerUrl,
     scopes: generic.scopes,
     emailClaim: generic.emailAttributeName,
-    allowHttp: allowsHttpIssuer(config, generic.issuerUrl),
+    allowHttp: allowsHttp(config, generic.issuerUrl),
   });
 }

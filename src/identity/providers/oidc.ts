@@ -10,7 +10,7 @@ import type { Config, OAuthProviderConfig, OAuthProviderId } from '../../config.
 import { ExternalLoginError, providerEmail, type ExternalIdentity, type LoginChecks, type LoginProvider } from './types.ts';
 
 /** How long discovery, token and userinfo requests may take. */
-const REQUEST_TIMEOUT_SECONDS = 10;
+export const REQUEST_TIMEOUT_SECONDS = 10;
 
 export interface OidcSettings {
   id: OAuthProviderId;
@@ -25,9 +25,9 @@ export interface OidcSettings {
   admit?(identity: ExternalIdentity, claims: Record<string, unknown>): void;
 }
 
-/** openid-client refuses http issuers; the tests run theirs on loopback http. */
-export function allowsHttpIssuer(config: Config, issuerUrl: string): boolean {
-  return config.env === 'test' && ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(issuerUrl).hostname);
+/** openid-client refuses plain http; the tests run their providers on loopback http. */
+export function allowsHttp(config: Config, url: string): boolean {
+  return config.env === 'test' && ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname);
 }
 
 const text = (value: unknown): string | null => (typeof value === 'string' && value.trim() ? value.trim() : null);

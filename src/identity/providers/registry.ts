@@ -1,5 +1,6 @@
 /** The configured external login providers, built once from the config. */
 import type { Config, OAuthProviderId } from '../../config.ts';
+import { codehostProvider } from './codehost.ts';
 import { genericProvider } from './generic.ts';
 import type { LoginProvider } from './types.ts';
 import { workspaceProvider } from './workspace.ts';
@@ -8,7 +9,7 @@ export class LoginProviderRegistry {
   private readonly providers = new Map<OAuthProviderId, LoginProvider>();
 
   constructor(config: Config) {
-    for (const provider of [workspaceProvider(config), genericProvider(config)]) {
+    for (const provider of [codehostProvider(config), workspaceProvider(config), genericProvider(config)]) {
       if (provider) this.providers.set(provider.id, provider);
     }
   }

@@ -6,7 +6,7 @@
  * domain (`hd`) claim, when the provider sends one, must be listed too.
  */
 import type { Config } from '../../config.ts';
-import { allowsHttpIssuer, OidcProvider } from './oidc.ts';
+import { allowsHttp, OidcProvider } from './oidc.ts';
 import { ExternalLoginError, type ExternalIdentity } from './types.ts';
 
 const ASCII_EMAIL = /^[\x21-\x3f\x41-\x7e]+@([a-z0-9-]+(\.[a-z0-9-]+)+)$/;
@@ -36,7 +36,7 @@ export function workspaceProvider(config: Config): OidcProvider | null {
     issuerUrl: workspace.issuerUrl,
     scopes: ['openid', 'email', 'profile'],
     emailClaim: 'email',
-    allowHttp: allowsHttpIssuer(config, workspace.issuerUrl),
+    allowHttp: allowsHttp(config, workspace.issuerUrl),
     admit: (identity, claims) => admitDomain(workspace.allowedDomains, identity, claims),
   });
 }
