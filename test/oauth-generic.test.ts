@@ -195,6 +195,50 @@ describe('generic OIDC login', () => {
     expect(failure.target_name).to.equal('dora@example.org');
   });
 
+  describe("the user's login links: /api/user/auth-tokens", () => {
+    it('lists the provider link, and never removes the only way in of an account without a password', async () => {
+      const sub = account();
+      const cookie = sessionCookieOf(await signIn(app, sub))!;
+      const listed = await app.request('GET', '/api/user/auth-tokens', { cookie });
+      expect(listed.body.totalCount).to.equal(1);
+      const [link] = listed.body.authLinks;
+      expect(link).to.include({ authModule: 'oauth_generic', label: 'OpenID Connect' });
+      expect(link).to.have.all.keys('id', 'authModule', 'label', 'createdAt', 'updatedAt');
+
+      const refused = await app.request('DELETE', `/api/user/auth-tokens/${link.id}`, { cookie });
+      expect(refused.status).to.equal(400);
+      expect(refused.body.message).to.equal('cannot remove the only way you can sign in: this account has no password and no other login');
+      expect(await app.count('user_auth_links', { id: link.id })).to.equal(1);
+      expect((await app.request('DELETE', '/api/user/auth-tokens/aul_missing', { cookie })).status).to.equal(404);
+
+      // With a second link either may go, but not both.
+      const me = await app.request('GET', '/api/user', { cookie });
+      const now = app.clock.now();
+      await app
+        .db('user_auth_links')
+        .insert({
+          id: 'aul_second0001',
+          user_id: me.body.id,
+          auth_module: 'saml',
+          issuer: '',
+          auth_id: 'nameid-1',
+          label: 'SAML',
+          created_at: now,
+          updated_at: now,
+        });
+      expect((await app.request('DELETE', `/api/user/auth-tokens/${link.id}`, { cookie })).status).to.equal(200);
+      expect((await app.request('DELETE', '/api/user/auth-tokens/aul_second0001', { cookie })).status).to.equal(400);
+    });
+
+    it('removes the link of an account that has a password', async () => {
+      const user = await buildUser(app, { email: 'haspassword@example.org' });
+      await signIn(app, account({ email: 'haspassword@example.org' }));
+      const [link] = (await app.request('GET', '/api/user/auth-tokens', { cookie: user.cookie })).body.authLinks;
+      expect((await app.request('DELETE', `/api/user/auth-tokens/${link.id}`, { cookie: user.cookie })).status).to.equal(200);
+      expect(await app.count('user_auth_links', { user_id: user.id })).to.equal(0);
+    });
+  });
+
   describe('state', () => {
     it('fails without the state cookie', async () => {
       const back = await loginAtProvider(app, 'generic', account());

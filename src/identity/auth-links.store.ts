@@ -68,6 +68,10 @@ export async function findAuthLinksOfUserPage(
   );
 }
 
+export async function findAuthLinkOfUser(db: Knex, userId: string, linkId: string): Promise<AuthLinkRow | undefined> {
+  return db('user_auth_links').where({ id: linkId, user_id: userId }).first();
+}
+
 export async function deleteAuthLinkOfUser(db: Knex, userId: string, linkId: string): Promise<AuthLinkRow | undefined> {
   const link: AuthLinkRow | undefined = await db('user_auth_links').where({ id: linkId, user_id: userId }).first();
   if (link) await db('user_auth_links').where('id', linkId).delete();

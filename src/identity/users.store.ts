@@ -186,6 +186,13 @@ export async function setUserDisabled(db: Knex, userId: string, isDisabled: bool
   await db('users').where('id', userId).update({ is_disabled: isDisabled, updated_at: now });
 }
 
+/** The user's row, locked on MySQL until the transaction ends (SQLite runs one transaction at a time). */
+export async function lockUser(db: Knex, userId: string): Promise<UserRow | undefined> {
+  const query = db('users').where('id', userId);
+  if (dialectOf(db) === 'mysql') query.forUpdate();
+  return query.first();
+}
+
 /**
  * The ids of the enabled server admins (people only). On MySQL the rows stay locked until the
  * transaction ends, so two admins demoting, disabling or deleting each other at once cannot
