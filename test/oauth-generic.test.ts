@@ -214,18 +214,16 @@ describe('generic OIDC login', () => {
       // With a second link either may go, but not both.
       const me = await app.request('GET', '/api/user', { cookie });
       const now = app.clock.now();
-      await app
-        .db('user_auth_links')
-        .insert({
-          id: 'aul_second0001',
-          user_id: me.body.id,
-          auth_module: 'saml',
-          issuer: '',
-          auth_id: 'nameid-1',
-          label: 'SAML',
-          created_at: now,
-          updated_at: now,
-        });
+      await app.db('user_auth_links').insert({
+        id: 'aul_second0001',
+        user_id: me.body.id,
+        auth_module: 'saml',
+        issuer: '',
+        auth_id: 'nameid-1',
+        label: 'SAML',
+        created_at: now,
+        updated_at: now,
+      });
       expect((await app.request('DELETE', `/api/user/auth-tokens/${link.id}`, { cookie })).status).to.equal(200);
       expect((await app.request('DELETE', '/api/user/auth-tokens/aul_second0001', { cookie })).status).to.equal(400);
     });

@@ -76,10 +76,32 @@ export async function startOidcProvider(options: { claims?: string[] } = {}): Pr
   };
 }
 
-/** The test's stand-in for a login page: the account named by `login_hint` signs in and consents. */
+/** A bare login page for the browser test: one field, the account to sign in as. */
+const LOGIN_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Test provider</title></head><body>
+<form method="post"><label for="account">Provider account</label><input id="account" name="account"><button type="submit">Continue</button></form>
+</body></html>`;
+
+function readForm(req: http.IncomingMessage): Promise<URLSearchParams> {
+  return new Promise((resolve, reject) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    req.on('end', () => resolve(new URLSearchParams(body)));
+    req.on('error', reject);
+  });
+}
+
+/**
+ * The test's stand-in for a login page: the account named by `login_hint` signs in and consents
+ * at once; without one (a browser), a form asks which account.
+ */
 async function loginNamedAccount(provider: Provider, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const details = await provider.interactionDetails(req, res);
-  const accountId = String(details.params.login_hint);
+  let accountId = details.params.login_hint as string | undefined;
+  if (!accountId && req.method === 'POST') accountId = (await readForm(req)).get('account') ?? undefined;
+  if (!accountId) {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(LOGIN_PAGE);
+    return;
+  }
   const grant = new provider.Grant({ accountId, clientId: String(details.params.client_id) });
   grant.addOIDCScope(String(details.params.scope));
   const grantId = await grant.save();
