@@ -244,6 +244,8 @@ function readOAuth(env: Env): OAuthConfig {
   const workspace = readOAuthProvider(env, 'workspace');
   const generic = readOAuthProvider(env, 'generic');
   if (generic && !env.OAUTH_GENERIC_ISSUER_URL?.trim()) throw new ConfigError('OAUTH_GENERIC_ISSUER_URL is required when OAUTH_GENERIC_CLIENT_ID is set');
+  const scopes = (env.OAUTH_GENERIC_SCOPES?.trim() || 'openid email profile').split(/\s+/);
+  if (generic && !scopes.includes('openid')) throw new ConfigError('OAUTH_GENERIC_SCOPES must include openid (the login needs an ID token)');
   return {
     codehost: codehost && {
       ...codehost,
@@ -261,7 +263,7 @@ function readOAuth(env: Env): OAuthConfig {
     generic: generic && {
       ...generic,
       issuerUrl: readUrl(env, 'OAUTH_GENERIC_ISSUER_URL', ''),
-      scopes: (env.OAUTH_GENERIC_SCOPES?.trim() || 'openid email profile').split(/\s+/),
+      scopes,
       emailAttributeName: env.OAUTH_GENERIC_EMAIL_ATTRIBUTE_NAME?.trim() || 'email',
     },
   };

@@ -51,6 +51,7 @@ describe('configuration', () => {
       ConfigError,
       /DEFAULT_ROLE must be Admin, Editor, Viewer or None/,
     );
+    expect(() => loadConfig({ ...secrets, ...generic, OAUTH_GENERIC_SCOPES: 'email profile' })).to.throw(ConfigError, /must include openid/);
     expect(() => loadConfig({ ...secrets, ...generic, OAUTH_GENERIC_ALLOW_SIGN_UP: 'maybe' })).to.throw(ConfigError, /ALLOW_SIGN_UP must be true or false/);
   });
 

@@ -162,6 +162,13 @@ describe('generic OIDC login', () => {
     const me = await app.request('GET', '/api/user', { cookie: sessionCookieOf(await signIn(app, sub))! });
     expect(me.body.id).not.to.equal(local.id);
     expect(me.body.login).to.match(/^margaret-[0-9a-f]{6}$/);
+
+    // A verified email that is another account's login neither links nor signs up.
+    const named = await buildUser(app, { login: 'lee@example.org', email: 'lee.other@example.org' });
+    const refused = await signIn(app, account({ email: 'lee@example.org' }));
+    expect(loginPageError(refused)).to.equal('an account with this email already exists and is not linked to this login');
+    expect((await lastFailure(app)).metadata).to.deep.equal({ method: 'oauth_generic', reason: 'email is the login of another account' });
+    expect(await app.count('user_auth_links', { user_id: named.id })).to.equal(0);
   });
 
   it('keeps identities of different issuers apart: the same subject elsewhere is not this user', async () => {

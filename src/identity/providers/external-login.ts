@@ -56,10 +56,10 @@ async function signUp(tx: Tx, config: Config, actor: Actor, provider: LoginProvi
   if (!settings.allowSignUp)
     throw new ExternalLoginError('no account is linked to this login and sign-up is disabled: ask an administrator for access', 'sign-up disabled');
   if (identity.email && (await findUserClashing(tx.db, [identity.email]))) {
-    // The email is someone's, but the provider did not verify it: linking would hand that account over.
+    // Unverified, the email proves nothing (linking would hand that account over); verified, it is another account's login.
     throw new ExternalLoginError(
-      'an account with this email already exists; the provider did not verify the email, so it is not linked',
-      'unverified email of an existing account',
+      'an account with this email already exists and is not linked to this login',
+      identity.emailVerified ? 'email is the login of another account' : 'unverified email of an existing account',
     );
   }
   if (!(await findOrgById(tx.db, settings.defaultOrgId)))
