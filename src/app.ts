@@ -28,6 +28,7 @@ import { resolvePersonalAccessToken, TOKEN_PREFIX } from './identity/api-tokens.
 import { adminUserRoutes } from './identity/admin-users.routes.ts';
 import { loginRoutes } from './identity/login.routes.ts';
 import { ldapAdminRoutes } from './identity/providers/ldap/routes.ts';
+import { oauthLoginRoutes } from './identity/providers/routes.ts';
 import { setupRoutes } from './identity/setup.routes.ts';
 import { currentUserAccessTokenRoutes } from './identity/user.access-tokens.routes.ts';
 import { currentUserRoutes } from './identity/user.routes.ts';
@@ -46,6 +47,7 @@ import { webRoutes } from './web/routes.ts';
 export const ROUTE_MODULES: RouteModule[] = [
   setupRoutes,
   loginRoutes,
+  oauthLoginRoutes,
   currentUserRoutes,
   currentUserSessionRoutes,
   currentUserAccessTokenRoutes,

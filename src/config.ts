@@ -74,6 +74,29 @@ export interface Config {
   outbound: { connectTimeoutMs: number; timeoutMs: number; maxResponseBytes: number };
   /** SVC_AUTH_LDAP_ENABLED and the TOML file of the LDAP servers (LDAP_CONFIG_FILE); read by identity/providers/ldap. */
   ldap: { enabled: boolean; configFile: string };
+  /** The OAuth 2.0 login providers (OAUTH_<P>_*); null = not configured, refused at both endpoints. */
+  oauth: OAuthConfig;
+}
+
+export const OAUTH_PROVIDERS = ['codehost', 'workspace', 'generic'] as const;
+export type OAuthProviderId = (typeof OAUTH_PROVIDERS)[number];
+export type OAuthDefaultRole = 'Admin' | 'Editor' | 'Viewer' | 'None';
+
+/** What every OAuth provider has: client credentials and what an unknown user gets. */
+export interface OAuthProviderConfig {
+  clientId: string;
+  clientSecret: string;
+  allowSignUp: boolean;
+  defaultRole: OAuthDefaultRole;
+  defaultOrgId: string;
+}
+
+export interface OAuthConfig {
+  /** GitHub-shaped OAuth 2.0 (not OIDC): endpoints default to github.com's. */
+  codehost: (OAuthProviderConfig & { authUrl: string; tokenUrl: string; apiUrl: string; allowedOrganizations: string[]; syncTeams: boolean }) | null;
+  /** Google-shaped OpenID Connect: the issuer defaults to Google's. */
+  workspace: (OAuthProviderConfig & { issuerUrl: string; allowedDomains: string[] }) | null;
+  generic: (OAuthProviderConfig & { issuerUrl: string; scopes: string[]; emailAttributeName: string }) | null;
 }
 
 export interface LegacyApiKey {
@@ -251,6 +274,72 @@ export function assertDataDirWritable(config: Pick<Config, 'databaseUrl' | 'data
   }
 }
 
+const OAUTH_ROLES: readonly OAuthDefaultRole[] = ['Admin', 'Editor', 'Viewer', 'None'];
+
+function readUrl(env: Env, name: string, fallback: string): string {
+  const raw = env[name]?.trim() || fallback;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
+  return raw;
+}
+
+/**
+ * The settings every provider shares; null when OAUTH_<P>_CLIENT_ID is unset (the provider is
+ * off). A client id without its secret is a mistake worth stopping for, not a disabled provider.
+ */
+function readOAuthProvider(env: Env, provider: OAuthProviderId): OAuthProviderConfig | null {
+  const prefix = `OAUTH_${provider.toUpperCase()}_`;
+  const clientId = env[`${prefix}CLIENT_ID`]?.trim();
+  if (!clientId) return null;
+  const clientSecret = env[`${prefix}CLIENT_SECRET`];
+  if (!clientSecret) throw new ConfigError(`${prefix}CLIENT_SECRET is required when ${prefix}CLIENT_ID is set`);
+  const rawRole = env[`${prefix}DEFAULT_ROLE`]?.trim() || 'Viewer';
+  const defaultRole = OAUTH_ROLES.find((role) => role.toLowerCase() === rawRole.toLowerCase());
+  if (!defaultRole) throw new ConfigError(`${prefix}DEFAULT_ROLE must be Admin, Editor, Viewer or None, got "${rawRole}"`);
+  return {
+    clientId,
+    clientSecret,
+    allowSignUp: readBool(env, `${prefix}ALLOW_SIGN_UP`, false),
+    defaultRole,
+    defaultOrgId: env[`${prefix}DEFAULT_ORG_ID`]?.trim() || 'org_main',
+  };
+}
+
+function readOAuth(env: Env): OAuthConfig {
+  const codehost = readOAuthProvider(env, 'codehost');
+  const workspace = readOAuthProvider(env, 'workspace');
+  const generic = readOAuthProvider(env, 'generic');
+  if (generic && !env.OAUTH_GENERIC_ISSUER_URL?.trim()) throw new ConfigError('OAUTH_GENERIC_ISSUER_URL is required when OAUTH_GENERIC_CLIENT_ID is set');
+  const scopes = (env.OAUTH_GENERIC_SCOPES?.trim() || 'openid email profile').split(/\s+/);
+  if (generic && !scopes.includes('openid')) throw new ConfigError('OAUTH_GENERIC_SCOPES must include openid (the login needs an ID token)');
+  return {
+    codehost: codehost && {
+      ...codehost,
+      authUrl: readUrl(env, 'OAUTH_CODEHOST_AUTH_URL', 'https://github.com/login/oauth/authorize'),
+      tokenUrl: readUrl(env, 'OAUTH_CODEHOST_TOKEN_URL', 'https://github.com/login/oauth/access_token'),
+      apiUrl: readUrl(env, 'OAUTH_CODEHOST_API_URL', 'https://api.github.com').replace(/\/+$/, ''),
+      allowedOrganizations: readList(env, 'OAUTH_CODEHOST_ALLOWED_ORGANIZATIONS').map((org) => org.toLowerCase()),
+      syncTeams: readBool(env, 'OAUTH_CODEHOST_SYNC_TEAMS', false),
+    },
+    workspace: workspace && {
+      ...workspace,
+      issuerUrl: readUrl(env, 'OAUTH_WORKSPACE_ISSUER_URL', 'https://accounts.google.com'),
+      allowedDomains: readList(env, 'OAUTH_WORKSPACE_ALLOWED_DOMAINS').map((domain) => domain.toLowerCase()),
+    },
+    generic: generic && {
+      ...generic,
+      issuerUrl: readUrl(env, 'OAUTH_GENERIC_ISSUER_URL', ''),
+      scopes,
+      emailAttributeName: env.OAUTH_GENERIC_EMAIL_ATTRIBUTE_NAME?.trim() || 'email',
+    },
+  };
+}
+
 function readRotateSecrets(env: Env): Config['rotateSecrets'] {
   return readList(env, 'ROTATE_SECRETS').map((name) => {
     if (name !== 'JWT_SECRET' && name !== 'SECRET_KEY') throw new ConfigError(`ROTATE_SECRETS names JWT_SECRET or SECRET_KEY, got "${name}"`);
@@ -307,6 +396,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxResponseBytes: readInt(env, 'OUTBOUND_MAX_RESPONSE_BYTES', 10 * 1024 * 1024, 1024),
     },
     ldap: { enabled: readBool(env, 'SVC_AUTH_LDAP_ENABLED', false), configFile: path.resolve(env.LDAP_CONFIG_FILE?.trim() || 'config/ldap.toml') },
+    oauth: readOAuth(env),
   };
 }
 
@@ -373,5 +463,34 @@ export function effectiveSettings(config: Config): Record<string, string | numbe
     OUTBOUND_MAX_RESPONSE_BYTES: config.outbound.maxResponseBytes,
     SVC_AUTH_LDAP_ENABLED: config.ldap.enabled,
     LDAP_CONFIG_FILE: config.ldap.configFile,
+    ...oauthSettings(config.oauth),
+  };
+}
+
+/** The OAUTH_* variables by name; a provider that is off (no client id) shows nulls. */
+function oauthSettings(oauth: OAuthConfig): Record<string, string | boolean | string[] | null> {
+  const settings: Record<string, string | boolean | string[] | null> = {};
+  for (const id of OAUTH_PROVIDERS) {
+    const provider = oauth[id];
+    const prefix = `OAUTH_${id.toUpperCase()}_`;
+    settings[`${prefix}CLIENT_ID`] = provider?.clientId ?? null;
+    settings[`${prefix}CLIENT_SECRET`] = secret(provider?.clientSecret);
+    settings[`${prefix}ALLOW_SIGN_UP`] = provider?.allowSignUp ?? null;
+    settings[`${prefix}DEFAULT_ROLE`] = provider?.defaultRole ?? null;
+    settings[`${prefix}DEFAULT_ORG_ID`] = provider?.defaultOrgId ?? null;
+  }
+  const { codehost, workspace, generic } = oauth;
+  return {
+    ...settings,
+    OAUTH_GENERIC_ISSUER_URL: generic?.issuerUrl ?? null,
+    OAUTH_GENERIC_SCOPES: generic?.scopes ?? null,
+    OAUTH_GENERIC_EMAIL_ATTRIBUTE_NAME: generic?.emailAttributeName ?? null,
+    OAUTH_WORKSPACE_ISSUER_URL: workspace?.issuerUrl ?? null,
+    OAUTH_WORKSPACE_ALLOWED_DOMAINS: workspace?.allowedDomains ?? null,
+    OAUTH_CODEHOST_AUTH_URL: codehost?.authUrl ?? null,
+    OAUTH_CODEHOST_TOKEN_URL: codehost?.tokenUrl ?? null,
+    OAUTH_CODEHOST_API_URL: codehost?.apiUrl ?? null,
+    OAUTH_CODEHOST_ALLOWED_ORGANIZATIONS: codehost?.allowedOrganizations ?? null,
+    OAUTH_CODEHOST_SYNC_TEAMS: codehost?.syncTeams ?? null,
   };
 }

@@ -8,6 +8,7 @@ import { transact, type Tx } from './db/transaction.ts';
 import type { OutboundClient } from './outbound/client.ts';
 import type { Metrics } from './metrics/metrics.ts';
 import type { LdapDirectory } from './identity/providers/ldap/directory.ts';
+import type { LoginProviderRegistry } from './identity/providers/registry.ts';
 
 export interface Clock {
   now(): number;
@@ -27,6 +28,8 @@ export interface Services {
   metrics: Metrics;
   /** The LDAP servers when SVC_AUTH_LDAP_ENABLED=true, else null. */
   ldap: LdapDirectory | null;
+  /** The configured external login providers (OAuth 2.0). */
+  loginProviders: LoginProviderRegistry;
   /** Runs `work` in one transaction; policy changes it marks reach the engine after commit. */
   transact<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
 }

@@ -11,6 +11,7 @@ import { migrateToLatest } from './db/migrate.ts';
 import { createOutboundClient } from './outbound/index.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { LdapDirectory } from './identity/providers/ldap/directory.ts';
+import { LoginProviderRegistry } from './identity/providers/registry.ts';
 import { checkSecrets } from './settings/secret-check.ts';
 import { createServices, systemClock, type Clock, type Services } from './services.ts';
 
@@ -49,5 +50,6 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
     secretBox: new SecretBox(config.secretKey),
     outbound: createOutboundClient(config),
     ldap,
+    loginProviders: new LoginProviderRegistry(config),
   });
 }

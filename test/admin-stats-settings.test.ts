@@ -78,7 +78,12 @@ describe('server administration: stats and settings', () => {
     const settings = (await api(app, serverAdmin).get('/api/admin/settings')).body;
     const readme = fs.readFileSync(new URL('../README.md', import.meta.url), 'utf8');
     const table = readme.slice(readme.indexOf('## Environment variables'), readme.indexOf('\n## ', readme.indexOf('## Environment variables') + 1));
-    const documented = [...table.matchAll(/^\| `([A-Z0-9_]+)` \|/gm)].map((match) => match[1]).sort();
+    // a row may name several variables, and `<P>` stands for each OAuth provider
+    const firstCells = [...table.matchAll(/^\| (`[A-Z0-9_<>]+`(?:, `[A-Z0-9_<>]+`)*) \|/gm)].map((match) => match[1]!);
+    const names = firstCells.flatMap((cell) => [...cell.matchAll(/`([A-Z0-9_<>]+)`/g)].map((match) => match[1]!));
+    const documented = [
+      ...new Set(names.flatMap((name) => (name.includes('<P>') ? ['CODEHOST', 'WORKSPACE', 'GENERIC'].map((p) => name.replace('<P>', p)) : [name]))),
+    ].sort();
     expect(Object.keys(settings).sort()).to.deep.equal(documented);
 
     expect(settings).to.deep.include({

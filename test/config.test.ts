@@ -22,6 +22,39 @@ describe('configuration', () => {
     expect(config.databaseUrl).to.equal(null);
   });
 
+  it('reads the OAuth providers: off without a client id, defaults for the rest, mistakes refused', () => {
+    expect(loadConfig({ NODE_ENV: 'test', ...secrets }).oauth).to.deep.equal({ codehost: null, workspace: null, generic: null });
+    const generic = { OAUTH_GENERIC_CLIENT_ID: 'id', OAUTH_GENERIC_CLIENT_SECRET: 'secret', OAUTH_GENERIC_ISSUER_URL: 'https://idp.example/realms/x' };
+    expect(loadConfig({ NODE_ENV: 'test', ...secrets, ...generic }).oauth.generic).to.deep.equal({
+      clientId: 'id',
+      clientSecret: 'secret',
+      allowSignUp: false,
+      defaultRole: 'Viewer',
+      defaultOrgId: 'org_main',
+      issuerUrl: 'https://idp.example/realms/x',
+      scopes: ['openid', 'email', 'profile'],
+      emailAttributeName: 'email',
+    });
+    const workspace = loadConfig({
+      NODE_ENV: 'test',
+      ...secrets,
+      OAUTH_WORKSPACE_CLIENT_ID: 'w',
+      OAUTH_WORKSPACE_CLIENT_SECRET: 's',
+      OAUTH_WORKSPACE_ALLOWED_DOMAINS: 'Example.com, example.org',
+    });
+    expect(workspace.oauth.workspace).to.include({ issuerUrl: 'https://accounts.google.com' });
+    expect(workspace.oauth.workspace!.allowedDomains).to.deep.equal(['example.com', 'example.org']);
+    expect(() => loadConfig({ ...secrets, OAUTH_GENERIC_CLIENT_ID: 'id' })).to.throw(ConfigError, /OAUTH_GENERIC_CLIENT_SECRET is required/);
+    expect(() => loadConfig({ ...secrets, ...generic, OAUTH_GENERIC_ISSUER_URL: '' })).to.throw(ConfigError, /OAUTH_GENERIC_ISSUER_URL is required/);
+    expect(() => loadConfig({ ...secrets, ...generic, OAUTH_GENERIC_ISSUER_URL: 'idp.example' })).to.throw(ConfigError, /absolute http\(s\) URL/);
+    expect(() => loadConfig({ ...secrets, ...generic, OAUTH_GENERIC_DEFAULT_ROLE: 'ServerAdmin' })).to.throw(
+      ConfigError,
+      /DEFAULT_ROLE must be Admin, Editor, Viewer or None/,
+    );
+    expect(() => loadConfig({ ...secrets, ...generic, OAUTH_GENERIC_SCOPES: 'email profile' })).to.throw(ConfigError, /must include openid/);
+    expect(() => loadConfig({ ...secrets, ...generic, OAUTH_GENERIC_ALLOW_SIGN_UP: 'maybe' })).to.throw(ConfigError, /ALLOW_SIGN_UP must be true or false/);
+  });
+
   it('requires JWT_SECRET and SECRET_KEY of at least 32 characters in production', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', SECRET_KEY: secrets.SECRET_KEY })).to.throw(ConfigError, /JWT_SECRET is required/);
     expect(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: secrets.JWT_SECRET })).to.throw(ConfigError, /SECRET_KEY is required/);

@@ -1,6 +1,6 @@
 /**
- * AES-256-GCM for secrets at rest (platform API keys now; connector credentials and OAuth
- * tokens later). Stored form: `v1:<iv b64url>:<tag b64url>:<ciphertext b64url>`.
+ * AES-256-GCM for secrets at rest (platform API keys and OAuth provider tokens now; connector
+ * credentials later). Stored form: `v1:<iv b64url>:<tag b64url>:<ciphertext b64url>`.
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 

@@ -32,7 +32,7 @@ const firstHop = (value: string) => value.split(',')[0]!.trim();
  * This service's origin as the browser sees it: the request's protocol and Host, or the
  * X-Forwarded-Proto and X-Forwarded-Host of a trusted proxy (TRUSTED_PROXIES) in front.
  */
-function ownOrigin(ctx: Context): string | null {
+export function ownOrigin(ctx: Context): string | null {
   const forwarded = fromTrustedProxy(ctx);
   const protocol = (forwarded && firstHop(ctx.get('x-forwarded-proto'))) || ctx.protocol;
   const host = (forwarded && firstHop(ctx.get('x-forwarded-host'))) || ctx.host;

@@ -8,9 +8,51 @@ export interface AuthLinkRow {
   user_id: string;
   auth_module: string;
   auth_id: string;
+  issuer: string;
   label: string;
   created_at: number | string;
   updated_at: number | string;
+}
+
+/** The link of one external identity: the subject `authId` of `issuer` in `authModule`. */
+export async function findAuthLink(db: Knex, authModule: string, issuer: string, authId: string): Promise<AuthLinkRow | undefined> {
+  return db('user_auth_links').where({ auth_module: authModule, issuer, auth_id: authId }).first();
+}
+
+export interface NewAuthLink {
+  userId: string;
+  authModule: string;
+  issuer: string;
+  authId: string;
+  label: string;
+  /** The provider's tokens, sealed (AES-256-GCM) by the caller. */
+  tokensSealed: string | null;
+}
+
+export async function insertAuthLink(db: Knex, link: NewAuthLink, now: number): Promise<string> {
+  const id = newId('aul');
+  await db('user_auth_links').insert({
+    id,
+    user_id: link.userId,
+    auth_module: link.authModule,
+    issuer: link.issuer,
+    auth_id: link.authId,
+    label: link.label,
+    tokens_sealed: link.tokensSealed,
+    created_at: now,
+    updated_at: now,
+  });
+  return id;
+}
+
+/** Each login brings fresh provider tokens; the old ones are replaced. */
+export async function updateAuthLinkTokens(db: Knex, linkId: string, tokensSealed: string | null, now: number): Promise<void> {
+  await db('user_auth_links').where('id', linkId).update({ tokens_sealed: tokensSealed, updated_at: now });
+}
+
+export async function countAuthLinksOfUser(db: Knex, userId: string): Promise<number> {
+  const [row] = await db('user_auth_links').where('user_id', userId).count<Array<{ total: number | string }>>({ total: '*' });
+  return Number(row?.total ?? 0);
 }
 
 /** One page of the user's external login links, oldest first. */
@@ -24,6 +66,10 @@ export async function findAuthLinksOfUserPage(
     ['created_at', 'id'],
     page,
   );
+}
+
+export async function findAuthLinkOfUser(db: Knex, userId: string, linkId: string): Promise<AuthLinkRow | undefined> {
+  return db('user_auth_links').where({ id: linkId, user_id: userId }).first();
 }
 
 export async function deleteAuthLinkOfUser(db: Knex, userId: string, linkId: string): Promise<AuthLinkRow | undefined> {

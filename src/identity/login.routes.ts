@@ -27,8 +27,9 @@ export const INVALID_CREDENTIALS = 'invalid username or password';
 
 /**
  * Every login provider of the spec with its enabled flag and where a browser starts it
- * (`/api/login/<id>`, local too). LDAP is enabled when configured (and the form is open); the
- * other external ones (OAuth, SAML) are listed disabled until their flows are part of the service.
+ * (`/api/login/<id>`, local too). The OAuth ones are enabled when configured, and LDAP when
+ * configured and the form is open (its logins go through the form); SAML is listed disabled
+ * until its flow is part of the service.
  */
 const EXTERNAL_PROVIDERS = [
   { id: 'codehost', name: 'Code host (OAuth 2.0)' },
@@ -36,14 +37,17 @@ const EXTERNAL_PROVIDERS = [
   { id: 'generic', name: 'OpenID Connect' },
   { id: 'saml', name: 'SAML' },
   { id: 'ldap', name: 'LDAP' },
-];
+] as const;
 
 function loginProviders(services: Services) {
-  // LDAP logins go through the local form, so the form must be open for LDAP to be usable.
-  const enabled = (id: string) => id === 'ldap' && !!services.ldap && !services.config.disableLoginForm;
+  const isConfigured = (id: (typeof EXTERNAL_PROVIDERS)[number]['id']) => {
+    // LDAP logins go through the local form, so the form must be open for LDAP to be usable.
+    if (id === 'ldap') return !!services.ldap && !services.config.disableLoginForm;
+    return id !== 'saml' && !!services.loginProviders.get(id);
+  };
   return [
     { id: 'local', name: 'Username and password', enabled: !services.config.disableLoginForm },
-    ...EXTERNAL_PROVIDERS.map((provider) => ({ ...provider, enabled: enabled(provider.id) })),
+    ...EXTERNAL_PROVIDERS.map((provider) => ({ ...provider, enabled: isConfigured(provider.id) })),
   ].map((provider) => ({ ...provider, url: `/api/login/${provider.id}` }));
 }
 

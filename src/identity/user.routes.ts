@@ -16,14 +16,18 @@ import { changeProfile, profileChanges } from './profile.ts';
 import { confirmOwnPassword } from './reauthenticate.ts';
 import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
 import { presentUser } from './user.presenter.ts';
-import { findMembershipsOfUser, findUserById, setDefaultOrg, setUserPassword } from './users.store.ts';
+import { findAuthLabelsOfUsers, findMembershipsOfUser, findUserById, setDefaultOrg, setUserPassword } from './users.store.ts';
 import { newPasswordSchema, profileSchema } from '../http/schemas.ts';
 
 async function currentProfile(services: Services, userId: string) {
   const user = await findUserById(services.db, userId);
   if (!user) throw new NotFoundError('user not found');
-  const [orgs, prefs] = await Promise.all([findMembershipsOfUser(services.db, user.id), readPreferences(services.db, 'user', user.id)]);
-  return presentUser(user, orgs, { theme: prefs.theme });
+  const [orgs, prefs, labels] = await Promise.all([
+    findMembershipsOfUser(services.db, user.id),
+    readPreferences(services.db, 'user', user.id),
+    findAuthLabelsOfUsers(services.db, [user.id]),
+  ]);
+  return presentUser(user, orgs, { theme: prefs.theme, authLabels: labels.get(user.id) ?? [] });
 }
 
 /**

@@ -1,11 +1,12 @@
 /** The current user's sessions and external login links (`/api/user/tokens`, `/api/user/auth-tokens`). */
 import { recordAudit } from '../audit/writer.ts';
 import { actorOf } from '../http/actor.ts';
-import { NotFoundError } from '../errors.ts';
+import { BadRequestError, NotFoundError } from '../errors.ts';
 import { listPage, listQuerySchema, pageOf } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { ownRecord } from '../http/subject.ts';
-import { deleteAuthLinkOfUser, findAuthLinksOfUserPage, presentAuthLink } from './auth-links.store.ts';
+import { countAuthLinksOfUser, deleteAuthLinkOfUser, findAuthLinkOfUser, findAuthLinksOfUserPage, presentAuthLink } from './auth-links.store.ts';
+import { lockUser } from './users.store.ts';
 import { presentSession, sessionLimits } from './sessions.ts';
 import { findLiveSessionsOfUserPage, revokeLiveSessionOfUser } from './sessions.store.ts';
 
@@ -77,6 +78,12 @@ export const currentUserSessionRoutes: RouteModule = (routes) => {
       await authorize('users.authlinks:write', ownRecord(principal));
       const now = services.clock.now();
       const removed = await services.transact(async (tx) => {
+        // Locked first, so two removals at once cannot both see another link left.
+        const user = await lockUser(tx.db, principal.user.id);
+        if (!(await findAuthLinkOfUser(tx.db, principal.user.id, params.id))) return undefined;
+        if (user && !user.password_hash && (await countAuthLinksOfUser(tx.db, user.id)) <= 1) {
+          throw new BadRequestError('cannot remove the only way you can sign in: this account has no password and no other login');
+        }
         const link = await deleteAuthLinkOfUser(tx.db, principal.user.id, params.id);
         if (link) {
           await recordAudit(

@@ -92,6 +92,11 @@ export async function findUserByLoginOrEmail(db: Knex, loginOrEmail: string): Pr
   return db('users').where('login', value).orWhere('email', value).orderByRaw('CASE WHEN login = ? THEN 0 ELSE 1 END', [value]).first();
 }
 
+/** The user with this email (stored lower-cased); never matched by login. */
+export async function findUserByEmail(db: Knex, email: string): Promise<UserRow | undefined> {
+  return db('users').where('email', email.trim().toLowerCase()).first();
+}
+
 /** Changes name, email and login; uniqueness is the database's (a duplicate becomes a 409). */
 export async function updateUserProfile(db: Knex, userId: string, profile: { name?: string; email?: string; login?: string }, now: number): Promise<void> {
   const changes: Record<string, unknown> = { updated_at: now };
@@ -179,6 +184,13 @@ export async function setUserServerAdmin(db: Knex, userId: string, isSvcAdmin: b
 
 export async function setUserDisabled(db: Knex, userId: string, isDisabled: boolean, now: number): Promise<void> {
   await db('users').where('id', userId).update({ is_disabled: isDisabled, updated_at: now });
+}
+
+/** The user's row, locked on MySQL until the transaction ends (SQLite runs one transaction at a time). */
+export async function lockUser(db: Knex, userId: string): Promise<UserRow | undefined> {
+  const query = db('users').where('id', userId);
+  if (dialectOf(db) === 'mysql') query.forUpdate();
+  return query.first();
 }
 
 /**

@@ -121,6 +121,19 @@ export async function deleteTeamMember(tx: Tx, team: TeamRow, userId: string): P
   tx.policyChanged(team.org_id, { kind: 'member', userId });
 }
 
+/**
+ * The org's teams named like a code-host team (`<org>/<team slug>`), each with the user's
+ * permission in it (null: not a member): what team sync may add the user to or remove from.
+ */
+export async function findProviderNamedTeamsWithMembership(db: Knex, orgId: string, userId: string): Promise<Array<TeamRow & { permission: number | null }>> {
+  const rows: Array<TeamRow & { permission: number | string | null }> = await db('teams as t')
+    .leftJoin('team_members as tm', (join) => join.on('tm.team_id', '=', 't.id').andOn('tm.user_id', '=', db.raw('?', [userId])))
+    .where('t.org_id', orgId)
+    .where('t.name', 'like', '%/%')
+    .select('t.id', 't.org_id', 't.name', 't.email', 'tm.permission');
+  return rows.map((row) => ({ ...row, permission: row.permission === null ? null : Number(row.permission) }));
+}
+
 /** The org membership of a user who may join a team: people only (a service account acts alone). */
 export async function findOrgMemberForTeam(
   db: Knex,

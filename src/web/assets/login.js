@@ -49,10 +49,12 @@ async function showProviders() {
   const others = result.body.filter((p) => !['local', 'ldap'].includes(p.id) && p.enabled && typeof p.url === 'string' && p.url.startsWith('/'));
   if (others.length === 0) return;
   const list = document.querySelector('#providers ul');
+  // The provider's login keeps this page's ?redirect (the API checks it) for after the round trip.
+  const redirect = new URLSearchParams(window.location.search).get('redirect');
   for (const provider of others) {
     const link = document.createElement('a');
     link.className = 'button secondary';
-    link.href = provider.url;
+    link.href = redirect ? `${provider.url}?${new URLSearchParams({ redirect })}` : provider.url;
     link.textContent = `Sign in with ${provider.name}`;
     const item = document.createElement('li');
     item.append(link);
@@ -60,5 +62,9 @@ async function showProviders() {
   }
   document.getElementById('providers').hidden = false;
 }
+
+/** A provider login that failed comes back as /login?error=<message>: shown as text, like any error. */
+const loginError = new URLSearchParams(window.location.search).get('error');
+if (loginError) setAlert(alertBox, loginError.slice(0, 300));
 
 showProviders();
