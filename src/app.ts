@@ -21,6 +21,7 @@ import { RouteRegistrar, type RouteEntry, type RouteModule } from './http/route.
 import { resolvePersonalAccessToken, TOKEN_PREFIX } from './identity/api-tokens.ts';
 import { adminUserRoutes } from './identity/admin-users.routes.ts';
 import { loginRoutes } from './identity/login.routes.ts';
+import { SAML_FORM_PATHS, samlRoutes } from './identity/providers/saml/routes.ts';
 import { setupRoutes } from './identity/setup.routes.ts';
 import { currentUserAccessTokenRoutes } from './identity/user.access-tokens.routes.ts';
 import { currentUserRoutes } from './identity/user.routes.ts';
@@ -39,6 +40,7 @@ import { webRoutes } from './web/routes.ts';
 export const ROUTE_MODULES: RouteModule[] = [
   setupRoutes,
   loginRoutes,
+  samlRoutes,
   currentUserRoutes,
   currentUserSessionRoutes,
   currentUserAccessTokenRoutes,
@@ -88,7 +90,7 @@ export function buildApp(services: Services): BuiltApp {
   });
   app.use(cors(services.config.corsOrigins));
   app.use(clientIpMiddleware(services.config.trustedProxies));
-  app.use(jsonBody(services.config.bodyLimitBytes));
+  app.use(jsonBody(services.config.bodyLimitBytes, SAML_FORM_PATHS));
   app.use(authenticate(services, TOKEN_RESOLVERS));
   app.use(csrfProtection(services.config.corsOrigins));
   app.use(router.routes());

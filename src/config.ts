@@ -2,7 +2,7 @@
  * Every environment variable of the service, typed, validated and defaulted in one place.
  * The README's variable table is written from this file; keep them in step.
  */
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -58,6 +58,39 @@ export interface Config {
    * use; it may contain `:`). An invalid entry stops startup with the entry named (never its key).
    */
   apiKeys: LegacyApiKey[];
+  /** SAML login (SAML_ENABLED=true), null when off. */
+  saml: SamlConfig | null;
+}
+
+/** Which assertion attribute carries each user field; `NameID` names the subject's NameID. */
+export interface SamlAttributeMapping {
+  login: string;
+  email: string;
+  name: string;
+  /** Group names for team sync into the default org; null = no sync. */
+  groups: string | null;
+}
+
+export interface SamlConfig {
+  /** The identity provider's sign-on URL (SAML_ENTRY_POINT): AuthnRequests go there. */
+  entryPoint: string;
+  /** Where single logout sends LogoutRequests (SAML_LOGOUT_URL, default the entry point). */
+  logoutUrl: string;
+  /** This service provider's entity id (SAML_ISSUER): the audience assertions must name. */
+  issuer: string;
+  /** The assertion consumer URL as the browser reaches it (SAML_CALLBACK_URL). */
+  callbackUrl: string;
+  /** The identity provider's signing certificate, PEM. */
+  idpCert: string;
+  /** When set (SAML_IDP_ISSUER), the Issuer every response and assertion must carry. */
+  idpIssuer: string | null;
+  /** Signs AuthnRequests and LogoutRequests when set (SAML_PRIVATE_KEY), PEM. */
+  privateKey: string | null;
+  /** The certificate of that key, published in the metadata (SAML_CERTIFICATE), PEM. */
+  certificate: string | null;
+  /** SAML_WANT_ASSERTIONS_SIGNED: the assertion itself must be signed, a signed response is not enough. */
+  wantAssertionsSigned: boolean;
+  attributeMapping: SamlAttributeMapping;
 }
 
 export interface LegacyApiKey {
@@ -177,6 +210,75 @@ function readSecret(env: Env, name: string, nodeEnv: Config['env'], dataDir: str
   return generated;
 }
 
+function readUrl(env: Env, name: string, fallback?: string): string {
+  const raw = env[name]?.trim() || fallback;
+  if (!raw) throw new ConfigError(`${name} is required when SAML_ENABLED=true`);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  return raw;
+}
+
+/**
+ * A PEM given inline (`-----BEGIN …`, with real or `\n`-escaped line breaks, as env files
+ * carry them) or as the path of a file holding it; `kind` is checked by parsing it.
+ */
+function readPem(env: Env, name: string, kind: 'certificate' | 'private key'): string | null {
+  const raw = env[name]?.trim();
+  if (!raw) return null;
+  let pem: string;
+  if (raw.startsWith('-----BEGIN')) {
+    pem = raw.replace(/\\n/g, '\n');
+  } else {
+    try {
+      pem = fs.readFileSync(raw, 'utf8');
+    } catch {
+      throw new ConfigError(`${name} is neither an inline PEM nor a readable file: "${raw}"`);
+    }
+  }
+  try {
+    if (kind === 'certificate') new X509Certificate(pem);
+    else createPrivateKey(pem);
+  } catch {
+    throw new ConfigError(`${name} does not hold a PEM ${kind}`);
+  }
+  return pem;
+}
+
+function readSaml(env: Env): SamlConfig | null {
+  if (!readBool(env, 'SAML_ENABLED', false)) return null;
+  const entryPoint = readUrl(env, 'SAML_ENTRY_POINT');
+  const issuer = env.SAML_ISSUER?.trim();
+  if (!issuer) throw new ConfigError('SAML_ISSUER is required when SAML_ENABLED=true');
+  const idpCert = readPem(env, 'SAML_IDP_CERT', 'certificate');
+  if (!idpCert) throw new ConfigError('SAML_IDP_CERT is required when SAML_ENABLED=true');
+  const privateKey = readPem(env, 'SAML_PRIVATE_KEY', 'private key');
+  const certificate = readPem(env, 'SAML_CERTIFICATE', 'certificate');
+  if (certificate && !privateKey) throw new ConfigError('SAML_CERTIFICATE needs SAML_PRIVATE_KEY, the key it certifies');
+  const attribute = (name: string, fallback: string) => env[name]?.trim() || fallback;
+  return {
+    entryPoint,
+    logoutUrl: readUrl(env, 'SAML_LOGOUT_URL', entryPoint),
+    issuer,
+    callbackUrl: readUrl(env, 'SAML_CALLBACK_URL'),
+    idpCert,
+    idpIssuer: env.SAML_IDP_ISSUER?.trim() || null,
+    privateKey,
+    certificate,
+    wantAssertionsSigned: readBool(env, 'SAML_WANT_ASSERTIONS_SIGNED', true),
+    attributeMapping: {
+      login: attribute('SAML_ATTRIBUTE_MAPPING_LOGIN', 'NameID'),
+      email: attribute('SAML_ATTRIBUTE_MAPPING_EMAIL', 'email'),
+      name: attribute('SAML_ATTRIBUTE_MAPPING_NAME', 'displayName'),
+      groups: env.SAML_ATTRIBUTE_MAPPING_GROUPS?.trim() || null,
+    },
+  };
+}
+
 function readRotateSecrets(env: Env): Config['rotateSecrets'] {
   return readList(env, 'ROTATE_SECRETS').map((name) => {
     if (name !== 'JWT_SECRET' && name !== 'SECRET_KEY') throw new ConfigError(`ROTATE_SECRETS names JWT_SECRET or SECRET_KEY, got "${name}"`);
@@ -219,5 +321,6 @@ export function loadConfig(env: Env = process.env): Config {
     jwtSecret: readSecret(env, 'JWT_SECRET', nodeEnv, dataDir),
     rotateSecrets: readRotateSecrets(env),
     apiKeys: readApiKeys(env),
+    saml: readSaml(env),
   };
 }

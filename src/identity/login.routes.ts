@@ -22,8 +22,8 @@ export const INVALID_CREDENTIALS = 'invalid username or password';
 
 /**
  * Every login provider of the spec with its enabled flag and where a browser starts it
- * (`/api/login/<id>`, local too). The external ones (OAuth, SAML, LDAP) are listed disabled until
- * their flows are part of the service.
+ * (`/api/login/<id>`, local too). SAML is enabled when configured; the others (OAuth, LDAP) are
+ * listed disabled until their flows are part of the service.
  */
 const EXTERNAL_PROVIDERS = [
   { id: 'codehost', name: 'Code host (OAuth 2.0)' },
@@ -36,7 +36,7 @@ const EXTERNAL_PROVIDERS = [
 function loginProviders(services: Services) {
   return [
     { id: 'local', name: 'Username and password', enabled: !services.config.disableLoginForm },
-    ...EXTERNAL_PROVIDERS.map((provider) => ({ ...provider, enabled: false })),
+    ...EXTERNAL_PROVIDERS.map((provider) => ({ ...provider, enabled: provider.id === 'saml' && services.config.saml !== null })),
   ].map((provider) => ({ ...provider, url: `/api/login/${provider.id}` }));
 }
 
