@@ -56,6 +56,8 @@ export function buildServiceProvider(settings: SamlConfig): ServiceProvider {
     entityID: settings.idpIssuer ?? settings.entryPoint,
     signingCert: settings.idpCert,
     wantAuthnRequestsSigned: !!settings.privateKey,
+    wantLogoutRequestSigned: !!settings.privateKey,
+    wantLogoutResponseSigned: !!settings.privateKey,
     singleSignOnService: [{ Binding: binding.redirect, Location: settings.entryPoint }],
     singleLogoutService: [{ Binding: binding.redirect, Location: settings.logoutUrl }],
   });
