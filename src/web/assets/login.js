@@ -47,10 +47,12 @@ async function showProviders() {
   const others = result.body.filter((p) => p.id !== 'local' && p.enabled && typeof p.url === 'string' && p.url.startsWith('/'));
   if (others.length === 0) return;
   const list = document.querySelector('#providers ul');
+  // The provider's login keeps this page's ?redirect=/path (the server checks it again).
+  const redirect = new URLSearchParams(window.location.search).get('redirect');
   for (const provider of others) {
     const link = document.createElement('a');
     link.className = 'button secondary';
-    link.href = provider.url;
+    link.href = redirect ? `${provider.url}?${new URLSearchParams({ redirect })}` : provider.url;
     link.textContent = `Sign in with ${provider.name}`;
     const item = document.createElement('li');
     item.append(link);
