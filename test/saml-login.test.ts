@@ -114,3 +114,23 @@ describe('SAML login', () => {
     expect(await auditEntries(app, { action: 'team.member_added', target_id: ops.id })).to.have.length(1);
   });
 });
+
+describe('SAML login when SAML_ENABLED is not set', () => {
+  let app: TestApp;
+  before(async () => {
+    app = await startTestApp();
+  });
+  after(() => app?.close());
+
+  it('lists SAML as disabled and answers 404 on its routes', async () => {
+    const providers = await app.request('GET', '/api/login/providers');
+    expect(providers.body.find((provider: { id: string }) => provider.id === 'saml').enabled).to.equal(false);
+    for (const path of ['/api/saml/metadata', '/api/saml/login', '/api/login/saml', '/api/saml/slo']) {
+      const response = await app.request('GET', path);
+      expect(response.status, path).to.equal(404);
+      expect(response.body).to.deep.equal({ message: 'SAML login is not enabled on this server' });
+    }
+    const acs = await app.request('POST', '/api/saml/acs', { rawBody: 'SAMLResponse=eA%3D%3D', contentType: 'application/x-www-form-urlencoded' });
+    expect(acs.status).to.equal(404);
+  });
+});
