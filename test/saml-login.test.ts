@@ -3,7 +3,10 @@ import { startTestApp, type TestApp } from './helpers/app.ts';
 import { auditEntries, buildTeam, buildUser } from './helpers/factories.ts';
 import { ACS_URL, ENTRY_POINT, redirectMessage, samlEnv, SP_ENTITY_ID, TestIdp } from './helpers/saml-idp.ts';
 
-describe('SAML login', () => {
+describe('SAML login', function () {
+  // Each SAML message is schema-checked by libxml2 (WebAssembly) in a worker thread of its own:
+  // a login costs a few hundred milliseconds, several seconds on a loaded machine.
+  this.timeout(60_000);
   let app: TestApp;
   let idp: TestIdp;
 
@@ -115,7 +118,10 @@ describe('SAML login', () => {
   });
 });
 
-describe('SAML login when SAML_ENABLED is not set', () => {
+describe('SAML login when SAML_ENABLED is not set', function () {
+  // Each SAML message is schema-checked by libxml2 (WebAssembly) in a worker thread of its own:
+  // a login costs a few hundred milliseconds, several seconds on a loaded machine.
+  this.timeout(60_000);
   let app: TestApp;
   before(async () => {
     app = await startTestApp();

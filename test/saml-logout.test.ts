@@ -5,7 +5,10 @@ import { IDP_ENTITY_ID, LOGOUT_URL, redirectMessage, samlEnv, SLO_CALLBACK_URL, 
 
 const PROTOCOL = 'xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion"';
 
-describe('SAML single logout', () => {
+describe('SAML single logout', function () {
+  // Each SAML message is schema-checked by libxml2 (WebAssembly) in a worker thread of its own:
+  // a login costs a few hundred milliseconds, several seconds on a loaded machine.
+  this.timeout(60_000);
   let app: TestApp;
   let idp: TestIdp;
   let sequence = 0;

@@ -11,7 +11,10 @@ import type { Response } from './helpers/app.ts';
 
 const REFUSED = 'SAML login failed: the identity provider’s answer was refused';
 
-describe('SAML login refusals', () => {
+describe('SAML login refusals', function () {
+  // Each SAML message is schema-checked by libxml2 (WebAssembly) in a worker thread of its own:
+  // a login costs a few hundred milliseconds, several seconds on a loaded machine.
+  this.timeout(60_000);
   let app: TestApp;
   let idp: TestIdp;
 
@@ -169,7 +172,10 @@ describe('SAML login refusals', () => {
   });
 });
 
-describe('SAML login with SAML_WANT_ASSERTIONS_SIGNED=false', () => {
+describe('SAML login with SAML_WANT_ASSERTIONS_SIGNED=false', function () {
+  // Each SAML message is schema-checked by libxml2 (WebAssembly) in a worker thread of its own:
+  // a login costs a few hundred milliseconds, several seconds on a loaded machine.
+  this.timeout(60_000);
   let app: TestApp;
   let idp: TestIdp;
 
