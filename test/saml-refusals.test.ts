@@ -120,7 +120,12 @@ describe('SAML login refusals', function () {
   });
 
   it('refuses a message the SAML schema does not allow', async () => {
-    const response = await answer({}, (xml) => xml.replace('<samlp:Status>', '<samlp:Unknown/><samlp:Status>'));
+    // Signed after the change: only what the identity provider signed reaches the schema check.
+    const inResponseTo = await idp.startLogin();
+    const unsigned = idp.responseXml({ inResponseTo, signAssertion: false, signResponse: false }).replace('<samlp:Status>', '<samlp:Unknown/><samlp:Status>');
+    const response = await idp.postResponse(
+      idp.sign(idp.sign(unsigned, "/*[local-name(.)='Response']/*[local-name(.)='Assertion']"), "/*[local-name(.)='Response']"),
+    );
     await expectRefused(response, /not valid SAML 2.0 XML \(schema\)/);
   });
 

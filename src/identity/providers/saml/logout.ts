@@ -21,13 +21,13 @@ export type LogoutMessage =
 export async function readLogoutMessage(settings: SamlConfig, encoded: string, now: number): Promise<LogoutMessage> {
   const xml = decodeMessage(encoded);
   const doc = parseXml(xml);
-  await assertSchemaValid(xml);
   const root = doc.documentElement!;
   if (root.namespaceURI !== PROTOCOL_NS || (root.localName !== 'LogoutResponse' && root.localName !== 'LogoutRequest')) {
     throw new SamlRefusal(`a ${root.localName} is not a logout message`, 'single logout failed: the identity provider’s message was refused');
   }
   const signed = verifiedElement(xml, root, settings.idpCert);
   if (!signed) throw new SamlRefusal(`unsigned ${root.localName}`, 'single logout failed: the identity provider’s message was refused');
+  await assertSchemaValid(xml);
   const issuer = textOf(childElement(signed, ASSERTION_NS, 'Issuer'));
   if (settings.idpIssuer && issuer !== settings.idpIssuer) throw new SamlRefusal(`issuer ${String(issuer).slice(0, 200)} is not ${settings.idpIssuer}`);
   const destination = signed.getAttribute('Destination');

@@ -1,8 +1,8 @@
 /**
  * Reads a SAML login response (HTTP-POST binding) into an identity, or refuses it. In order:
- * size and base64, the XML ground rules (xml.ts), the SAML schema, one Response holding exactly
- * one plain Assertion, status Success, signatures (the response's or the assertion's; the
- * assertion's when SAML_WANT_ASSERTIONS_SIGNED), and then, from the signed XML only: issuer,
+ * size and base64, the XML ground rules (xml.ts), one Response holding exactly one plain
+ * Assertion, status Success, signatures (the response's or the assertion's; the assertion's when
+ * SAML_WANT_ASSERTIONS_SIGNED), the SAML schema, and then, from the signed XML only: issuer,
  * bearer subject confirmation for our callback URL and one of our requests, conditions in their
  * time window (with a small skew), our audience. The caller checks that the request is still
  * open and that the assertion id was not used before (store.ts).
@@ -108,7 +108,6 @@ function checkIssuer(element: Element, settings: SamlConfig, what: string): void
 export async function readLoginResponse(settings: SamlConfig, encoded: string, now: number): Promise<SamlAssertion> {
   const xml = decodeMessage(encoded);
   const doc = parseXml(xml);
-  await assertSchemaValid(xml);
   const response = doc.documentElement!;
   if (response.namespaceURI !== PROTOCOL_NS || response.localName !== 'Response') throw new SamlRefusal(`a ${response.localName} is not a login response`);
   if (descendantsNamed(doc, 'EncryptedAssertion').length > 0) throw new SamlRefusal('encrypted assertions are not supported');
@@ -126,6 +125,9 @@ export async function readLoginResponse(settings: SamlConfig, encoded: string, n
   const signedAssertion = verifiedElement(xml, assertion, settings.idpCert);
   if (!signedResponse && !signedAssertion) throw new SamlRefusal('neither the response nor the assertion is signed');
   if (settings.wantAssertionsSigned && !signedAssertion) throw new SamlRefusal('the assertion is not signed (SAML_WANT_ASSERTIONS_SIGNED)');
+  // After the signature: the schema check runs libxml2 in a worker thread, which only messages
+  // the identity provider signed may cost.
+  await assertSchemaValid(xml);
   const trusted = signedAssertion ?? childElement(signedResponse!, ASSERTION_NS, 'Assertion');
   if (!trusted) throw new SamlRefusal('the signed response holds no assertion');
   if (signedResponse) {
