@@ -163,6 +163,10 @@ describe('SAML login refusals', function () {
     const assertionId = /<saml:Assertion [^>]*ID="([^"]+)"/.exec(xml)![1]!;
     expect(await app.count('saml_assertion_ids', { id: assertionId })).to.equal(1);
     await expectRefused(await idp.postResponse(xml), /replayed assertion/);
+    // Once expired it cannot be accepted anyway, and is forgotten at the next login.
+    app.clock.advance(60 * 60_000);
+    expect((await idp.login({ nameId: 'after-expiry' })).response.status).to.equal(302);
+    expect(await app.count('saml_assertion_ids', { id: assertionId })).to.equal(0);
   });
 
   it('answers 400 to a request without a SAML response, or not as a form', async () => {

@@ -19,7 +19,15 @@ import { readLogoutMessage } from './logout.ts';
 import { readLoginResponse } from './response.ts';
 import { buildServiceProvider, type ServiceProvider } from './service-provider.ts';
 import { profileOf, signInWithSaml } from './sign-in.ts';
-import { findSamlSession, findSessionsOfSamlSubject, insertSamlRequest, rememberAssertionId, SAML_AUTH_MODULE, takeSamlRequest } from './store.ts';
+import {
+  findSamlSession,
+  findSessionsOfSamlSubject,
+  forgetExpiredSamlState,
+  insertSamlRequest,
+  rememberAssertionId,
+  SAML_AUTH_MODULE,
+  takeSamlRequest,
+} from './store.ts';
 import { SamlRefusal } from './xml.ts';
 
 /** How long the identity provider may take to answer a request of ours. */
@@ -100,7 +108,8 @@ export const samlRoutes: RouteModule = (routes) => {
       let signIn: { token: string; redirect: string };
       try {
         const assertion = await readLoginResponse(settings, body.SAMLResponse, now);
-        if (!(await rememberAssertionId(services.db, assertion.assertionId, assertion.expiresAt, now))) throw new SamlRefusal('replayed assertion');
+        await forgetExpiredSamlState(services.db, now);
+        if (!(await rememberAssertionId(services.db, assertion.assertionId, assertion.expiresAt))) throw new SamlRefusal('replayed assertion');
         const request = await takeSamlRequest(services.db, assertion.inResponseTo, 'login', now);
         if (!request) throw new SamlRefusal('InResponseTo names no open login request of this service');
         const { token } = await signInWithSaml(services, ctx, actorOf(ctx), profileOf(assertion, settings.attributeMapping), assertion.sessionIndex);
@@ -169,7 +178,8 @@ export const samlRoutes: RouteModule = (routes) => {
             );
           return ctx.redirect(request.redirect);
         }
-        if (!(await rememberAssertionId(services.db, message.id, message.expiresAt, now))) throw new SamlRefusal('replayed LogoutRequest');
+        await forgetExpiredSamlState(services.db, now);
+        if (!(await rememberAssertionId(services.db, message.id, message.expiresAt))) throw new SamlRefusal('replayed LogoutRequest');
         const sessions = await findSessionsOfSamlSubject(services.db, message.nameId, message.sessionIndex);
         await services.transact(async (tx) => {
           for (const session of sessions) {

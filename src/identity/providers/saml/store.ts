@@ -23,13 +23,14 @@ export async function takeSamlRequest(db: Knex, id: string, kind: SamlRequestKin
   return deleted === 1 && Number(row.expires_at) > now ? { redirect: row.redirect } : undefined;
 }
 
-/**
- * Remembers an accepted assertion id until it expires; false when it was seen before (a replay).
- * Expired ids are forgotten on the way.
- */
-export async function rememberAssertionId(db: Knex, id: string, expiresAt: number, now: number): Promise<boolean> {
+/** Drops the requests and assertion ids whose time is over: neither can be answered or replayed any more. */
+export async function forgetExpiredSamlState(db: Knex, now: number): Promise<void> {
   await db('saml_assertion_ids').where('expires_at', '<=', now).delete();
   await db('saml_requests').where('expires_at', '<=', now).delete();
+}
+
+/** Remembers an accepted message id until it expires; false when it was seen before (a replay). */
+export async function rememberAssertionId(db: Knex, id: string, expiresAt: number): Promise<boolean> {
   try {
     await db('saml_assertion_ids').insert({ id, expires_at: expiresAt });
     return true;
