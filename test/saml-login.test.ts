@@ -70,6 +70,8 @@ describe('SAML login', function () {
     const user = await app.db('users').where('login', 'grace').first();
     expect(await app.count('user_auth_links', { user_id: user.id, auth_module: 'saml', auth_id: 'grace-id' })).to.equal(1);
     expect(await app.count('org_members', { user_id: user.id, org_id: 'org_main', role: 'Viewer' })).to.equal(1);
+    const links = await app.request('GET', '/api/user/auth-tokens', { cookie: asCookie(cookie!) });
+    expect(links.body.authLinks.map((link: { authModule: string; label: string }) => [link.authModule, link.label])).to.deep.equal([['saml', 'SAML']]);
     const [login] = await auditEntries(app, { action: 'user.login', actor_id: user.id });
     expect(login!.metadata).to.deep.equal({ method: 'saml' });
     expect(await auditEntries(app, { action: 'user.created', target_id: user.id })).to.have.length(1);
