@@ -29,6 +29,7 @@ import { adminUserRoutes } from './identity/admin-users.routes.ts';
 import { loginRoutes } from './identity/login.routes.ts';
 import { ldapAdminRoutes } from './identity/providers/ldap/routes.ts';
 import { oauthLoginRoutes } from './identity/providers/routes.ts';
+import { SAML_FORM_PATHS, samlRoutes } from './identity/providers/saml/routes.ts';
 import { setupRoutes } from './identity/setup.routes.ts';
 import { currentUserAccessTokenRoutes } from './identity/user.access-tokens.routes.ts';
 import { currentUserRoutes } from './identity/user.routes.ts';
@@ -48,6 +49,7 @@ export const ROUTE_MODULES: RouteModule[] = [
   setupRoutes,
   loginRoutes,
   oauthLoginRoutes,
+  samlRoutes,
   currentUserRoutes,
   currentUserSessionRoutes,
   currentUserAccessTokenRoutes,
@@ -101,7 +103,7 @@ export function buildApp(services: Services): BuiltApp {
   app.use(errorMiddleware(services.logger));
   app.use(cors(services.config.corsOrigins));
   app.use(clientIpMiddleware(services.config.trustedProxies));
-  app.use(jsonBody(services.config.bodyLimitBytes));
+  app.use(jsonBody(services.config.bodyLimitBytes, SAML_FORM_PATHS));
   app.use(authenticate(services, TOKEN_RESOLVERS, unauthenticatedPaths));
   app.use(csrfProtection(services.config.corsOrigins));
   app.use(router.routes());

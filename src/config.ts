@@ -2,7 +2,7 @@
  * Every environment variable of the service, typed, validated and defaulted in one place.
  * The README's variable table is written from this file; keep them in step.
  */
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_HASH_CONCURRENCY, DEFAULT_HASH_QUEUE } from './crypto/password.ts';
@@ -76,6 +76,8 @@ export interface Config {
   ldap: { enabled: boolean; configFile: string };
   /** The OAuth 2.0 login providers (OAUTH_<P>_*); null = not configured, refused at both endpoints. */
   oauth: OAuthConfig;
+  /** SAML login (SAML_ENABLED=true), null when off. */
+  saml: SamlConfig | null;
 }
 
 export const OAUTH_PROVIDERS = ['codehost', 'workspace', 'generic'] as const;
@@ -97,6 +99,37 @@ export interface OAuthConfig {
   /** Google-shaped OpenID Connect: the issuer defaults to Google's. */
   workspace: (OAuthProviderConfig & { issuerUrl: string; allowedDomains: string[] }) | null;
   generic: (OAuthProviderConfig & { issuerUrl: string; scopes: string[]; emailAttributeName: string }) | null;
+}
+
+/** Which assertion attribute carries each user field; `NameID` names the subject's NameID. */
+export interface SamlAttributeMapping {
+  login: string;
+  email: string;
+  name: string;
+  /** Group names for team sync into the default org; null = no sync. */
+  groups: string | null;
+}
+
+export interface SamlConfig {
+  /** The identity provider's sign-on URL (SAML_ENTRY_POINT): AuthnRequests go there. */
+  entryPoint: string;
+  /** Where single logout sends LogoutRequests (SAML_LOGOUT_URL, default the entry point). */
+  logoutUrl: string;
+  /** This service provider's entity id (SAML_ISSUER): the audience assertions must name. */
+  issuer: string;
+  /** The assertion consumer URL as the browser reaches it (SAML_CALLBACK_URL). */
+  callbackUrl: string;
+  /** The identity provider's signing certificate, PEM. */
+  idpCert: string;
+  /** When set (SAML_IDP_ISSUER), the Issuer every response and assertion must carry. */
+  idpIssuer: string | null;
+  /** Signs AuthnRequests and LogoutRequests when set (SAML_PRIVATE_KEY), PEM. */
+  privateKey: string | null;
+  /** The certificate of that key, published in the metadata (SAML_CERTIFICATE), PEM. */
+  certificate: string | null;
+  /** SAML_WANT_ASSERTIONS_SIGNED: the assertion itself must be signed, a signed response is not enough. */
+  wantAssertionsSigned: boolean;
+  attributeMapping: SamlAttributeMapping;
 }
 
 export interface LegacyApiKey {
@@ -276,15 +309,17 @@ export function assertDataDirWritable(config: Pick<Config, 'databaseUrl' | 'data
 
 const OAUTH_ROLES: readonly OAuthDefaultRole[] = ['Admin', 'Editor', 'Viewer', 'None'];
 
-function readUrl(env: Env, name: string, fallback: string): string {
+/** An http(s) URL from the environment, else `fallback`; `requiredWhen` says when it may not be missing. */
+function readUrl(env: Env, name: string, fallback?: string, requiredWhen = 'SAML_ENABLED=true'): string {
   const raw = env[name]?.trim() || fallback;
+  if (!raw) throw new ConfigError(`${name} is required when ${requiredWhen}`);
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
   return raw;
 }
 
@@ -333,9 +368,65 @@ function readOAuth(env: Env): OAuthConfig {
     },
     generic: generic && {
       ...generic,
-      issuerUrl: readUrl(env, 'OAUTH_GENERIC_ISSUER_URL', ''),
+      issuerUrl: readUrl(env, 'OAUTH_GENERIC_ISSUER_URL', '', 'OAUTH_GENERIC_CLIENT_ID is set'),
       scopes,
       emailAttributeName: env.OAUTH_GENERIC_EMAIL_ATTRIBUTE_NAME?.trim() || 'email',
+    },
+  };
+}
+
+/**
+ * A PEM given inline (`-----BEGIN …`, with real or `\n`-escaped line breaks, as env files
+ * carry them) or as the path of a file holding it; `kind` is checked by parsing it.
+ */
+function readPem(env: Env, name: string, kind: 'certificate' | 'private key'): string | null {
+  const raw = env[name]?.trim();
+  if (!raw) return null;
+  let pem: string;
+  if (raw.startsWith('-----BEGIN')) {
+    pem = raw.replace(/\\n/g, '\n');
+  } else {
+    try {
+      pem = fs.readFileSync(raw, 'utf8');
+    } catch {
+      throw new ConfigError(`${name} is neither an inline PEM nor a readable file: "${raw}"`);
+    }
+  }
+  try {
+    if (kind === 'certificate') new X509Certificate(pem);
+    else createPrivateKey(pem);
+  } catch {
+    throw new ConfigError(`${name} does not hold a PEM ${kind}`);
+  }
+  return pem;
+}
+
+function readSaml(env: Env): SamlConfig | null {
+  if (!readBool(env, 'SAML_ENABLED', false)) return null;
+  const entryPoint = readUrl(env, 'SAML_ENTRY_POINT');
+  const issuer = env.SAML_ISSUER?.trim();
+  if (!issuer) throw new ConfigError('SAML_ISSUER is required when SAML_ENABLED=true');
+  const idpCert = readPem(env, 'SAML_IDP_CERT', 'certificate');
+  if (!idpCert) throw new ConfigError('SAML_IDP_CERT is required when SAML_ENABLED=true');
+  const privateKey = readPem(env, 'SAML_PRIVATE_KEY', 'private key');
+  const certificate = readPem(env, 'SAML_CERTIFICATE', 'certificate');
+  if (certificate && !privateKey) throw new ConfigError('SAML_CERTIFICATE needs SAML_PRIVATE_KEY, the key it certifies');
+  const attribute = (name: string, fallback: string) => env[name]?.trim() || fallback;
+  return {
+    entryPoint,
+    logoutUrl: readUrl(env, 'SAML_LOGOUT_URL', entryPoint),
+    issuer,
+    callbackUrl: readUrl(env, 'SAML_CALLBACK_URL'),
+    idpCert,
+    idpIssuer: env.SAML_IDP_ISSUER?.trim() || null,
+    privateKey,
+    certificate,
+    wantAssertionsSigned: readBool(env, 'SAML_WANT_ASSERTIONS_SIGNED', true),
+    attributeMapping: {
+      login: attribute('SAML_ATTRIBUTE_MAPPING_LOGIN', 'NameID'),
+      email: attribute('SAML_ATTRIBUTE_MAPPING_EMAIL', 'email'),
+      name: attribute('SAML_ATTRIBUTE_MAPPING_NAME', 'displayName'),
+      groups: env.SAML_ATTRIBUTE_MAPPING_GROUPS?.trim() || null,
     },
   };
 }
@@ -397,6 +488,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     ldap: { enabled: readBool(env, 'SVC_AUTH_LDAP_ENABLED', false), configFile: path.resolve(env.LDAP_CONFIG_FILE?.trim() || 'config/ldap.toml') },
     oauth: readOAuth(env),
+    saml: readSaml(env),
   };
 }
 
@@ -464,6 +556,27 @@ export function effectiveSettings(config: Config): Record<string, string | numbe
     SVC_AUTH_LDAP_ENABLED: config.ldap.enabled,
     LDAP_CONFIG_FILE: config.ldap.configFile,
     ...oauthSettings(config.oauth),
+    ...samlSettings(config.saml),
+  };
+}
+
+/** The SAML_* variables by name; with SAML off only SAML_ENABLED says anything. */
+function samlSettings(saml: SamlConfig | null): Record<string, string | boolean | null> {
+  return {
+    SAML_ENABLED: saml !== null,
+    SAML_ENTRY_POINT: saml?.entryPoint ?? null,
+    SAML_LOGOUT_URL: saml?.logoutUrl ?? null,
+    SAML_ISSUER: saml?.issuer ?? null,
+    SAML_CALLBACK_URL: saml?.callbackUrl ?? null,
+    SAML_IDP_CERT: saml?.idpCert ?? null,
+    SAML_IDP_ISSUER: saml?.idpIssuer ?? null,
+    SAML_PRIVATE_KEY: secret(saml?.privateKey),
+    SAML_CERTIFICATE: saml?.certificate ?? null,
+    SAML_WANT_ASSERTIONS_SIGNED: saml?.wantAssertionsSigned ?? null,
+    SAML_ATTRIBUTE_MAPPING_LOGIN: saml?.attributeMapping.login ?? null,
+    SAML_ATTRIBUTE_MAPPING_EMAIL: saml?.attributeMapping.email ?? null,
+    SAML_ATTRIBUTE_MAPPING_NAME: saml?.attributeMapping.name ?? null,
+    SAML_ATTRIBUTE_MAPPING_GROUPS: saml?.attributeMapping.groups ?? null,
   };
 }
 

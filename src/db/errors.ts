@@ -45,6 +45,11 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 const UNIQUE_CODES = new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY', 'ER_DUP_ENTRY']);
 const REFERENCE_CODES = new Set(['SQLITE_CONSTRAINT_FOREIGNKEY', 'ER_NO_REFERENCED_ROW_2', 'ER_ROW_IS_REFERENCED_2']);
 
+/** A duplicate key: for the callers that expect one and treat it as an answer, not an error. */
+export function isUniqueViolation(err: unknown): boolean {
+  return UNIQUE_CODES.has((err as DriverError | null)?.code ?? '');
+}
+
 /** Returns the HTTP error for a constraint violation or an outage, or null when `err` is something else. */
 export function translateDbError(err: unknown): ServiceError | null {
   if (isDatabaseUnavailable(err)) return new ServiceUnavailableError('database unavailable', DATABASE_RETRY_AFTER_SECONDS);

@@ -22,30 +22,33 @@ async function readRawForm(ctx: Context, limitBytes: number): Promise<string> {
 }
 
 /**
- * JSON bodies only (and forms for the connector proxy), with a size limit (413 past it). A body in another content type is a 400;
+ * JSON bodies only, with a size limit (413 past it). A body in another content type is a 400;
  * a request without a body leaves it undefined, so the route's schema decides if one is needed.
+ * Two exceptions take a form (application/x-www-form-urlencoded): the connector proxy (kept raw,
+ * above), and the paths in `formPaths`, the endpoints an identity provider's page posts to
+ * (SAML's HTTP-POST binding), parsed.
  */
-export function jsonBody(limitBytes: number) {
-  const parse = koaBody({
-    json: true,
-    urlencoded: false,
-    text: false,
-    multipart: false,
-    jsonLimit: limitBytes,
-    jsonStrict: true,
-    onError(err) {
-      throw err;
-    },
-  });
-  return async function parseJsonBody(ctx: Context, next: Next): Promise<void> {
+export function jsonBody(limitBytes: number, formPaths: ReadonlySet<string> = new Set()) {
+  const rethrow = (err: Error) => {
+    throw err;
+  };
+  const parseJson = koaBody({ json: true, urlencoded: false, text: false, multipart: false, jsonLimit: limitBytes, jsonStrict: true, onError: rethrow });
+  const parseForm = koaBody({ json: false, urlencoded: true, text: false, multipart: false, formLimit: limitBytes, onError: rethrow });
+  return async function parseBody(ctx: Context, next: Next): Promise<void> {
     const hasBody = METHODS_WITH_BODY.has(ctx.method) && (Number(ctx.get('content-length') || 0) > 0 || !!ctx.get('transfer-encoding'));
     if (hasBody && ctx.path.startsWith(FORM_PATH_PREFIX) && ctx.is('application/x-www-form-urlencoded')) {
       ctx.request.body = await readRawForm(ctx, limitBytes);
       return next();
     }
+    if (formPaths.has(ctx.path)) {
+      if (hasBody && !ctx.is('application/x-www-form-urlencoded'))
+        throw new BadRequestError('request body must be a form (Content-Type: application/x-www-form-urlencoded)');
+      await parseForm(ctx, next);
+      return;
+    }
     if (hasBody && !ctx.is('application/json', 'application/*+json')) {
       throw new BadRequestError(JSON_BODY_REQUIRED);
     }
-    await parse(ctx, next);
+    await parseJson(ctx, next);
   };
 }

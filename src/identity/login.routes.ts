@@ -27,9 +27,8 @@ export const INVALID_CREDENTIALS = 'invalid username or password';
 
 /**
  * Every login provider of the spec with its enabled flag and where a browser starts it
- * (`/api/login/<id>`, local too). The OAuth ones are enabled when configured, and LDAP when
- * configured and the form is open (its logins go through the form); SAML is listed disabled
- * until its flow is part of the service.
+ * (`/api/login/<id>`, local too), each enabled when configured: the OAuth ones and SAML by
+ * their variables, LDAP by its file while the form is open (its logins go through the form).
  */
 const EXTERNAL_PROVIDERS = [
   { id: 'codehost', name: 'Code host (OAuth 2.0)' },
@@ -43,7 +42,8 @@ function loginProviders(services: Services) {
   const isConfigured = (id: (typeof EXTERNAL_PROVIDERS)[number]['id']) => {
     // LDAP logins go through the local form, so the form must be open for LDAP to be usable.
     if (id === 'ldap') return !!services.ldap && !services.config.disableLoginForm;
-    return id !== 'saml' && !!services.loginProviders.get(id);
+    if (id === 'saml') return services.config.saml !== null;
+    return !!services.loginProviders.get(id);
   };
   return [
     { id: 'local', name: 'Username and password', enabled: !services.config.disableLoginForm },

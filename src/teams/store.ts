@@ -105,6 +105,15 @@ export async function findTeamMember(db: Knex, teamId: string, userId: string): 
   return membersQuery(db, teamId).where('tm.user_id', userId).first();
 }
 
+/** The teams of the org the user is a member of, by name. */
+export async function findTeamsOfUserInOrg(db: Knex, orgId: string, userId: string): Promise<TeamRow[]> {
+  return db('teams as t')
+    .join('team_members as tm', 'tm.team_id', 't.id')
+    .where({ 't.org_id': orgId, 'tm.user_id': userId })
+    .orderBy('t.name')
+    .select(...TEAM_COLUMNS.map((column) => `t.${column}`));
+}
+
 /** Team memberships are policy data: the member's teams decide the roles it holds. */
 export async function insertTeamMember(tx: Tx, team: TeamRow, userId: string, permission: TeamPermission, now: number): Promise<void> {
   await tx.db('team_members').insert({ team_id: team.id, user_id: userId, permission, created_at: now });

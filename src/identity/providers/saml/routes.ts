@@ -1,0 +1,205 @@
+/**
+ * SAML login and single logout (SAML_ENABLED). Every route is public: the identity provider's
+ * signature, not a session, vouches for what arrives. A refused answer is a 401 `{message}` and a
+ * `user.login_failed` (or `saml.logout_failed`) audit entry with the reason; a malformed request
+ * is a 400. Request ids live in the database, so any instance can take the answer.
+ */
+import type { Context } from 'koa';
+import { recordAudit, recordFailure } from '../../../audit/writer.ts';
+import type { SamlConfig } from '../../../config.ts';
+import { BadRequestError, NotFoundError, UnauthorizedError } from '../../../errors.ts';
+import { actorOf } from '../../../http/actor.ts';
+import { safeRedirect } from '../../../http/redirect.ts';
+import type { RouteModule } from '../../../http/route.ts';
+import type { Services } from '../../../services.ts';
+import type { Principal } from '../../principal.ts';
+import { clearSessionCookie, setSessionCookie } from '../../sessions.ts';
+import { revokeSession } from '../../sessions.store.ts';
+import { readLogoutMessage } from './logout.ts';
+import { readLoginResponse } from './response.ts';
+import { buildServiceProvider, type ServiceProvider } from './service-provider.ts';
+import { profileOf, signInWithSaml } from './sign-in.ts';
+import {
+  findSamlSession,
+  findSessionsOfSamlSubject,
+  forgetExpiredSamlState,
+  insertSamlRequest,
+  rememberAssertionId,
+  SAML_AUTH_MODULE,
+  takeSamlRequest,
+} from './store.ts';
+import { SamlRefusal } from './xml.ts';
+
+/** How long the identity provider may take to answer a request of ours. */
+const REQUEST_LIFETIME_MS = 10 * 60_000;
+export const SAML_ACS_PATH = '/api/saml/acs';
+export const SAML_SLO_CALLBACK_PATH = '/api/saml/slo/callback';
+/** The endpoints the identity provider's page posts a form to. */
+export const SAML_FORM_PATHS: ReadonlySet<string> = new Set([SAML_ACS_PATH, SAML_SLO_CALLBACK_PATH]);
+
+const providers = new WeakMap<SamlConfig, ServiceProvider>();
+
+function serviceProvider(services: Services): ServiceProvider {
+  const settings = services.config.saml;
+  if (!settings) throw new NotFoundError('SAML login is not enabled on this server');
+  let provider = providers.get(settings);
+  if (!provider) {
+    provider = buildServiceProvider(settings);
+    providers.set(settings, provider);
+  }
+  return provider;
+}
+
+const redirectQuery = { type: 'object', properties: { redirect: { type: 'string', maxLength: 2048 } } } as const;
+/** Base64 of at most MAX_MESSAGE_BYTES (response.ts), with room for line breaks. */
+const samlMessage = { type: 'string', minLength: 1, maxLength: 400_000 } as const;
+
+async function refuse(services: Services, ctx: Context, action: string, err: unknown): Promise<never> {
+  if (!(err instanceof SamlRefusal)) throw err;
+  await recordFailure(services, actorOf(ctx), { action, target: { type: 'saml', id: null }, metadata: { method: SAML_AUTH_MODULE, reason: err.reason } });
+  throw new UnauthorizedError(err.message);
+}
+
+export const samlRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'get',
+    path: '/api/saml/metadata',
+    access: 'public',
+    async handler({ ctx, services }) {
+      ctx.type = 'application/samlmetadata+xml';
+      ctx.body = serviceProvider(services).metadata();
+    },
+  });
+
+  // Where the login providers list sends a browser for SAML.
+  routes.add({
+    method: 'get',
+    path: '/api/login/saml',
+    access: 'public',
+    query: redirectQuery,
+    async handler({ ctx, query, services }) {
+      serviceProvider(services);
+      const target = safeRedirect(query.redirect);
+      ctx.redirect(target === '/' ? '/api/saml/login' : `/api/saml/login?${new URLSearchParams({ redirect: target })}`);
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/saml/login',
+    access: 'public',
+    query: redirectQuery,
+    async handler({ ctx, query, services }) {
+      const request = serviceProvider(services).loginRequest();
+      const now = services.clock.now();
+      await insertSamlRequest(services.db, { id: request.id, kind: 'login', redirect: safeRedirect(query.redirect), expiresAt: now + REQUEST_LIFETIME_MS });
+      ctx.redirect(request.url);
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: SAML_ACS_PATH,
+    access: 'public',
+    body: { type: 'object', properties: { SAMLResponse: samlMessage, RelayState: { type: 'string', maxLength: 2048 } }, required: ['SAMLResponse'] },
+    async handler({ ctx, body, services }) {
+      const { settings } = serviceProvider(services);
+      const now = services.clock.now();
+      let signIn: { token: string; redirect: string };
+      try {
+        const assertion = await readLoginResponse(settings, body.SAMLResponse, now);
+        await forgetExpiredSamlState(services.db, now);
+        if (!(await rememberAssertionId(services.db, assertion.assertionId, assertion.expiresAt))) throw new SamlRefusal('replayed assertion');
+        const request = await takeSamlRequest(services.db, assertion.inResponseTo, 'login', now);
+        if (!request) throw new SamlRefusal('InResponseTo names no open login request of this service');
+        const { token } = await signInWithSaml(services, ctx, actorOf(ctx), profileOf(assertion, settings.attributeMapping), assertion.sessionIndex);
+        signIn = { token, redirect: request.redirect };
+      } catch (err) {
+        return refuse(services, ctx, 'user.login_failed', err);
+      }
+      setSessionCookie(ctx, services.config, signIn.token);
+      ctx.redirect(signIn.redirect);
+    },
+  });
+
+  /**
+   * Ends the local session at once, then asks the identity provider to end its own when the
+   * session came from SAML; its answer lands on the callback.
+   */
+  routes.add({
+    method: 'get',
+    path: '/api/saml/slo',
+    access: 'public',
+    async handler({ ctx, services }) {
+      const provider = serviceProvider(services);
+      const principal = ctx.state.principal as Principal | undefined;
+      const sessionId = principal?.via === 'session' ? principal.sessionId : null;
+      const now = services.clock.now();
+      const samlSession = sessionId ? await findSamlSession(services.db, sessionId) : undefined;
+      if (sessionId) {
+        await services.transact(async (tx) => {
+          if (await revokeSession(tx.db, sessionId, now)) {
+            await recordAudit(
+              tx.db,
+              actorOf(ctx, principal),
+              { action: 'user.logout', target: { type: 'session', id: sessionId }, metadata: { method: SAML_AUTH_MODULE } },
+              now,
+            );
+          }
+        });
+      }
+      clearSessionCookie(ctx, services.config);
+      if (!samlSession) return ctx.redirect('/login');
+      const request = provider.logoutRequest({ nameId: samlSession.name_id, sessionIndex: samlSession.session_index });
+      await insertSamlRequest(services.db, { id: request.id, kind: 'logout', redirect: '/login', expiresAt: now + REQUEST_LIFETIME_MS });
+      ctx.redirect(request.url);
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: SAML_SLO_CALLBACK_PATH,
+    access: 'public',
+    body: { type: 'object', properties: { SAMLResponse: samlMessage, SAMLRequest: samlMessage, RelayState: { type: 'string', maxLength: 2048 } } },
+    async handler({ ctx, body, services }) {
+      const provider = serviceProvider(services);
+      const encoded = body.SAMLResponse ?? body.SAMLRequest;
+      if (!encoded || (body.SAMLResponse && body.SAMLRequest)) throw new BadRequestError('expected one of SAMLResponse or SAMLRequest');
+      const now = services.clock.now();
+      try {
+        const message = await readLogoutMessage(provider.settings, encoded, now);
+        if (message.kind === 'response') {
+          const request = await takeSamlRequest(services.db, message.inResponseTo, 'logout', now);
+          if (!request) throw new SamlRefusal('InResponseTo names no open logout request of this service');
+          if (!message.success)
+            throw new SamlRefusal(
+              'the identity provider did not end its session',
+              'single logout incomplete: you are signed out here, not at the identity provider',
+            );
+          return ctx.redirect(request.redirect);
+        }
+        await forgetExpiredSamlState(services.db, now);
+        if (!(await rememberAssertionId(services.db, message.id, message.expiresAt))) throw new SamlRefusal('replayed LogoutRequest');
+        const sessions = await findSessionsOfSamlSubject(services.db, message.nameId, message.sessionIndex);
+        await services.transact(async (tx) => {
+          for (const session of sessions) {
+            if (!(await revokeSession(tx.db, session.sessionId, now))) continue;
+            await recordAudit(
+              tx.db,
+              { ...actorOf(ctx), type: 'system' },
+              {
+                action: 'session.revoked',
+                target: { type: 'session', id: session.sessionId },
+                metadata: { reason: 'SAML single logout', userId: session.userId },
+              },
+              now,
+            );
+          }
+        });
+        ctx.redirect(provider.logoutResponse(message.id));
+      } catch (err) {
+        return refuse(services, ctx, 'saml.logout_failed', err);
+      }
+    },
+  });
+};

@@ -1,0 +1,89 @@
+/** SQL of SAML logins: open requests, used assertion ids, SAML sessions and `saml` login links. */
+import type { Knex } from 'knex';
+import { newId } from '../../../db/ids.ts';
+import { isUniqueViolation } from '../../../db/errors.ts';
+import type { UserRow } from '../../users.store.ts';
+
+export const SAML_AUTH_MODULE = 'saml';
+
+export type SamlRequestKind = 'login' | 'logout';
+
+export async function insertSamlRequest(db: Knex, request: { id: string; kind: SamlRequestKind; redirect: string; expiresAt: number }): Promise<void> {
+  await db('saml_requests').insert({ id: request.id, kind: request.kind, redirect: request.redirect, expires_at: request.expiresAt });
+}
+
+/**
+ * Closes an open request of ours and returns where its browser goes next; undefined when the id
+ * is not ours, was answered already, or expired. Of two answers to one request one wins.
+ */
+export async function takeSamlRequest(db: Knex, id: string, kind: SamlRequestKind, now: number): Promise<{ redirect: string } | undefined> {
+  const row: { redirect: string; expires_at: number | string } | undefined = await db('saml_requests').where({ id, kind }).first('redirect', 'expires_at');
+  if (!row) return undefined;
+  const deleted = await db('saml_requests').where({ id, kind }).delete();
+  return deleted === 1 && Number(row.expires_at) > now ? { redirect: row.redirect } : undefined;
+}
+
+/** Drops the requests and assertion ids whose time is over: neither can be answered or replayed any more. */
+export async function forgetExpiredSamlState(db: Knex, now: number): Promise<void> {
+  await db('saml_assertion_ids').where('expires_at', '<=', now).delete();
+  await db('saml_requests').where('expires_at', '<=', now).delete();
+}
+
+/** Remembers an accepted message id until it expires; false when it was seen before (a replay). */
+export async function rememberAssertionId(db: Knex, id: string, expiresAt: number): Promise<boolean> {
+  try {
+    await db('saml_assertion_ids').insert({ id, expires_at: expiresAt });
+    return true;
+  } catch (err) {
+    if (isUniqueViolation(err)) return false;
+    throw err;
+  }
+}
+
+export async function findSamlLinkedUserId(db: Knex, nameId: string): Promise<string | undefined> {
+  const row: { user_id: string } | undefined = await db('user_auth_links').where({ auth_module: SAML_AUTH_MODULE, auth_id: nameId }).first('user_id');
+  return row?.user_id;
+}
+
+/** The user with this email (stored lower-cased); never matched by login. */
+export async function findUserWithEmail(db: Knex, email: string): Promise<UserRow | undefined> {
+  return db('users').where('email', email.toLowerCase()).first();
+}
+
+export async function insertSamlLink(db: Knex, userId: string, nameId: string, now: number): Promise<void> {
+  await db('user_auth_links').insert({
+    id: newId('aul'),
+    user_id: userId,
+    auth_module: SAML_AUTH_MODULE,
+    auth_id: nameId,
+    label: 'SAML',
+    created_at: now,
+    updated_at: now,
+  });
+}
+
+export async function touchSamlLink(db: Knex, nameId: string, now: number): Promise<void> {
+  await db('user_auth_links').where({ auth_module: SAML_AUTH_MODULE, auth_id: nameId }).update({ updated_at: now });
+}
+
+export interface SamlSessionRow {
+  session_id: string;
+  name_id: string;
+  session_index: string | null;
+}
+
+export async function insertSamlSession(db: Knex, session: { sessionId: string; nameId: string; sessionIndex: string | null }): Promise<void> {
+  await db('saml_sessions').insert({ session_id: session.sessionId, name_id: session.nameId, session_index: session.sessionIndex });
+}
+
+export async function findSamlSession(db: Knex, sessionId: string): Promise<SamlSessionRow | undefined> {
+  return db('saml_sessions').where('session_id', sessionId).first();
+}
+
+/** The live sessions of a SAML subject: of one IdP session when `sessionIndex` is given, else all of them. */
+export async function findSessionsOfSamlSubject(db: Knex, nameId: string, sessionIndex: string | null): Promise<Array<{ sessionId: string; userId: string }>> {
+  const query = db('saml_sessions as ss').join('sessions as s', 's.id', 'ss.session_id').where('ss.name_id', nameId).whereNull('s.revoked_at');
+  if (sessionIndex) query.where('ss.session_index', sessionIndex);
+  const rows: Array<{ session_id: string; user_id: string }> = await query.select('ss.session_id', 's.user_id');
+  return rows.map((row) => ({ sessionId: row.session_id, userId: row.user_id }));
+}

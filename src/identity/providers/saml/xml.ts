@@ -1,0 +1,106 @@
+/**
+ * The XML ground rules of every SAML message the service reads, before any field is trusted:
+ * no DOCTYPE or entity declarations (entity expansion, external entities), no comments (a
+ * comment splits a NameID's text so that what was signed and what is read differ, CVE-2017-11428),
+ * no two elements with one ID (a signature reference must name exactly one element), and a
+ * signature counts only when it sits directly in the element it signs and its one reference
+ * covers that element: the fields are then read from the XML the signature verified, never from
+ * the document around it (signature wrapping).
+ */
+import { DOMParser } from '@xmldom/xmldom';
+import { SignedXml } from 'xml-crypto';
+
+export const PROTOCOL_NS = 'urn:oasis:names:tc:SAML:2.0:protocol';
+export const ASSERTION_NS = 'urn:oasis:names:tc:SAML:2.0:assertion';
+const DSIG_NS = 'http://www.w3.org/2000/09/xmldsig#';
+const COMMENT_NODE = 8;
+const ELEMENT_NODE = 1;
+
+/** Why a message is refused: `message` is safe to show, `reason` goes to the audit log. */
+export class SamlRefusal extends Error {
+  constructor(
+    readonly reason: string,
+    message = 'SAML login failed: the identity provider’s answer was refused',
+  ) {
+    super(message);
+  }
+}
+
+export function parseXml(xml: string): Document {
+  if (/<!DOCTYPE|<!ENTITY/i.test(xml)) throw new SamlRefusal('DOCTYPE or entity declaration');
+  const fail = (why: string) => {
+    throw new SamlRefusal(`malformed XML: ${why}`.slice(0, 300));
+  };
+  const doc = new DOMParser({ errorHandler: { warning: () => {}, error: fail, fatalError: fail } }).parseFromString(xml, 'text/xml');
+  if (!doc.documentElement) throw new SamlRefusal('malformed XML: no root element');
+  const ids = new Set<string>();
+  const visit = (node: Node) => {
+    if (node.nodeType === COMMENT_NODE) throw new SamlRefusal('XML comment in the message');
+    if (node.nodeType === ELEMENT_NODE) {
+      const id = (node as Element).getAttribute('ID');
+      if (id) {
+        if (ids.has(id)) throw new SamlRefusal(`two elements with the ID ${id.slice(0, 80)}`);
+        ids.add(id);
+      }
+    }
+    for (let child = node.firstChild; child; child = child.nextSibling) visit(child);
+  };
+  visit(doc);
+  return doc;
+}
+
+/** The element children of `parent` with this namespace and local name. */
+export function childElements(parent: Element, ns: string, localName: string): Element[] {
+  const found: Element[] = [];
+  for (let child = parent.firstChild; child; child = child.nextSibling) {
+    if (child.nodeType === ELEMENT_NODE && (child as Element).namespaceURI === ns && (child as Element).localName === localName) found.push(child as Element);
+  }
+  return found;
+}
+
+export function childElement(parent: Element, ns: string, localName: string): Element | undefined {
+  return childElements(parent, ns, localName)[0];
+}
+
+/** Every element below `root` with this local name, in any namespace. */
+export function descendantsNamed(root: Document | Element, localName: string): Element[] {
+  return Array.from(root.getElementsByTagNameNS('*', localName));
+}
+
+export function textOf(element: Element | undefined): string | null {
+  if (!element) return null;
+  return (element.textContent ?? '').trim();
+}
+
+/**
+ * The signed form of `element` when a signature that is its direct child verifies with
+ * `certificate` and references `element` itself (and nothing else); null when it has no
+ * signature. A signature that is present but does not verify is a refusal, not "unsigned".
+ */
+export function verifiedElement(xml: string, element: Element, certificate: string): Element | null {
+  const signatures = childElements(element, DSIG_NS, 'Signature');
+  if (signatures.length === 0) return null;
+  if (signatures.length > 1) throw new SamlRefusal(`more than one signature on ${element.localName}`);
+  const id = element.getAttribute('ID');
+  if (!id) throw new SamlRefusal(`signed ${element.localName} without an ID`);
+  const references = descendantsNamed(signatures[0]!, 'Reference');
+  if (references.length !== 1 || references[0]!.getAttribute('URI') !== `#${id}`) {
+    throw new SamlRefusal(`the signature of ${element.localName} does not reference it alone`);
+  }
+  const signed = new SignedXml({ publicCert: certificate });
+  const verifies = () => {
+    try {
+      signed.loadSignature(signatures[0]!.toString());
+      return signed.checkSignature(xml);
+    } catch {
+      return false;
+    }
+  };
+  if (!verifies()) throw new SamlRefusal(`the signature of ${element.localName} does not verify with the identity provider's certificate`);
+  const [reference] = signed.getSignedReferences();
+  const root = reference ? parseXml(reference).documentElement : null;
+  if (!root || root.localName !== element.localName || root.namespaceURI !== element.namespaceURI || root.getAttribute('ID') !== id) {
+    throw new SamlRefusal(`the signature of ${element.localName} covers another element`);
+  }
+  return root;
+}
