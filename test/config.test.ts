@@ -46,7 +46,7 @@ describe('configuration', () => {
     expect(workspace.oauth.workspace!.allowedDomains).to.deep.equal(['example.com', 'example.org']);
     expect(() => loadConfig({ ...secrets, OAUTH_GENERIC_CLIENT_ID: 'id' })).to.throw(ConfigError, /OAUTH_GENERIC_CLIENT_SECRET is required/);
     expect(() => loadConfig({ ...secrets, ...generic, OAUTH_GENERIC_ISSUER_URL: '' })).to.throw(ConfigError, /OAUTH_GENERIC_ISSUER_URL is required/);
-    expect(() => loadConfig({ ...secrets, ...generic, OAUTH_GENERIC_ISSUER_URL: 'idp.example' })).to.throw(ConfigError, /absolute http\(s\) URL/);
+    expect(() => loadConfig({ ...secrets, ...generic, OAUTH_GENERIC_ISSUER_URL: 'idp.example' })).to.throw(ConfigError, /must be an http\(s\) URL/);
     expect(() => loadConfig({ ...secrets, ...generic, OAUTH_GENERIC_DEFAULT_ROLE: 'ServerAdmin' })).to.throw(
       ConfigError,
       /DEFAULT_ROLE must be Admin, Editor, Viewer or None/,
