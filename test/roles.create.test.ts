@@ -1,7 +1,8 @@
 /** Roles: creating a custom role (`POST /api/access-control/roles`), with the delegation rule. */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { api, assignRole, auditEntries, buildRole, createUser, DELEGATION_DENIED, type RoleBody, type TestUser } from './helpers/factories.ts';
+import { roleHelpers } from './helpers/roles.ts';
+import { api, assignRole, auditEntries, buildRole, createUser, DELEGATION_DENIED, type TestUser } from './helpers/factories.ts';
 
 describe('roles (/api/access-control/roles)', () => {
   let app: TestApp;
@@ -20,20 +21,10 @@ describe('roles (/api/access-control/roles)', () => {
   after(async () => {
     await app.close();
   });
-
-  const roleRow = (uid: string, orgId: string | null = 'org_main') =>
-    (orgId ? app.db('roles').where({ uid, org_id: orgId }) : app.db('roles').where('uid', uid).whereNull('org_id')).first();
-  const permissionRows = async (roleId: number) =>
-    (await app.db('role_permissions').where('role_id', roleId).orderBy(['action', 'scope']).select('action', 'scope')).map(
-      (p: { action: string; scope: string }) => `${p.action} ${p.scope}`,
-    );
-
-  async function createRole(overrides: Partial<RoleBody> = {}, as: TestUser = orgAdmin) {
-    const body = buildRole(overrides);
-    const res = await api(app, as).post('/api/access-control/roles', body);
-    expect(res.status, JSON.stringify(res.body)).to.equal(201);
-    return res.body as RoleBody & { version: number };
-  }
+  const { roleRow, permissionRows, createRole } = roleHelpers(
+    () => app,
+    () => orgAdmin,
+  );
 
   describe('POST /api/access-control/roles', () => {
     it('creates a custom role in the org: 201, version 1, stored with its permissions, audited', async () => {

@@ -1,6 +1,7 @@
 /** Roles (`/api/access-control/roles`): access, listing and reading roles, and deleting a custom role. */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { roleHelpers } from './helpers/roles.ts';
 import {
   addMember,
   api,
@@ -13,7 +14,6 @@ import {
   DENIED,
   grantManagedPermissions,
   liveSessions,
-  type RoleBody,
   signInAgain,
   type TestUser,
 } from './helpers/factories.ts';
@@ -42,16 +42,10 @@ describe('roles (/api/access-control/roles)', () => {
   after(async () => {
     await app.close();
   });
-
-  const roleRow = (uid: string, orgId: string | null = 'org_main') =>
-    (orgId ? app.db('roles').where({ uid, org_id: orgId }) : app.db('roles').where('uid', uid).whereNull('org_id')).first();
-
-  async function createRole(overrides: Partial<RoleBody> = {}, as: TestUser = orgAdmin) {
-    const body = buildRole(overrides);
-    const res = await api(app, as).post('/api/access-control/roles', body);
-    expect(res.status, JSON.stringify(res.body)).to.equal(201);
-    return res.body as RoleBody & { version: number };
-  }
+  const { roleRow, createRole } = roleHelpers(
+    () => app,
+    () => orgAdmin,
+  );
 
   describe('access', () => {
     const endpoints: Array<{ method: string; path: string; body?: () => unknown }> = [

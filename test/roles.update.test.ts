@@ -1,17 +1,16 @@
 /** Roles: changing a custom role (`PUT /api/access-control/roles/:roleUid`) and what its holders see next. */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { roleHelpers } from './helpers/roles.ts';
 import {
   addTeamMember,
   api,
   assignRole,
   auditEntries,
-  buildRole,
   buildTeam,
   createUser,
   grantManagedPermissions,
   liveSessions,
-  type RoleBody,
   signInAgain,
   type TestUser,
 } from './helpers/factories.ts';
@@ -33,20 +32,10 @@ describe('roles (/api/access-control/roles)', () => {
   after(async () => {
     await app.close();
   });
-
-  const roleRow = (uid: string, orgId: string | null = 'org_main') =>
-    (orgId ? app.db('roles').where({ uid, org_id: orgId }) : app.db('roles').where('uid', uid).whereNull('org_id')).first();
-  const permissionRows = async (roleId: number) =>
-    (await app.db('role_permissions').where('role_id', roleId).orderBy(['action', 'scope']).select('action', 'scope')).map(
-      (p: { action: string; scope: string }) => `${p.action} ${p.scope}`,
-    );
-
-  async function createRole(overrides: Partial<RoleBody> = {}, as: TestUser = orgAdmin) {
-    const body = buildRole(overrides);
-    const res = await api(app, as).post('/api/access-control/roles', body);
-    expect(res.status, JSON.stringify(res.body)).to.equal(201);
-    return res.body as RoleBody & { version: number };
-  }
+  const { roleRow, permissionRows, createRole } = roleHelpers(
+    () => app,
+    () => orgAdmin,
+  );
 
   describe('PUT /api/access-control/roles/:roleUid', () => {
     it('updates the fields, bumps the version, audits', async () => {
