@@ -8,6 +8,9 @@
 import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { queryLoki } from '../src/connectors/backends/loki.ts';
+import type { Backend } from '../src/connectors/backends/request.ts';
+import { BadRequestError } from '../src/errors.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { api, createUser, DENIED, type TestUser } from './helpers/factories.ts';
 import { LINES, lineTimestamp, LOKI_AVAILABLE, LOKI_BIN, OTHER_TENANT, startLoki, TENANT, type RunningLoki } from './helpers/loki.ts';
@@ -210,6 +213,19 @@ describe('connectors: logs on Loki', function () {
         const res = await as(viewer).post(`/api/connectors/${uid}/query`, body);
         expect(res.status, JSON.stringify(body)).to.equal(400);
         expect(res.body.message).to.match(message);
+      }
+    });
+
+    it('queryLoki itself (the chat tool calls it without the route schema) refuses a limit out of range before calling Loki', async () => {
+      const untouched: Backend = {
+        send: () => Promise.reject(new Error('Loki must not be called')),
+        errorText: () => '',
+        redact: (text) => text,
+      };
+      for (const limit of [0, 5001, 2.5]) {
+        const refused = await queryLoki(untouched, { query: '{job="checkout"}', type: 'range', start: loki.t0, end: loki.t0 + 60, limit }).catch((err) => err);
+        expect(refused, String(limit)).to.be.instanceOf(BadRequestError);
+        expect(refused.message).to.equal('limit must be an integer from 1 to 5000');
       }
     });
 

@@ -12,7 +12,7 @@ import { isLokiReadPath, MAX_LOG_LIMIT, queryLoki, testLoki, type LogsQuery } fr
 import { isPrometheusReadPath, queryPrometheus, testPrometheus, type ConnectivityResult } from './backends/prometheus.ts';
 import { backendOf, type Backend } from './backends/request.ts';
 import type { ConnectorRow } from './store.ts';
-import { connectorResource, findConnectorOrFail } from './target.ts';
+import { connectorResource, findConnectorOrFail, type ConnectorType } from './target.ts';
 
 interface BackendApi {
   test(backend: Backend): Promise<ConnectivityResult>;
@@ -30,11 +30,13 @@ const METRICS_API: BackendApi = {
   isReadPath: isPrometheusReadPath,
 };
 const LOGS_API: BackendApi = { test: testLoki, query: queryLoki, isReadPath: isLokiReadPath };
+const BACKEND_APIS: Partial<Record<ConnectorType, BackendApi>> = { tsmetrics: METRICS_API, logstore: LOGS_API };
 
 /** A connector's backend and the API it speaks: Prometheus' for metrics, Loki's for logs; changes have none. */
 function backendApiOf(connector: ConnectorRow, services: Services): { backend: Backend; api: BackendApi } {
-  if (connector.type === 'changes') throw new BadRequestError('a changes connector has no backend: its entries are recorded through the API');
-  return { backend: backendOf(connector, services), api: connector.type === 'logstore' ? LOGS_API : METRICS_API };
+  const api = BACKEND_APIS[connector.type as ConnectorType];
+  if (!api) throw new BadRequestError('a changes connector has no backend: its entries are recorded through the API');
+  return { backend: backendOf(connector, services), api };
 }
 
 export const connectorBackendRoutes: RouteModule = (routes) => {

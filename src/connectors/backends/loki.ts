@@ -47,8 +47,12 @@ function normaliseStreams(result: unknown): LogsResult {
   return { resultType: 'streams', streams };
 }
 
-/** Runs an instant or range LogQL query; Loki's refusal (a bad query) is a 400 with its message, its failure a 502. */
+/**
+ * Runs an instant or range LogQL query; Loki's refusal (a bad query, or log lines asked of an
+ * instant query: Loki 3 returns lines to range queries only) is a 400 with its message, its failure a 502.
+ */
 export async function queryLoki(backend: Backend, query: LogsQuery): Promise<LogsResult> {
+  // Checked here too: the chat tool `logs_query` calls this without the route's body schema.
   const limit = query.limit ?? DEFAULT_LOG_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LOG_LIMIT) throw new BadRequestError(`limit must be an integer from 1 to ${MAX_LOG_LIMIT}`);
   const params = queryParams(query, { stepRequired: false });
