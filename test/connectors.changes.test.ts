@@ -229,4 +229,14 @@ describe('connectors: change entries', () => {
     expect(await app.count('connector_changes', { connector_uid: uid })).to.equal(0);
     expect(await app.count('connector_changes', { connector_uid: kept })).to.equal(1);
   });
+
+  it("deleting an org deletes its connectors' entries", async () => {
+    const serverAdmin = await createUser(app, { role: 'Admin', svcAdmin: true });
+    const doomed = await buildOrg(app);
+    await addMember(app, doomed, serverAdmin.id, 'Admin');
+    const uid = await connector('changes', serverAdmin, doomed);
+    expect((await as(serverAdmin, doomed).post(changes(uid), { kind: 'deploy', title: 'last' })).status).to.equal(201);
+    expect((await as(serverAdmin).delete(`/api/orgs/${doomed}`)).status).to.equal(200);
+    expect(await app.count('connector_changes', { org_id: doomed })).to.equal(0);
+  });
 });
