@@ -102,6 +102,10 @@ describe('alert rules: query on their connectors', () => {
     expect(changed.status).to.equal(403);
     expect(changed.body).to.deep.equal({ message: REFUSED });
     expect((await as(editor).get(`${PATH}/${mine}`)).body.data).to.have.length(2);
+    // nor may one replace a rule reading such a connector, even by queries one may run
+    const replaced = await as(editor).put(`${PATH}/${readsRestricted}`, rule('reads restricted', [open]));
+    expect(replaced.status).to.equal(403);
+    expect(replaced.body).to.deep.equal({ message: REFUSED });
   });
 
   it('a View grant on the connector lets an Editor read, list, create and change such rules; removing every grant restores the default', async () => {

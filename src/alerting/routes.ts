@@ -100,10 +100,12 @@ function connectorRequirements(queries: ReadonlyArray<{ datasourceUid: string }>
   return [...uids].map((uid) => ({ action: 'connectors:query', resource: connectorResource(uid) }));
 }
 
-function storedRequirements(rule: Pick<AlertRuleRow, 'data'>): Requirement[] {
+function storedQueries(rule: Pick<AlertRuleRow, 'data'>): Array<{ datasourceUid: string }> {
   const { data } = (rule.data ? JSON.parse(rule.data) : {}) as { data?: Array<{ datasourceUid: string }> };
-  return connectorRequirements(data ?? []);
+  return data ?? [];
 }
+
+const storedRequirements = (rule: Pick<AlertRuleRow, 'data'>) => connectorRequirements(storedQueries(rule));
 
 const ruleAuditTarget = (rule: { uid: string; title: string }) => ({ type: 'alert_rule', id: rule.uid, name: rule.title });
 
@@ -221,8 +223,8 @@ export const alertRuleRoutes: RouteModule = (routes) => {
       const { rule: existing, resource } = await addressedRule(services.db, orgId, params.uid);
       // A move also creates the rule in its new folder: the same decision asks alert.rules:create there.
       const moving = !!existing && folderUidOf(body.folderUID) !== existing.folder_uid;
-      // What it will read is what counts: the connectors of the new queries.
-      const requires = connectorRequirements(body.data);
+      // The connectors it reads now and those it will read: a rule one may not read is not replaced either.
+      const requires = connectorRequirements([...(existing ? storedQueries(existing) : []), ...body.data]);
       await authorize('alert.rules:write', resource, moving ? { destination: folderResource(body.folderUID), requires } : { requires });
       if (!existing) throw ruleNotFound(params.uid);
       const now = services.clock.now();
