@@ -47,7 +47,7 @@ export interface Config {
   auditRetentionDays: number;
   /** How often an instance re-reads the policy-data revisions written by other instances. */
   authzRevisionPollMs: number;
-  /** How long an instance uses the session, token and user rows it read before reading them again (src/identity/credential-cache.ts); 0: never cached. */
+  /** How long an instance uses the session, token and user rows it read before reading them again (src/identity/caches.ts); 0: never cached. */
   principalCacheTtlMs: number;
   /** How many org policy documents an instance keeps loaded (least recently used dropped first). */
   authzMaxLoadedOrgs: number;

@@ -5,11 +5,7 @@ import type { AuthzEngine } from './authz/engine.ts';
 import type { Config } from './config.ts';
 import type { SecretBox } from './crypto/secretbox.ts';
 import { transact, type Tx } from './db/transaction.ts';
-import { WriteWatch } from './db/write-watch.ts';
-import { CREDENTIAL_TABLES, CredentialCache } from './identity/credential-cache.ts';
-import type { ApiTokenRow } from './identity/api-tokens.store.ts';
-import type { SessionRow } from './identity/sessions.store.ts';
-import type { UserRow } from './identity/users.store.ts';
+import { createIdentityCaches, type IdentityCaches } from './identity/caches.ts';
 import type { OutboundClient } from './outbound/client.ts';
 import type { Metrics } from './metrics/metrics.ts';
 import type { LdapDirectory } from './identity/providers/ldap/directory.ts';
@@ -35,28 +31,24 @@ export interface Services {
   ldap: LdapDirectory | null;
   /** The configured external login providers (OAuth 2.0). */
   loginProviders: LoginProviderRegistry;
-  /** The rows behind sessions and API tokens, per instance (src/identity/credential-cache.ts). */
-  credentials: {
-    sessions: CredentialCache<{ session: SessionRow; user: UserRow }>;
-    tokens: CredentialCache<{ token: ApiTokenRow; owner: UserRow }>;
-  };
+  /** What authenticated requests read about their caller, per instance (src/identity/caches.ts). */
+  caches: IdentityCaches;
   /** Runs `work` in one transaction; policy changes it marks reach the engine after commit. */
   transact<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
 }
 
-export function createServices(parts: Omit<Services, 'transact' | 'credentials'>): Services {
-  const watch = new WriteWatch(parts.db, CREDENTIAL_TABLES);
-  const ttlMs = parts.config.principalCacheTtlMs;
+export function createServices(parts: Omit<Services, 'transact' | 'caches'>): Services {
+  const caches = createIdentityCaches(parts.db, parts.config.principalCacheTtlMs);
   return {
     ...parts,
-    credentials: { sessions: new CredentialCache(watch, ttlMs), tokens: new CredentialCache(watch, ttlMs) },
+    caches,
     async transact(work) {
-      const writesBefore = watch.writesSent;
+      const ended = caches.transactionBegins();
       try {
         return await transact(parts.db, parts.engine, work);
       } finally {
         // after the commit (or rollback): a load that read the rows before it is not kept
-        watch.transactionEnded(writesBefore);
+        ended();
       }
     },
   };

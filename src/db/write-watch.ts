@@ -6,10 +6,10 @@
  *
  * The generation moves when a write statement is sent, again when an autocommitted one has
  * completed, and again when a transaction that held one has ended (createServices reports the
- * end): a load that read the rows before the commit is then either refused or emptied away. An
- * insert makes nothing cached stale (entries are keyed by rows that exist), and updates of only
- * the columns named as bookkeeping (last_seen_at) do not count either, so that the reads that
- * write them do not empty the cache.
+ * end): a load that read the rows before the commit is then either refused or emptied away. Updates
+ * of only the columns named as bookkeeping (last_seen_at) do not count, so that the reads that
+ * write them do not empty the caches; every other insert, update and delete does (an insert
+ * lengthens a cached list).
  */
 import type { Knex } from 'knex';
 
@@ -70,10 +70,7 @@ export class WriteWatch {
     const [, verb, table, rest] = match as unknown as [string, string, string, string];
     const bookkeeping = this.tables[table.toLowerCase()];
     if (!bookkeeping) return false;
-    const kind = verb.toLowerCase();
-    // an upsert may update an existing row
-    if (kind.startsWith('insert')) return /\bon\s+(conflict|duplicate\s+key)\b/i.test(rest);
-    if (kind !== 'update') return true;
+    if (verb.toLowerCase() !== 'update') return true;
     const setClause = rest.replace(/^set\s+/i, '').split(/\swhere\s/i)[0] ?? '';
     const columns = [...setClause.matchAll(SET_COLUMN)].map((found) => found[1]!);
     return columns.length === 0 || columns.some((column) => !bookkeeping.includes(column));

@@ -46,7 +46,7 @@ export function presentTokenMetadata(row: ApiTokenRow, now: number) {
  */
 export async function principalFromToken(services: Services, kind: TokenKind, key: string): Promise<Principal | null> {
   const now = services.clock.now();
-  const found = await services.credentials.tokens.get(sha256Hex(key), now, async () => {
+  const found = await services.caches.tokens.get(sha256Hex(key), now, async () => {
     const token = await findApiTokenByHash(services.db, kind, sha256Hex(key));
     const owner = token && (await findUserById(services.db, token.user_id));
     return owner ? { token, owner } : null;

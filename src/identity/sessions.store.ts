@@ -56,7 +56,7 @@ export async function countLiveSessions(db: Knex, now: number, limits: SessionLi
   return Number(row?.total ?? 0);
 }
 
-/** What findLiveSessionByTokenHash asks of a row, asked of one already read (a cached row, src/identity/credential-cache.ts). */
+/** What findLiveSessionByTokenHash asks of a row, asked of one already read (a cached row, src/identity/caches.ts). */
 export function isSessionLive(row: SessionRow, tokenHash: string, now: number, limits: SessionLimits): boolean {
   const presented = row.token_hash === tokenHash || (row.prev_token_hash === tokenHash && Number(row.rotated_at) > now - limits.rotationGraceMs);
   return presented && row.revoked_at === null && Number(row.created_at) > now - limits.maxLifetimeMs && Number(row.last_seen_at) > now - limits.idleTimeoutMs;

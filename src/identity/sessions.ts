@@ -85,7 +85,7 @@ export async function principalFromSession(services: Services, ctx: Context, coo
   const now = clock.now();
   const presentedHash = sha256Hex(token);
   const limits = sessionLimits(config);
-  const found = await services.credentials.sessions.get(presentedHash, now, async () => {
+  const found = await services.caches.sessions.get(presentedHash, now, async () => {
     const session = await findLiveSessionByTokenHash(db, presentedHash, now, limits);
     const user = session && (await findUserById(db, session.user_id));
     return user ? { session, user } : null;

@@ -1,5 +1,5 @@
 /**
- * The per-instance cache of the rows behind a credential (src/identity/credential-cache.ts):
+ * The per-instance cache of the rows behind a credential (src/identity/caches.ts):
  * a warm request reads no session, token or user row; every change that ends or alters a
  * principal is seen by the next request on the same instance; a change made by another
  * instance is seen within PRINCIPAL_CACHE_TTL_MS.
@@ -24,7 +24,7 @@ async function statementsDuring(app: TestApp, work: () => Promise<unknown>): Pro
 const readsCredentialRows = (statements: string[]) =>
   statements.filter((sql) => /from [`"]?(sessions|api_tokens|users)[`"]? where/i.test(sql) && /^select/i.test(sql));
 
-describe('the credential cache', () => {
+describe('the identity caches', () => {
   let app: TestApp;
   before(async () => {
     app = await startTestApp();
@@ -134,7 +134,7 @@ describe('the credential cache', () => {
 
   it('does not keep what a load read while a write went by, and bookkeeping updates (last_seen_at) empty nothing', async () => {
     const user = await createUser(app);
-    const cache = app.services.credentials.sessions;
+    const cache = app.services.caches.sessions;
     let loads = 0;
     const racingLoad = async () => {
       loads += 1;
@@ -157,5 +157,39 @@ describe('the credential cache', () => {
     await app.db('sessions').where('user_id', user.id).update({ last_seen_at: app.clock.now() });
     await cache.get('quiet', app.clock.now(), quietLoad);
     expect(loads).to.equal(3);
+  });
+
+  it('answers a warm GET /api/user and an org route without reading the caller, its orgs or its profile again', async () => {
+    const user = await createUser(app);
+    await api(app, user).get('/api/user');
+    await api(app, user).get('/api/teams/search');
+    const statements = await statementsDuring(app, async () => {
+      expect((await api(app, user).get('/api/user')).status).to.equal(200);
+      expect((await api(app, user).get('/api/teams/search')).status).to.equal(200);
+    });
+    expect(statements.filter((sql) => /from [`"]?(sessions|users|org_members|orgs|preferences|user_auth_links)[`"]?/i.test(sql))).to.deep.equal([]);
+  });
+
+  it('shows a changed theme, a new org, a renamed org and a removed membership at the next request', async () => {
+    const admin = await createUser(app, { svcAdmin: true });
+    const user = await createUser(app);
+    const profile = async () => (await api(app, user).get('/api/user')).body as { theme: string; orgs: Array<{ orgId: string; name: string }> };
+    await profile();
+
+    expect((await api(app, user).put('/api/user/preferences', { theme: 'light' })).status).to.equal(200);
+    expect((await profile()).theme).to.equal('light');
+
+    const created = await api(app, admin).post('/api/orgs', { name: `cache org ${user.login}` });
+    const orgId = created.body.id as string;
+    expect((await api(app, admin).post(`/api/orgs/${orgId}/users`, { loginOrEmail: user.login, role: 'Viewer' })).status).to.equal(200);
+    expect((await profile()).orgs.map((org) => org.orgId)).to.include(orgId);
+    expect((await api(app, user, orgId).get('/api/org')).status).to.equal(200);
+
+    expect((await api(app, admin).put(`/api/orgs/${orgId}`, { name: `renamed ${user.login}` })).status).to.equal(200);
+    expect((await profile()).orgs.find((org) => org.orgId === orgId)?.name).to.equal(`renamed ${user.login}`);
+
+    expect((await api(app, admin).delete(`/api/orgs/${orgId}/users/${user.id}`)).status).to.equal(200);
+    // a removed membership ends the user's sessions (src/orgs/members.ts): the next request is 401
+    expect((await api(app, user).get('/api/user')).status).to.equal(401);
   });
 });

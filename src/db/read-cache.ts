@@ -1,34 +1,23 @@
 /**
- * The rows behind a credential (a session or an API token and its owner), kept per instance so
- * that an authenticated request reads no SQL. Keyed by the SHA-256 of the presented secret.
- *
- * Freshness:
- * - on this instance, any write to users, sessions or api_tokens (src/db/write-watch.ts) empties
- *   the cache, so the request after a revocation, a disable or a password change reads the
- *   database again;
- * - a write made by another instance is seen within PRINCIPAL_CACHE_TTL_MS: no entry is used
+ * Rows an instance keeps so that a frequent request reads no SQL, with the freshness rules:
+ * - on this instance, any write to the cache's watched tables (src/db/write-watch.ts) empties
+ *   it, so the request after a change reads the database again;
+ * - a write made by another instance is seen within the cache's time to live: no entry is used
  *   longer than that after it was loaded (0 turns the cache off);
- * - the time limits (a session's lifetime and idle limit, a token's expiry) are checked on
- *   every use by the callers, against the cached rows.
+ * - what a load read while a write went by is used for that request only, never kept.
+ * The caches and their tables are in src/identity/caches.ts.
  */
-import type { WriteWatch } from '../db/write-watch.ts';
+import type { WriteWatch } from './write-watch.ts';
 
 /** Bounded: past it the least recently used entry goes. */
 const MAX_ENTRIES = 10_000;
-
-/** The tables whose rows make a principal, with the columns whose updates do not change it. */
-export const CREDENTIAL_TABLES = {
-  users: ['last_seen_at'],
-  sessions: ['last_seen_at'],
-  api_tokens: ['last_used_at'],
-} as const;
 
 interface Entry<T> {
   value: T;
   loadedAt: number;
 }
 
-export class CredentialCache<T> {
+export class ReadCache<T> {
   private readonly entries = new Map<string, Entry<T>>();
 
   constructor(
@@ -39,9 +28,8 @@ export class CredentialCache<T> {
   }
 
   /**
-   * The value for `key`: from the cache while fresh, else from `load` (null: no such
-   * credential, which is not kept). What a load read while a write was on its way is used for
-   * this request only.
+   * The value for `key`: from the cache while fresh, else from `load` (null: nothing there,
+   * which is not kept).
    */
   async get(key: string, now: number, load: () => Promise<T | null>): Promise<T | null> {
     const cached = this.entries.get(key);
