@@ -65,7 +65,9 @@ export class WriteWatch {
   }
 
   private isWatchedWrite(sql: string | undefined): boolean {
-    const match = sql ? WRITE.exec(sql) : null;
+    // every query passes here: a read leaves at its first letter
+    if (!sql || sql.startsWith('select')) return false;
+    const match = WRITE.exec(sql);
     if (!match) return false;
     const [, verb, table, rest] = match as unknown as [string, string, string, string];
     const bookkeeping = this.tables[table.toLowerCase()];
