@@ -179,6 +179,8 @@ describe('server administration of users', () => {
         }
         return count;
       };
+      // the first request of the admin's session reads it; the next ones find it cached
+      await queriesFor(1);
       expect(await queriesFor(20)).to.equal(await queriesFor(1));
     });
 

@@ -36,8 +36,9 @@ export interface IdentityCaches {
 
 export function createIdentityCaches(db: Knex, ttlMs: number): IdentityCaches {
   const watches = {
-    credentials: new WriteWatch(db, { users: ['last_seen_at'], sessions: ['last_seen_at'], api_tokens: ['last_used_at'] }),
-    memberships: new WriteWatch(db, { org_members: [] }),
+    // with the tables whose deletes cascade into them (an org's memberships and tokens, a user's sessions)
+    credentials: new WriteWatch(db, { users: ['last_seen_at'], sessions: ['last_seen_at'], api_tokens: ['last_used_at'], orgs: [] }),
+    memberships: new WriteWatch(db, { org_members: [], orgs: [], users: ['last_seen_at'] }),
     profiles: new WriteWatch(db, { users: ['last_seen_at'], org_members: [], orgs: [], preferences: [], user_auth_links: [] }),
   };
   const all = Object.values(watches);
