@@ -1,5 +1,6 @@
 /** Opens the database, migrates it, checks and loads the policy, and assembles the services. */
 import type { Logger } from 'pino';
+import { DecisionLog, readPolicyBuildInfo } from './authz/decision-log.ts';
 import { AuthzEngine } from './authz/engine.ts';
 import { PolicyModule } from './authz/wasm.ts';
 import type { Config } from './config.ts';
@@ -36,6 +37,7 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
     { legacyAclEnabled: config.legacyAclEnabled, maxLoadedOrgs: config.authzMaxLoadedOrgs, verifyDocuments: config.authzVerifyDocuments },
     logger,
     metrics,
+    config.decisionLog && DecisionLog.open(config.decisionLog, readPolicyBuildInfo(config.policyWasmPath)),
   );
   engine.startRevisionPoll(config.authzRevisionPollMs);
   metrics.watchPolicyEngine(() => engine.stats());

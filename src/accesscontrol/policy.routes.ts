@@ -1,0 +1,170 @@
+/**
+ * Policy as code, for the people who audit it: the org's data document as the policy reads it,
+ * a decision explained, and who holds an action on a resource. Each answer comes from the
+ * policy itself (a decision per subject), never from a second model of it in TypeScript.
+ */
+import type { Knex } from 'knex';
+import type { ResourceRef } from '../authz/types.ts';
+import { findConnector } from '../connectors/store.ts';
+import { findDashboard } from '../dashboards/store.ts';
+import { NotFoundError, BadRequestError } from '../errors.ts';
+import { findFolder } from '../folders/store.ts';
+import type { RouteModule } from '../http/route.ts';
+import { ownRecord } from '../http/subject.ts';
+import { findUserById } from '../identity/users.store.ts';
+import { isOrgMember } from '../orgs/store.ts';
+import { findTeamInOrg, findTeamsByIds } from '../teams/store.ts';
+import { ACTIONS, type Action } from './actions.ts';
+import { grantsOf, redactDecision, resourceProblem, type Grant } from './policy-explain.ts';
+import { findOrgMemberUsers } from './policy.store.ts';
+import { subjectOfUser } from './roles.ts';
+
+const actionSchema = { type: 'string', enum: ACTIONS } as const;
+
+const resourceSchema = {
+  oneOf: [
+    {
+      type: 'object',
+      properties: { kind: { type: 'string', minLength: 1 }, uid: { type: 'string', minLength: 1 } },
+      required: ['kind', 'uid'],
+      additionalProperties: false,
+    },
+    {
+      type: 'object',
+      properties: { kind: { type: 'string', minLength: 1 }, id: { type: 'string', minLength: 1 } },
+      required: ['kind', 'id'],
+      additionalProperties: false,
+    },
+    { type: 'object', properties: { scope: { type: 'string', minLength: 1 } }, required: ['scope'], additionalProperties: false },
+  ],
+} as const;
+
+/** The kinds who-can answers for: how each is found in the org and named to the policy. */
+const WHO_CAN_KINDS = {
+  folders: { resource: (uid: string): ResourceRef => ({ kind: 'folders', uid }), exists: findFolder },
+  dashboards: { resource: (uid: string): ResourceRef => ({ kind: 'dashboards', uid }), exists: findDashboard },
+  connectors: { resource: (uid: string): ResourceRef => ({ kind: 'connectors', uid }), exists: findConnector },
+  // alert rules are folder-scoped: their permissions are those of the folder that holds them
+  'alert.rules': { resource: (uid: string): ResourceRef => ({ kind: 'folders', uid }), exists: findFolder },
+  teams: { resource: (id: string): ResourceRef => ({ kind: 'teams', id }), exists: findTeamInOrg },
+} satisfies Record<string, { resource(uid: string): ResourceRef; exists(db: Knex, orgId: string, uid: string): Promise<unknown> }>;
+
+type WhoCanKind = keyof typeof WHO_CAN_KINDS;
+const WHO_CAN_KIND_NAMES = Object.keys(WHO_CAN_KINDS) as WhoCanKind[];
+
+interface Holder {
+  userId: string;
+  login: string;
+  name: string;
+  grants: Grant[];
+}
+
+/** A grant as held by a team or a role: where it applies, without the member's path to it. */
+type HeldGrant = Exclude<Grant, { reason: string }>;
+
+function withoutRoute(grant: HeldGrant): HeldGrant {
+  if (!('roleUid' in grant)) return grant;
+  const { via: _via, ...held } = grant;
+  return held;
+}
+
+/** Adds `grant` to the list of `key` once. */
+function addOnce<K>(into: Map<K, HeldGrant[]>, key: K, grant: HeldGrant): void {
+  const list = into.get(key) ?? into.set(key, []).get(key)!;
+  if (!list.some((existing) => JSON.stringify(existing) === JSON.stringify(grant))) list.push(grant);
+}
+
+export const policyRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'get',
+    path: '/api/access-control/policy-data',
+    access: 'authenticated',
+    level: 'org',
+    async handler({ ctx, orgId, services, authorize }) {
+      await authorize('policy.data:read', { kind: 'orgs', id: orgId });
+      ctx.body = await services.engine.document(orgId);
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/access-control/evaluate',
+    access: 'authenticated',
+    level: 'org',
+    body: {
+      type: 'object',
+      properties: { action: actionSchema, resource: resourceSchema, userId: { type: 'string', minLength: 1 } },
+      required: ['action'],
+      additionalProperties: false,
+    },
+    async handler({ ctx, body, principal, orgId, services, authorize, explain, filter }) {
+      const aboutAnother = body.userId !== undefined && body.userId !== principal.user.id;
+      // The right to ask is the right to read that user's permissions: everyone may read their own.
+      await authorize('users.permissions:read', aboutAnother ? { kind: 'users', id: body.userId! } : ownRecord(principal));
+      let subjectId = principal.user.id;
+      let subject;
+      if (aboutAnother) {
+        const user = await findUserById(services.db, body.userId!);
+        if (!user || !(await isOrgMember(services.db, orgId, user.id))) throw new NotFoundError(`user ${body.userId} not found in this org`);
+        subjectId = user.id;
+        subject = subjectOfUser(user);
+      }
+      const resource = body.resource as ResourceRef | undefined;
+      const decision = await explain(body.action, resource, subject);
+      const problem = resourceProblem(decision);
+      if (problem) throw new BadRequestError(`resource: ${problem}`);
+      ctx.body = await redactDecision(decision, subjectId, resource, (action, items) => filter(action, items, (item) => item));
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/access-control/resources/:kind/:uid/principals',
+    access: 'authenticated',
+    level: 'org',
+    params: {
+      type: 'object',
+      properties: { kind: { type: 'string', enum: WHO_CAN_KIND_NAMES }, uid: { type: 'string', minLength: 1 } },
+      required: ['kind', 'uid'],
+      additionalProperties: false,
+    },
+    query: { type: 'object', properties: { action: actionSchema }, required: ['action'], additionalProperties: false },
+    async handler({ ctx, params, query, orgId, services, authorize, explain }) {
+      // Everything the answer shows is in the org's policy data: who may export it may ask.
+      await authorize('policy.data:read', { kind: 'orgs', id: orgId });
+      const kind = WHO_CAN_KINDS[params.kind as WhoCanKind];
+      if (!(await kind.exists(services.db, orgId, params.uid))) throw new NotFoundError(`${params.kind} ${params.uid} not found`);
+      const resource = kind.resource(params.uid);
+      const action = query.action as Action;
+
+      const [document, members] = await Promise.all([services.engine.document(orgId), findOrgMemberUsers(services.db, orgId)]);
+      const users: Holder[] = [];
+      const serviceAccounts: Holder[] = [];
+      const teamGrants = new Map<string, HeldGrant[]>();
+      const roleGrants = new Map<string, HeldGrant[]>();
+      for (const member of members) {
+        const decision = await explain(action, resource, subjectOfUser(member));
+        if (!decision.allow) continue;
+        const grants = grantsOf(decision.reasons, document, member.id, resource);
+        (member.is_service_account ? serviceAccounts : users).push({ userId: member.id, login: member.login, name: member.name, grants });
+        for (const grant of grants) {
+          if ('roleUid' in grant) {
+            addOnce(roleGrants, grant.roleUid, withoutRoute(grant));
+            for (const team of grant.via?.teams ?? []) addOnce(teamGrants, team, withoutRoute(grant));
+          } else if ('legacyAcl' in grant && grant.legacyAcl.principal.startsWith('team:')) {
+            addOnce(teamGrants, grant.legacyAcl.principal.slice('team:'.length), grant);
+          }
+        }
+      }
+      const teams = await findTeamsByIds(services.db, [...teamGrants.keys()]);
+      ctx.body = {
+        action,
+        resource,
+        users,
+        serviceAccounts,
+        teams: teams.map((team) => ({ teamId: team.id, name: team.name, grants: teamGrants.get(team.id)! })).sort((a, b) => a.name.localeCompare(b.name)),
+        roles: [...roleGrants].sort(([a], [b]) => a.localeCompare(b)).map(([uid, grants]) => ({ uid, grants })),
+      };
+    },
+  });
+};
