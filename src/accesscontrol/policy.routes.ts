@@ -59,17 +59,14 @@ interface Holder {
   grants: Grant[];
 }
 
-/** A grant as held by a team or a role: where it applies, without the member's path to it. */
-type HeldGrant = Exclude<Grant, { reason: string }>;
-
-function withoutRoute(grant: HeldGrant): HeldGrant {
-  if (!('roleUid' in grant)) return grant;
-  const { via: _via, ...held } = grant;
-  return held;
-}
+type RoleGrantOf = Extract<Grant, { roleUid: string }>;
+/** A grant through a team: the team's role and what it holds where, without a member's path to it. */
+type TeamGrant = Omit<RoleGrantOf, 'via'> | Extract<Grant, { legacyAcl: unknown }>;
+/** What a role grants on the resource: the action held and the scope it is held on. */
+type RoleGrant = Omit<RoleGrantOf, 'roleUid' | 'via'>;
 
 /** Adds `grant` to the list of `key` once. */
-function addOnce<K>(into: Map<K, HeldGrant[]>, key: K, grant: HeldGrant): void {
+function addOnce<G>(into: Map<string, G[]>, key: string, grant: G): void {
   const list = into.get(key) ?? into.set(key, []).get(key)!;
   if (!list.some((existing) => JSON.stringify(existing) === JSON.stringify(grant))) list.push(grant);
 }
@@ -140,8 +137,8 @@ export const policyRoutes: RouteModule = (routes) => {
       const [document, members] = await Promise.all([services.engine.document(orgId), findOrgMemberUsers(services.db, orgId)]);
       const users: Holder[] = [];
       const serviceAccounts: Holder[] = [];
-      const teamGrants = new Map<string, HeldGrant[]>();
-      const roleGrants = new Map<string, HeldGrant[]>();
+      const teamGrants = new Map<string, TeamGrant[]>();
+      const roleGrants = new Map<string, RoleGrant[]>();
       for (const member of members) {
         const decision = await explain(action, resource, subjectOfUser(member));
         if (!decision.allow) continue;
@@ -149,8 +146,10 @@ export const policyRoutes: RouteModule = (routes) => {
         (member.is_service_account ? serviceAccounts : users).push({ userId: member.id, login: member.login, name: member.name, grants });
         for (const grant of grants) {
           if ('roleUid' in grant) {
-            addOnce(roleGrants, grant.roleUid, withoutRoute(grant));
-            for (const team of grant.via?.teams ?? []) addOnce(teamGrants, team, withoutRoute(grant));
+            const { via, ...teamGrant } = grant;
+            const { roleUid, ...roleGrant } = teamGrant;
+            addOnce(roleGrants, roleUid, roleGrant);
+            for (const team of via?.teams ?? []) addOnce(teamGrants, team, teamGrant);
           } else if ('legacyAcl' in grant && grant.legacyAcl.principal.startsWith('team:')) {
             addOnce(teamGrants, grant.legacyAcl.principal.slice('team:'.length), grant);
           }
