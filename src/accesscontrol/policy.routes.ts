@@ -4,7 +4,7 @@
  * policy itself (a decision per subject), never from a second model of it in TypeScript.
  */
 import type { Knex } from 'knex';
-import type { ResourceRef } from '../authz/types.ts';
+import type { ResourceRef, Subject } from '../authz/types.ts';
 import { findConnector } from '../connectors/store.ts';
 import { findDashboard } from '../dashboards/store.ts';
 import { NotFoundError, BadRequestError } from '../errors.ts';
@@ -99,7 +99,7 @@ export const policyRoutes: RouteModule = (routes) => {
       // The right to ask is the right to read that user's permissions: everyone may read their own.
       await authorize('users.permissions:read', aboutAnother ? { kind: 'users', id: body.userId! } : ownRecord(principal));
       let subjectId = principal.user.id;
-      let subject;
+      let subject: Subject | undefined;
       if (aboutAnother) {
         const user = await findUserById(services.db, body.userId!);
         if (!user || !(await isOrgMember(services.db, orgId, user.id))) throw new NotFoundError(`user ${body.userId} not found in this org`);
