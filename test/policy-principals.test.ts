@@ -4,6 +4,7 @@
  * each allow, and the teams and roles those grants come through.
  */
 import { expect } from 'chai';
+import { createRole } from '../src/accesscontrol/grants.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import {
   api,
@@ -130,6 +131,61 @@ describe('who can: GET /api/access-control/resources/:kind/:uid/principals', () 
     expect(res.body.roles.find((role: { uid: string }) => role.uid === teamRole).grants).to.deep.equal([
       { action: 'dashboards:read', scope: 'folders:uid:wc-child', inheritedFrom: 'wc-child' },
     ]);
+  });
+
+  it('lists the teams, roles and org roles that hold the action, also those that reach no member', async () => {
+    const empty = await buildTeam(app);
+    await grantManagedPermissions(app, 'org_main', { kind: 'team', teamId: empty.id }, [{ action: 'dashboards:delete', scope: 'dashboards:uid:wc-dash' }]);
+    await app.services.transact((tx) =>
+      createRole(
+        tx,
+        'org_main',
+        {
+          uid: 'custom:wc-unassigned',
+          name: 'custom:wc-unassigned',
+          displayName: 'unassigned',
+          description: '',
+          groupName: '',
+          permissions: [{ action: 'dashboards:delete', scope: 'folders:uid:wc-parent' }],
+        },
+        app.clock.now(),
+      ),
+    );
+    await importLegacyAclEntries(app, 'org_main', [{ folderUid: 'wc-parent', role: 'Viewer', permission: 2 }]);
+
+    const res = await whoCan(admin, 'dashboards', 'wc-dash', 'dashboards:delete');
+    expect(res.status).to.equal(200);
+    expect(res.body.teams).to.deep.equal(
+      [
+        {
+          teamId: empty.id,
+          name: empty.name,
+          grants: [{ roleUid: `managed:teams:${empty.id}:permissions`, action: 'dashboards:delete', scope: 'dashboards:uid:wc-dash' }],
+        },
+        {
+          teamId: team.id,
+          name: team.name,
+          grants: [{ roleUid: `managed:teams:${team.id}:permissions`, action: 'dashboards:delete', scope: 'folders:uid:wc-child', inheritedFrom: 'wc-child' }],
+        },
+      ].sort((a, b) => (a.name < b.name ? -1 : 1)),
+    );
+    const unassigned = res.body.roles.find((role: { uid: string }) => role.uid === 'custom:wc-unassigned');
+    expect(unassigned).to.deep.equal({
+      uid: 'custom:wc-unassigned',
+      grants: [{ action: 'dashboards:delete', scope: 'folders:uid:wc-parent', inheritedFrom: 'wc-parent' }],
+    });
+    expect(res.body.roles.map((role: { uid: string }) => role.uid)).to.include.members(['basic:editor', 'basic:admin', 'fixed:dashboards:writer']);
+    expect(res.body.roles.map((role: { uid: string }) => role.uid)).to.not.include('basic:viewer');
+
+    // Viewers may delete it through the legacy ACL entry for their org role; Editors and Admins through their roles
+    const viewers = res.body.orgRoles.find((entry: { role: string }) => entry.role === 'Viewer');
+    expect(viewers).to.deep.equal({
+      role: 'Viewer',
+      grants: [{ legacyAcl: { level: 2, principal: 'role:Viewer' }, scope: 'folders:uid:wc-parent', inheritedFrom: 'wc-parent' }],
+    });
+    expect(res.body.orgRoles.map((entry: { role: string }) => entry.role).sort()).to.deep.equal(['Admin', 'Editor', 'Viewer']);
+    expect(idsOf(res.body.users)).to.include(viewer.id);
+    await importLegacyAclEntries(app, 'org_main', [{ dashboardUid: 'wc-dash', userId: legacyUser.id, permission: 1 }]);
   });
 
   it('a write: the team (Edit on the folder) and Editors, not the View grants or the level-1 ACL entry', async () => {

@@ -1,10 +1,11 @@
 /**
  * Policy as code, for the people who audit it: the org's data document as the policy reads it,
  * a decision explained, and who holds an action on a resource. Each answer comes from the
- * policy itself (a decision per subject), never from a second model of it in TypeScript.
+ * policy itself (a decision per subject, per team, role and org role for who-can), never from a
+ * second model of it in TypeScript.
  */
 import type { Knex } from 'knex';
-import type { ResourceRef, Subject } from '../authz/types.ts';
+import { ORG_ROLES, type OrgDocument, type ResourceRef, type Subject } from '../authz/types.ts';
 import { findConnector } from '../connectors/store.ts';
 import { findDashboard } from '../dashboards/store.ts';
 import { NotFoundError, BadRequestError } from '../errors.ts';
@@ -59,17 +60,46 @@ interface Holder {
   grants: Grant[];
 }
 
-type RoleGrantOf = Extract<Grant, { roleUid: string }>;
-/** A grant through a team: the team's role and what it holds where, without a member's path to it. */
-type TeamGrant = Omit<RoleGrantOf, 'via'> | Extract<Grant, { legacyAcl: unknown }>;
-/** What a role grants on the resource: the action held and the scope it is held on. */
-type RoleGrant = Omit<RoleGrantOf, 'roleUid' | 'via'>;
-
-/** Adds `grant` to the list of `key` once. */
-function addOnce<G>(into: Map<string, G[]>, key: string, grant: G): void {
-  const list = into.get(key) ?? into.set(key, []).get(key)!;
-  if (!list.some((existing) => JSON.stringify(existing) === JSON.stringify(grant))) list.push(grant);
+/** A grant held by a team, a role or an org role itself: what it holds where, without a member's path to it. */
+function held(grant: Grant): Grant {
+  if (!('roleUid' in grant)) return grant;
+  const { via: _via, ...rest } = grant;
+  return rest;
 }
+
+/** A role's own grant: the role is the entry's, so only what it holds where. */
+function withoutRole(grant: Grant): Grant {
+  if (!('roleUid' in grant)) return grant;
+  const { roleUid: _role, ...rest } = grant;
+  return rest as Grant;
+}
+
+/**
+ * Who-can asks the policy of each team, role and org role as of a member holding only that: a
+ * stand-in member per holder, under an id no user can have, in a copy of the org's document.
+ */
+function withStandIns(document: OrgDocument): { document: OrgDocument; standIns: StandIn[] } {
+  const members = { ...document.members };
+  const standIns: StandIn[] = [];
+  const add = (standIn: StandIn, member: OrgDocument['members'][string]) => {
+    members[standIn.id] = member;
+    standIns.push(standIn);
+  };
+  for (const teamId of Object.keys(document.teams))
+    add({ id: `whocan:team:${teamId}`, kind: 'team', key: teamId }, { role: 'None', teams: [teamId], roles: [] });
+  for (const uid of Object.keys(document.roles)) add({ id: `whocan:role:${uid}`, kind: 'role', key: uid }, { role: 'None', teams: [], roles: [uid] });
+  for (const role of ORG_ROLES.filter((role) => role !== 'None'))
+    add({ id: `whocan:org-role:${role}`, kind: 'orgRole', key: role }, { role, teams: [], roles: [] });
+  return { document: { ...document, members }, standIns };
+}
+
+interface StandIn {
+  id: string;
+  kind: 'team' | 'role' | 'orgRole';
+  key: string;
+}
+
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 export const policyRoutes: RouteModule = (routes) => {
   routes.add({
@@ -126,7 +156,7 @@ export const policyRoutes: RouteModule = (routes) => {
       additionalProperties: false,
     },
     query: { type: 'object', properties: { action: actionSchema }, required: ['action'], additionalProperties: false },
-    async handler({ ctx, params, query, orgId, services, authorize, explain }) {
+    async handler({ ctx, params, query, orgId, services, authorize }) {
       // Everything the answer shows is in the org's policy data: who may export it may ask.
       await authorize('policy.data:read', { kind: 'orgs', id: orgId });
       const kind = WHO_CAN_KINDS[params.kind as WhoCanKind];
@@ -135,34 +165,42 @@ export const policyRoutes: RouteModule = (routes) => {
       const action = query.action as Action;
 
       const [document, members] = await Promise.all([services.engine.document(orgId), findOrgMemberUsers(services.db, orgId)]);
+      const hypothetical = withStandIns(document);
+      const subjects = [
+        ...members.map(subjectOfUser),
+        ...hypothetical.standIns.map((standIn): Subject => ({ id: standIn.id, kind: 'user', server_admin: false, disabled: false })),
+      ];
+      const decisions = await services.engine.explainAgainst(
+        hypothetical.document,
+        subjects.map((subject) => ({ subject, org_id: orgId, action, resource })),
+      );
+      const grantsOfSubject = (index: number) => grantsOf(decisions[index]!.reasons, hypothetical.document, subjects[index]!.id, resource);
+
       const users: Holder[] = [];
       const serviceAccounts: Holder[] = [];
-      const teamGrants = new Map<string, TeamGrant[]>();
-      const roleGrants = new Map<string, RoleGrant[]>();
-      for (const member of members) {
-        const decision = await explain(action, resource, subjectOfUser(member));
-        if (!decision.allow) continue;
-        const grants = grantsOf(decision.reasons, document, member.id, resource);
-        (member.is_service_account ? serviceAccounts : users).push({ userId: member.id, login: member.login, name: member.name, grants });
-        for (const grant of grants) {
-          if ('roleUid' in grant) {
-            const { via, ...teamGrant } = grant;
-            const { roleUid, ...roleGrant } = teamGrant;
-            addOnce(roleGrants, roleUid, roleGrant);
-            for (const team of via?.teams ?? []) addOnce(teamGrants, team, teamGrant);
-          } else if ('legacyAcl' in grant && grant.legacyAcl.principal.startsWith('team:')) {
-            addOnce(teamGrants, grant.legacyAcl.principal.slice('team:'.length), grant);
-          }
-        }
-      }
-      const teams = await findTeamsByIds(services.db, [...teamGrants.keys()]);
+      members.forEach((member, index) => {
+        if (!decisions[index]!.allow) return;
+        (member.is_service_account ? serviceAccounts : users).push({
+          userId: member.id,
+          login: member.login,
+          name: member.name,
+          grants: grantsOfSubject(index),
+        });
+      });
+      const holders = { team: new Map<string, Grant[]>(), role: new Map<string, Grant[]>(), orgRole: new Map<string, Grant[]>() };
+      hypothetical.standIns.forEach((standIn, offset) => {
+        const index = members.length + offset;
+        if (decisions[index]!.allow) holders[standIn.kind].set(standIn.key, grantsOfSubject(index).map(held));
+      });
+      const teams = await findTeamsByIds(services.db, [...holders.team.keys()]);
       ctx.body = {
         action,
         resource,
         users,
         serviceAccounts,
-        teams: teams.map((team) => ({ teamId: team.id, name: team.name, grants: teamGrants.get(team.id)! })).sort((a, b) => a.name.localeCompare(b.name)),
-        roles: [...roleGrants].sort(([a], [b]) => a.localeCompare(b)).map(([uid, grants]) => ({ uid, grants })),
+        teams: teams.map((team) => ({ teamId: team.id, name: team.name, grants: holders.team.get(team.id)! })).sort((a, b) => byText(a.name, b.name)),
+        roles: [...holders.role].sort(([a], [b]) => byText(a, b)).map(([uid, grants]) => ({ uid, grants: grants.map(withoutRole) })),
+        orgRoles: [...holders.orgRole].map(([role, grants]) => ({ role, grants })),
       };
     },
   });

@@ -152,6 +152,20 @@ export class AuthzEngine implements PolicyChangeListener {
     }
   }
 
+  /**
+   * Decisions against a document of the caller's making (who-can asks of teams, roles and org
+   * roles as if each were a member), in an instance of their own: no org's loaded document is
+   * touched. Each input fails closed on its own.
+   */
+  async explainAgainst(document: OrgDocument, inputs: AuthzInput[]): Promise<Decision[]> {
+    const instance = await this.policy.instantiate();
+    instance.setData(document);
+    return inputs.map((input) => {
+      const result = instance.evaluate('authz/decision', input) as Decision | undefined;
+      return result && typeof result.allow === 'boolean' && Array.isArray(result.reasons) ? result : this.failClosed(new Error('policy returned no decision'));
+    });
+  }
+
   private async decide(input: AuthzInput): Promise<{ result: Decision; evalNanoseconds: number }> {
     const org = await this.ready(input.org_id);
     const started = performance.now();
