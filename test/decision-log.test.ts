@@ -152,6 +152,18 @@ describe('decision log', () => {
       expect(loadConfig({ ...secrets, DECISION_LOG: 'stdout', DECISION_LOG_SAMPLE: '0' }).decisionLog).to.include({ sample: 0 });
     });
 
+    it('stops startup when the file cannot be written', () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-decisions-'));
+      const blocker = path.join(dir, 'a-file');
+      fs.writeFileSync(blocker, '');
+      const target = path.join(blocker, 'decisions.log');
+      expect(() => DecisionLog.open({ target: 'file', path: target, sample: 1 }, { opaVersion: null, sourceHash: null })).to.throw(
+        ConfigError,
+        `DECISION_LOG_PATH ${target} cannot be written (EEXIST)`,
+      );
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+
     it('refuses an unknown destination or a share outside 0..1', () => {
       expect(() => loadConfig({ ...secrets, DECISION_LOG: 'http' })).to.throw(ConfigError, 'DECISION_LOG must be file or stdout, got "http"');
       for (const sample of ['2', '-0.5', 'half', '1e-3']) {

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
+import { ConfigError } from '../config.ts';
 import type { AuthzInput, Decision, ResourceRef } from './types.ts';
 
 export interface DecisionLogSettings {
@@ -81,9 +82,19 @@ export class DecisionLog {
     private readonly random: () => number = Math.random,
   ) {}
 
-  /** Opens the configured destination; the file is written synchronously so that no decision is lost on exit. */
+  /**
+   * Opens the configured destination; the file is written synchronously so that no decision is
+   * lost on exit. A file that cannot be written stops startup as a configuration error.
+   */
   static open(settings: DecisionLogSettings, build: PolicyBuildInfo): DecisionLog {
-    if (settings.target === 'file') fs.mkdirSync(path.dirname(settings.path), { recursive: true });
+    if (settings.target === 'file') {
+      try {
+        fs.mkdirSync(path.dirname(settings.path), { recursive: true });
+        fs.closeSync(fs.openSync(settings.path, 'a'));
+      } catch (err) {
+        throw new ConfigError(`DECISION_LOG_PATH ${settings.path} cannot be written (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      }
+    }
     const sink = pino.destination({ dest: settings.target === 'file' ? settings.path : 1, append: true, sync: true });
     return new DecisionLog(settings, build, sink);
   }
