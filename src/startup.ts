@@ -18,8 +18,9 @@ import { createServices, systemClock, type Clock, type Services } from './servic
 
 export async function startServices(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Services> {
   keyDerivations.configure(config.passwordHashing);
-  // A bad LDAP file is the operator's to fix before anything opens (a ConfigError: exit 2).
+  // A bad LDAP file or an unwritable decision log is the operator's to fix before anything opens (a ConfigError: exit 2).
   const ldap = config.ldap.enabled ? LdapDirectory.load(config.ldap.configFile, logger) : null;
+  const decisionLog = config.decisionLog && DecisionLog.open(config.decisionLog, readPolicyBuildInfo(config.policyWasmPath));
   const db = createDb(config);
   try {
     await waitForDatabase(db, config.dbConnectTimeoutMs, logger);
@@ -37,7 +38,7 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
     { legacyAclEnabled: config.legacyAclEnabled, maxLoadedOrgs: config.authzMaxLoadedOrgs, verifyDocuments: config.authzVerifyDocuments },
     logger,
     metrics,
-    config.decisionLog && DecisionLog.open(config.decisionLog, readPolicyBuildInfo(config.policyWasmPath)),
+    decisionLog,
   );
   engine.startRevisionPoll(config.authzRevisionPollMs);
   metrics.watchPolicyEngine(() => engine.stats());
