@@ -4,6 +4,7 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { roleAssignmentRoutes } from './accesscontrol/assignments.routes.ts';
+import { policyRoutes } from './accesscontrol/policy.routes.ts';
 import { roleRoutes } from './accesscontrol/roles.routes.ts';
 import { accessControlRoutes } from './accesscontrol/routes.ts';
 import { adminRoutes } from './admin/routes.ts';
@@ -66,6 +67,7 @@ export const ROUTE_MODULES: RouteModule[] = [
   accessControlRoutes,
   roleRoutes,
   roleAssignmentRoutes,
+  policyRoutes,
   serviceAccountRoutes,
   legacyKeyRoutes,
   quotaRoutes,

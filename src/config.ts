@@ -6,6 +6,7 @@ import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_HASH_CONCURRENCY, DEFAULT_HASH_QUEUE } from './crypto/password.ts';
+import type { DecisionLogSettings } from './authz/decision-log.ts';
 import { ALLOWED_NETWORKS_VARIABLE, parseCidrs } from './outbound/address-policy.ts';
 
 export interface Config {
@@ -54,6 +55,8 @@ export interface Config {
   /** Test mode: every loaded policy document is checked against a fresh build after each commit. */
   authzVerifyDocuments: boolean;
   policyWasmPath: string;
+  /** DECISION_LOG: where authorize() decisions are logged (OPA's decision-log fields), null when off. */
+  decisionLog: DecisionLogSettings | null;
   /** Default quota limits per target (-1 = unlimited), from the QUOTA_* variables. */
   quotaDefaults: Record<QuotaTarget, number>;
   /** Encrypts secrets at rest (AES-256-GCM). */
@@ -433,6 +436,18 @@ function readSaml(env: Env): SamlConfig | null {
   };
 }
 
+function readDecisionLog(env: Env, dataDir: string): DecisionLogSettings | null {
+  const target = env.DECISION_LOG?.trim().toLowerCase();
+  if (!target) return null;
+  if (target !== 'file' && target !== 'stdout') throw new ConfigError(`DECISION_LOG must be file or stdout, got "${env.DECISION_LOG}"`);
+  const rawSample = env.DECISION_LOG_SAMPLE?.trim() || '1';
+  const sample = Number(rawSample);
+  if (!/^\d*\.?\d+$/.test(rawSample) || sample > 1) {
+    throw new ConfigError(`DECISION_LOG_SAMPLE must be a number from 0 to 1, got "${env.DECISION_LOG_SAMPLE}"`);
+  }
+  return { target, path: path.resolve(env.DECISION_LOG_PATH?.trim() || path.join(dataDir, 'decisions.log')), sample };
+}
+
 function readRotateSecrets(env: Env): Config['rotateSecrets'] {
   return readList(env, 'ROTATE_SECRETS').map((name) => {
     if (name !== 'JWT_SECRET' && name !== 'SECRET_KEY') throw new ConfigError(`ROTATE_SECRETS names JWT_SECRET or SECRET_KEY, got "${name}"`);
@@ -478,6 +493,7 @@ export function loadConfig(env: Env = process.env): Config {
     authzMaxLoadedOrgs: readInt(env, 'AUTHZ_MAX_LOADED_ORGS', 256, 1),
     authzVerifyDocuments: readBool(env, 'AUTHZ_VERIFY_DOCUMENTS', nodeEnv === 'test'),
     policyWasmPath: env.POLICY_WASM_PATH || path.resolve('policies/build/authz.wasm'),
+    decisionLog: readDecisionLog(env, dataDir),
     quotaDefaults: Object.fromEntries(QUOTA_TARGETS.map((target) => [target, readInt(env, QUOTA_VARIABLES[target], -1, -1)])) as Record<QuotaTarget, number>,
     secretKey: readSecret(env, 'SECRET_KEY', nodeEnv, dataDir),
     jwtSecret: readSecret(env, 'JWT_SECRET', nodeEnv, dataDir),
@@ -553,6 +569,9 @@ export function effectiveSettings(config: Config): Record<string, string | numbe
     AUTHZ_VERIFY_DOCUMENTS: config.authzVerifyDocuments,
     AUTHZ_MAX_LOADED_ORGS: config.authzMaxLoadedOrgs,
     POLICY_WASM_PATH: config.policyWasmPath,
+    DECISION_LOG: config.decisionLog?.target ?? null,
+    DECISION_LOG_PATH: config.decisionLog?.target === 'file' ? config.decisionLog.path : null,
+    DECISION_LOG_SAMPLE: config.decisionLog?.sample ?? null,
     CONNECTOR_ALLOWED_NETWORKS: config.connectorAllowedNetworks,
     OUTBOUND_CONNECT_TIMEOUT_MS: config.outbound.connectTimeoutMs,
     OUTBOUND_TIMEOUT_MS: config.outbound.timeoutMs,

@@ -1,5 +1,6 @@
 /** Opens the database, migrates it, checks and loads the policy, and assembles the services. */
 import type { Logger } from 'pino';
+import { DecisionLog, readPolicyBuildInfo } from './authz/decision-log.ts';
 import { AuthzEngine } from './authz/engine.ts';
 import { PolicyModule } from './authz/wasm.ts';
 import { ConfigError, type Config } from './config.ts';
@@ -17,9 +18,10 @@ import { createServices, systemClock, type Clock, type Services } from './servic
 
 export async function startServices(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Services> {
   keyDerivations.configure(config.passwordHashing);
-  // A bad LDAP file is the operator's to fix before anything opens (a ConfigError: exit 2).
+  // A bad LDAP file, a missing policy or an unwritable decision log is the operator's to fix before anything opens (a ConfigError: exit 2).
   const ldap = config.ldap.enabled ? LdapDirectory.load(config.ldap.configFile, logger) : null;
   const policy = await loadPolicy(config.policyWasmPath);
+  const decisionLog = config.decisionLog && DecisionLog.open(config.decisionLog, readPolicyBuildInfo(config.policyWasmPath));
   const db = createDb(config);
   try {
     await waitForDatabase(db, config.dbConnectTimeoutMs, logger);
@@ -36,6 +38,7 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
     { legacyAclEnabled: config.legacyAclEnabled, maxLoadedOrgs: config.authzMaxLoadedOrgs, verifyDocuments: config.authzVerifyDocuments },
     logger,
     metrics,
+    decisionLog,
   );
   engine.startRevisionPoll(config.authzRevisionPollMs);
   metrics.watchPolicyEngine(() => engine.stats());

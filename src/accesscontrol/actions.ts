@@ -64,6 +64,7 @@ export const ACTIONS = [
   'orgs:delete',
   'orgs:read',
   'orgs:write',
+  'policy.data:read',
   'roles:delete',
   'roles:read',
   'roles:seed',

@@ -8,9 +8,10 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable } from '../db/errors.ts';
 import { ALL_ORGS, type PolicyChangeListener } from '../db/transaction.ts';
+import type { DecisionLog } from './decision-log.ts';
 import { buildOrgDocument, loadFragment, readPolicyRevisions, type DocumentSettings } from './document.ts';
 import type { OrgChange, PolicyFragment } from './fragments.ts';
-import type { ActiveOrgInput, AuthzInput, Decision, FilterInput, PermissionMap, Subject } from './types.ts';
+import type { ActiveOrgInput, AuthzInput, Decision, FilterInput, OrgDocument, PermissionMap, Subject } from './types.ts';
 import type { PolicyInstance, PolicyModule } from './wasm.ts';
 
 /** Key of the server-level document (global roles only), used when org_id is null. */
@@ -120,24 +121,66 @@ export class AuthzEngine implements PolicyChangeListener {
     private readonly options: EngineOptions,
     private readonly logger: Logger,
     private readonly observer: DecisionObserver = unobserved,
+    private readonly decisionLog: DecisionLog | null = null,
   ) {}
 
+  /** The decision that lets a request act or refuses it: observed (metrics) and, when on, written to the decision log. */
   async authorize(input: AuthzInput): Promise<Decision> {
     const started = performance.now();
     let outcome: 'allow' | 'deny' | 'error' = 'error';
     try {
-      const org = await this.ready(input.org_id);
-      const result = org.instance.evaluate('authz/decision', input) as Decision | undefined;
-      if (!result || typeof result.allow !== 'boolean' || !Array.isArray(result.reasons)) {
-        return this.failClosed(new Error('policy returned no decision'));
-      }
+      const { result, evalNanoseconds } = await this.decide(input);
       outcome = result.allow ? 'allow' : 'deny';
+      this.decisionLog?.record(input, result, evalNanoseconds, new Date());
       return result;
     } catch (err) {
       return this.failClosed(err);
     } finally {
       this.observer.decision(outcome, (performance.now() - started) / 1000);
     }
+  }
+
+  /**
+   * What the policy decides for an input that enforces nothing (evaluate, who-can, the CLI's
+   * explain): the same entry point as authorize(), neither counted in the metrics nor logged.
+   */
+  async explain(input: AuthzInput): Promise<Decision> {
+    try {
+      return (await this.decide(input)).result;
+    } catch (err) {
+      return this.failClosed(err);
+    }
+  }
+
+  /**
+   * Decisions against a document of the caller's making (who-can asks of teams, roles and org
+   * roles as if each were a member), in an instance of their own: no org's loaded document is
+   * touched. Each input fails closed on its own.
+   */
+  async explainAgainst(document: OrgDocument, inputs: AuthzInput[]): Promise<Decision[]> {
+    const instance = await this.policy.instantiate();
+    instance.setData(document);
+    return inputs.map((input) => {
+      const result = instance.evaluate('authz/decision', input) as Decision | undefined;
+      return result && typeof result.allow === 'boolean' && Array.isArray(result.reasons) ? result : this.failClosed(new Error('policy returned no decision'));
+    });
+  }
+
+  private async decide(input: AuthzInput): Promise<{ result: Decision; evalNanoseconds: number }> {
+    const org = await this.ready(input.org_id);
+    const started = performance.now();
+    const result = org.instance.evaluate('authz/decision', input) as Decision | undefined;
+    const evalNanoseconds = Math.round((performance.now() - started) * 1e6);
+    if (!result || typeof result.allow !== 'boolean' || !Array.isArray(result.reasons)) throw new Error('policy returned no decision');
+    return { result, evalNanoseconds };
+  }
+
+  /**
+   * The data document the org's decisions are evaluated against, as of now: built from the
+   * database the way the loaded copy is (which the engine keeps equal to it after every commit).
+   */
+  async document(orgId: string): Promise<OrgDocument> {
+    return buildOrgDocument(this.db, orgId, this.options);
   }
 
   /**

@@ -8,7 +8,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { recordFailure, type AuditEvent } from '../audit/writer.ts';
 import { actorOf } from './actor.ts';
-import type { AuthzInput, PermissionMap, Requirement, ResourceRef, Subject } from '../authz/types.ts';
+import type { AuthzInput, Decision, PermissionMap, Requirement, ResourceRef, Subject } from '../authz/types.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { Services } from '../services.ts';
 import type { Action } from '../accesscontrol/actions.ts';
@@ -42,6 +42,11 @@ export interface RouteContext<B, Q, P> {
   filter<T>(action: Action, items: readonly T[], resourceOf: (item: T) => ResourceRef, requiresOf?: (item: T) => Requirement[]): Promise<T[]>;
   /** What `subject` (the caller unless named) holds in the route's org, `{action: [scope]}`. */
   permissions(subject?: Subject): Promise<PermissionMap>;
+  /**
+   * What the policy decides for `subject` (the caller unless named) doing `action` in the route's
+   * org, enforcing nothing: the route's own authorize() is still the caller's right to ask.
+   */
+  explain(action: string, resource?: ResourceRef, subject?: Subject): Promise<Decision>;
 }
 
 /** The refusal of an action: what the caller learns of a deny, whatever the policy's reasons. */
@@ -164,6 +169,11 @@ export class RouteRegistrar {
         },
         permissions(subject) {
           return services.engine.permissions(subject ?? subjectOf(principal), spec.level === 'org' ? orgId : null);
+        },
+        explain(action, resource, subject) {
+          const input: AuthzInput = { subject: subject ?? subjectOf(principal), org_id: spec.level === 'org' ? orgId : null, action };
+          if (resource) input.resource = resource;
+          return services.engine.explain(input);
         },
         async authorize(action, resource, options = {}) {
           const routeOrg = spec.level === 'org' ? orgId : null;

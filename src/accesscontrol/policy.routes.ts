@@ -1,0 +1,207 @@
+/**
+ * Policy as code, for the people who audit it: the org's data document as the policy reads it,
+ * a decision explained, and who holds an action on a resource. Each answer comes from the
+ * policy itself (a decision per subject, per team, role and org role for who-can), never from a
+ * second model of it in TypeScript.
+ */
+import type { Knex } from 'knex';
+import { ORG_ROLES, type OrgDocument, type ResourceRef, type Subject } from '../authz/types.ts';
+import { findConnector } from '../connectors/store.ts';
+import { findDashboard } from '../dashboards/store.ts';
+import { NotFoundError, BadRequestError } from '../errors.ts';
+import { findFolder } from '../folders/store.ts';
+import type { RouteModule } from '../http/route.ts';
+import { ownRecord } from '../http/subject.ts';
+import { findUserById } from '../identity/users.store.ts';
+import { isOrgMember } from '../orgs/store.ts';
+import { findTeamInOrg, findTeamsByIds } from '../teams/store.ts';
+import { ACTIONS, type Action } from './actions.ts';
+import { grantsOf, redactDecision, resourceProblem, type Grant } from './policy-explain.ts';
+import { findOrgMemberUsers } from './policy.store.ts';
+import { subjectOfUser } from './roles.ts';
+
+const actionSchema = { type: 'string', enum: ACTIONS } as const;
+
+const resourceSchema = {
+  oneOf: [
+    {
+      type: 'object',
+      properties: { kind: { type: 'string', minLength: 1 }, uid: { type: 'string', minLength: 1 } },
+      required: ['kind', 'uid'],
+      additionalProperties: false,
+    },
+    {
+      type: 'object',
+      properties: { kind: { type: 'string', minLength: 1 }, id: { type: 'string', minLength: 1 } },
+      required: ['kind', 'id'],
+      additionalProperties: false,
+    },
+    { type: 'object', properties: { scope: { type: 'string', minLength: 1 } }, required: ['scope'], additionalProperties: false },
+  ],
+} as const;
+
+/** The kinds who-can answers for: how each is found in the org and named to the policy. */
+const WHO_CAN_KINDS = {
+  folders: { resource: (uid: string): ResourceRef => ({ kind: 'folders', uid }), exists: findFolder },
+  dashboards: { resource: (uid: string): ResourceRef => ({ kind: 'dashboards', uid }), exists: findDashboard },
+  connectors: { resource: (uid: string): ResourceRef => ({ kind: 'connectors', uid }), exists: findConnector },
+  // alert rules are folder-scoped: their permissions are those of the folder that holds them
+  'alert.rules': { resource: (uid: string): ResourceRef => ({ kind: 'folders', uid }), exists: findFolder },
+  teams: { resource: (id: string): ResourceRef => ({ kind: 'teams', id }), exists: findTeamInOrg },
+} satisfies Record<string, { resource(uid: string): ResourceRef; exists(db: Knex, orgId: string, uid: string): Promise<unknown> }>;
+
+type WhoCanKind = keyof typeof WHO_CAN_KINDS;
+const WHO_CAN_KIND_NAMES = Object.keys(WHO_CAN_KINDS) as WhoCanKind[];
+
+interface Holder {
+  userId: string;
+  login: string;
+  name: string;
+  grants: Grant[];
+}
+
+/** A grant held by a team, a role or an org role itself: what it holds where, without a member's path to it. */
+function held(grant: Grant): Grant {
+  if (!('roleUid' in grant)) return grant;
+  const { via: _via, ...rest } = grant;
+  return rest;
+}
+
+/** A role's own grant: the role is the entry's, so only what it holds where. */
+function withoutRole(grant: Grant): Grant {
+  if (!('roleUid' in grant)) return grant;
+  const { roleUid: _role, ...rest } = grant;
+  return rest as Grant;
+}
+
+/**
+ * Who-can asks the policy of each team, role and org role as of a member holding only that: a
+ * stand-in member per holder, under an id no user can have, in a copy of the org's document.
+ */
+function withStandIns(document: OrgDocument): { document: OrgDocument; standIns: StandIn[] } {
+  const members = { ...document.members };
+  const standIns: StandIn[] = [];
+  const add = (standIn: StandIn, member: OrgDocument['members'][string]) => {
+    members[standIn.id] = member;
+    standIns.push(standIn);
+  };
+  for (const teamId of Object.keys(document.teams))
+    add({ id: `whocan:team:${teamId}`, kind: 'team', key: teamId }, { role: 'None', teams: [teamId], roles: [] });
+  for (const uid of Object.keys(document.roles)) add({ id: `whocan:role:${uid}`, kind: 'role', key: uid }, { role: 'None', teams: [], roles: [uid] });
+  for (const role of ORG_ROLES.filter((role) => role !== 'None'))
+    add({ id: `whocan:org-role:${role}`, kind: 'orgRole', key: role }, { role, teams: [], roles: [] });
+  return { document: { ...document, members }, standIns };
+}
+
+interface StandIn {
+  id: string;
+  kind: 'team' | 'role' | 'orgRole';
+  key: string;
+}
+
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+export const policyRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'get',
+    path: '/api/access-control/policy-data',
+    access: 'authenticated',
+    level: 'org',
+    async handler({ ctx, orgId, services, authorize }) {
+      await authorize('policy.data:read', { kind: 'orgs', id: orgId });
+      ctx.body = await services.engine.document(orgId);
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/access-control/evaluate',
+    access: 'authenticated',
+    level: 'org',
+    body: {
+      type: 'object',
+      properties: { action: actionSchema, resource: resourceSchema, userId: { type: 'string', minLength: 1 } },
+      required: ['action'],
+      additionalProperties: false,
+    },
+    async handler({ ctx, body, principal, orgId, services, authorize, explain, filter }) {
+      const aboutAnother = body.userId !== undefined && body.userId !== principal.user.id;
+      // The right to ask is the right to read that user's permissions: everyone may read their own.
+      await authorize('users.permissions:read', aboutAnother ? { kind: 'users', id: body.userId! } : ownRecord(principal));
+      let subjectId = principal.user.id;
+      let subject: Subject | undefined;
+      if (aboutAnother) {
+        const user = await findUserById(services.db, body.userId!);
+        if (!user || !(await isOrgMember(services.db, orgId, user.id))) throw new NotFoundError(`user ${body.userId} not found in this org`);
+        subjectId = user.id;
+        subject = subjectOfUser(user);
+      }
+      const resource = body.resource as ResourceRef | undefined;
+      const decision = await explain(body.action, resource, subject);
+      const problem = resourceProblem(decision);
+      if (problem) throw new BadRequestError(`resource: ${problem}`);
+      ctx.body = await redactDecision(decision, subjectId, resource, (action, items) => filter(action, items, (item) => item));
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/access-control/resources/:kind/:uid/principals',
+    access: 'authenticated',
+    level: 'org',
+    params: {
+      type: 'object',
+      properties: { kind: { type: 'string', enum: WHO_CAN_KIND_NAMES }, uid: { type: 'string', minLength: 1 } },
+      required: ['kind', 'uid'],
+      additionalProperties: false,
+    },
+    query: { type: 'object', properties: { action: actionSchema }, required: ['action'], additionalProperties: false },
+    async handler({ ctx, params, query, orgId, services, authorize }) {
+      // Everything the answer shows is in the org's policy data: who may export it may ask.
+      await authorize('policy.data:read', { kind: 'orgs', id: orgId });
+      const kind = WHO_CAN_KINDS[params.kind as WhoCanKind];
+      if (!(await kind.exists(services.db, orgId, params.uid))) throw new NotFoundError(`${params.kind} ${params.uid} not found`);
+      const resource = kind.resource(params.uid);
+      const action = query.action as Action;
+
+      const [document, members] = await Promise.all([services.engine.document(orgId), findOrgMemberUsers(services.db, orgId)]);
+      const hypothetical = withStandIns(document);
+      const subjects = [
+        ...members.map(subjectOfUser),
+        ...hypothetical.standIns.map((standIn): Subject => ({ id: standIn.id, kind: 'user', server_admin: false, disabled: false })),
+      ];
+      const decisions = await services.engine.explainAgainst(
+        hypothetical.document,
+        subjects.map((subject) => ({ subject, org_id: orgId, action, resource })),
+      );
+      const grantsOfSubject = (index: number) => grantsOf(decisions[index]!.reasons, hypothetical.document, subjects[index]!.id, resource);
+
+      const users: Holder[] = [];
+      const serviceAccounts: Holder[] = [];
+      members.forEach((member, index) => {
+        if (!decisions[index]!.allow) return;
+        (member.is_service_account ? serviceAccounts : users).push({
+          userId: member.id,
+          login: member.login,
+          name: member.name,
+          grants: grantsOfSubject(index),
+        });
+      });
+      const holders = { team: new Map<string, Grant[]>(), role: new Map<string, Grant[]>(), orgRole: new Map<string, Grant[]>() };
+      hypothetical.standIns.forEach((standIn, offset) => {
+        const index = members.length + offset;
+        if (decisions[index]!.allow) holders[standIn.kind].set(standIn.key, grantsOfSubject(index).map(held));
+      });
+      const teams = await findTeamsByIds(services.db, [...holders.team.keys()]);
+      ctx.body = {
+        action,
+        resource,
+        users,
+        serviceAccounts,
+        teams: teams.map((team) => ({ teamId: team.id, name: team.name, grants: holders.team.get(team.id)! })).sort((a, b) => byText(a.name, b.name)),
+        roles: [...holders.role].sort(([a], [b]) => byText(a, b)).map(([uid, grants]) => ({ uid, grants: grants.map(withoutRole) })),
+        orgRoles: [...holders.orgRole].map(([role, grants]) => ({ role, grants })),
+      };
+    },
+  });
+};

@@ -1,0 +1,117 @@
+/**
+ * The decision log (DECISION_LOG=file|stdout): one JSON line per sampled authorize() decision,
+ * with the field names of OPA's decision logs, so the tools that read OPA's logs read these.
+ * The input is copied field by field from the shapes of types.ts: a field added to the input
+ * later is not logged until it is named here, so nothing secret can slip in with it.
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import pino from 'pino';
+import { ConfigError } from '../config.ts';
+import type { AuthzInput, Decision, ResourceRef } from './types.ts';
+
+export interface DecisionLogSettings {
+  target: 'file' | 'stdout';
+  /** The file of `target: file`, appended to. */
+  path: string;
+  /** The share of decisions logged, 0..1. */
+  sample: number;
+}
+
+/** What the policy build says of itself (policies/build/manifest.json), for `labels` and `bundles`. */
+export interface PolicyBuildInfo {
+  opaVersion: string | null;
+  sourceHash: string | null;
+}
+
+export interface DecisionLogEntry {
+  decision_id: string;
+  path: string;
+  input: LoggedInput;
+  result: Decision;
+  timestamp: string;
+  metrics: { timer_rego_query_eval_ns: number };
+  labels: { id: string; app: 'gatehouse'; version: string | null };
+  bundles: { authz: { revision: string | null } };
+}
+
+type LoggedInput = Pick<AuthzInput, 'subject' | 'org_id' | 'action' | 'resource' | 'chat' | 'delegate' | 'target_user' | 'destination' | 'setup' | 'requires'>;
+
+const resourceOf = (ref: ResourceRef): ResourceRef =>
+  'scope' in ref ? { scope: ref.scope } : 'uid' in ref ? { kind: ref.kind, uid: ref.uid } : { kind: ref.kind, id: ref.id };
+
+/** The input as logged: only the fields the policy contract names (policies/README.md), each rebuilt from its own parts. */
+function loggedInput(input: AuthzInput): LoggedInput {
+  const { subject } = input;
+  const logged: LoggedInput = {
+    subject: { id: subject.id, kind: subject.kind, server_admin: subject.server_admin, disabled: subject.disabled },
+    org_id: input.org_id,
+    action: input.action,
+  };
+  if (input.resource) logged.resource = resourceOf(input.resource);
+  if (input.chat) {
+    const { agent_type, tool, permission_mode, write } = input.chat;
+    logged.chat = { agent_type, tool, permission_mode, write };
+  }
+  if (input.delegate) logged.delegate = input.delegate.map(({ action, scope }) => ({ action, scope }));
+  if (input.target_user) logged.target_user = { server_admin: input.target_user.server_admin };
+  if (input.destination) logged.destination = resourceOf(input.destination);
+  if (input.setup) logged.setup = { open: input.setup.open };
+  if (input.requires) logged.requires = input.requires.map(({ action, resource }) => ({ action, resource: resourceOf(resource) }));
+  return logged;
+}
+
+/** The manifest tools/policy-build.sh writes beside the wasm; a build without one logs nulls. */
+export function readPolicyBuildInfo(wasmPath: string): PolicyBuildInfo {
+  try {
+    const manifest = JSON.parse(fs.readFileSync(path.join(path.dirname(wasmPath), 'manifest.json'), 'utf8')) as Partial<PolicyBuildInfo>;
+    return { opaVersion: manifest.opaVersion ?? null, sourceHash: manifest.sourceHash ?? null };
+  } catch {
+    return { opaVersion: null, sourceHash: null };
+  }
+}
+
+export class DecisionLog {
+  /** Names this process in `labels.id`, as OPA names its instance. */
+  private readonly instanceId = randomUUID();
+
+  constructor(
+    private readonly settings: DecisionLogSettings,
+    private readonly build: PolicyBuildInfo,
+    private readonly sink: { write(line: string): unknown },
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  /**
+   * Opens the configured destination; the file is written synchronously so that no decision is
+   * lost on exit. A file that cannot be written stops startup as a configuration error.
+   */
+  static open(settings: DecisionLogSettings, build: PolicyBuildInfo): DecisionLog {
+    if (settings.target === 'file') {
+      try {
+        fs.mkdirSync(path.dirname(settings.path), { recursive: true });
+        fs.closeSync(fs.openSync(settings.path, 'a'));
+      } catch (err) {
+        throw new ConfigError(`DECISION_LOG_PATH ${settings.path} cannot be written (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      }
+    }
+    const sink = pino.destination({ dest: settings.target === 'file' ? settings.path : 1, append: true, sync: true });
+    return new DecisionLog(settings, build, sink);
+  }
+
+  record(input: AuthzInput, result: Decision, evalNanoseconds: number, at: Date): void {
+    if (this.settings.sample < 1 && this.random() >= this.settings.sample) return;
+    const entry: DecisionLogEntry = {
+      decision_id: randomUUID(),
+      path: 'authz/decision',
+      input: loggedInput(input),
+      result: { allow: result.allow, reasons: result.reasons, ...(result.message !== undefined && { message: result.message }) },
+      timestamp: at.toISOString(),
+      metrics: { timer_rego_query_eval_ns: evalNanoseconds },
+      labels: { id: this.instanceId, app: 'gatehouse', version: this.build.opaVersion },
+      bundles: { authz: { revision: this.build.sourceHash } },
+    };
+    this.sink.write(`${JSON.stringify(entry)}\n`);
+  }
+}
