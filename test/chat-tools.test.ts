@@ -210,7 +210,7 @@ describe('chat tools', function () {
       expect(unknown.body).to.deep.equal({ message: 'connector prom-nowhere not found (connectors_list shows the connectors you may use)' });
       const wrongSignal = await call(viewer, 'connectors_list', { name: 'logs-only', signalType: 'metrics' });
       expect(wrongSignal.status).to.equal(400);
-      expect(wrongSignal.body).to.deep.equal({ message: 'connector logs-only is a logs connector: this call needs a metrics one' });
+      expect(wrongSignal.body).to.deep.equal({ message: 'connector logs-only is a logs connector, not a metrics one' });
       const refused = await call(narrowed, 'connectors_list', { name: 'prom-main' });
       expect(refused.status).to.equal(403);
       expect(refused.body.message).to.equal('permission denied: you need connectors:read to do this');
@@ -257,7 +257,7 @@ describe('chat tools', function () {
     it('404 for an unknown connector, 400 for one of another signal, for a bad query and for a range without its bounds', async () => {
       const cases: Array<[Record<string, unknown>, number, string | RegExp]> = [
         [{ connector: 'prom-nowhere', query: 'up' }, 404, 'connector prom-nowhere not found (connectors_list shows the connectors you may use)'],
-        [{ connector: 'changes-a', query: 'up' }, 400, 'connector changes-a is a changes connector: metrics_query needs a metrics one'],
+        [{ connector: 'changes-a', query: 'up' }, 400, 'connector changes-a is a changes connector, not a metrics one'],
         [{ query: 'sum(' }, 400, /^backend answered 400: .*parse error/],
         [{ query: 'up', type: 'range', start: T0 }, 400, 'a range query needs start, end and step'],
       ];

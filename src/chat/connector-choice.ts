@@ -15,20 +15,20 @@ export async function findNamedConnector(db: Knex, orgId: string, named: string)
   return connector;
 }
 
-export function assertSignal(connector: ConnectorRow, signalType: string, tool: string): void {
+export function assertSignal(connector: ConnectorRow, signalType: string): void {
   if (connector.signal_type !== signalType) {
-    throw new BadRequestError(`connector ${connector.name} is a ${connector.signal_type} connector: ${tool} needs a ${signalType} one`);
+    throw new BadRequestError(`connector ${connector.name} is a ${connector.signal_type} connector, not a ${signalType} one`);
   }
 }
 
-export async function chooseConnector(db: Knex, orgId: string, signalType: string, named: string | undefined, tool: string): Promise<ConnectorRow> {
+export async function chooseConnector(db: Knex, orgId: string, signalType: string, named: string | undefined): Promise<ConnectorRow> {
   if (named === undefined) {
     const fallback = await findDefaultConnector(db, orgId, signalType);
     if (!fallback) throw new BadRequestError(`body.args.connector is required: the org has no default ${signalType} connector (connectors_list shows them)`);
     return fallback;
   }
   const connector = await findNamedConnector(db, orgId, named);
-  assertSignal(connector, signalType, tool);
+  assertSignal(connector, signalType);
   return connector;
 }
 

@@ -22,7 +22,7 @@ export const connectorsList = defineTool({
   async run({ args, orgId, services, authorize, filter }) {
     if (args.name !== undefined) {
       const connector = await findNamedConnector(services.db, orgId, args.name);
-      if (args.signalType) assertSignal(connector, args.signalType, 'this call');
+      if (args.signalType) assertSignal(connector, args.signalType);
       await authorize('connectors:read', connectorResource(connector.uid));
       return { status: 'ok', connector: presentChoice(connector) };
     }

@@ -32,7 +32,7 @@ export const metricsQuery = defineTool({
   },
   async run({ args, orgId, services, authorize }) {
     const { connector: named, maxSeries = DEFAULT_MAX_SERIES, ...query } = args;
-    const connector = await chooseConnector(services.db, orgId, 'metrics', named, 'metrics_query');
+    const connector = await chooseConnector(services.db, orgId, 'metrics', named);
     await authorize('connectors:query', connectorResource(connector.uid));
     const result = await queryPrometheus(backendOf(connector, services), { ...query, type: query.type ?? 'instant' });
     return {
