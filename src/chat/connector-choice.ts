@@ -8,6 +8,9 @@ import { BadRequestError, NotFoundError } from '../errors.ts';
 import { presentConnector } from '../connectors/presenter.ts';
 import { findConnector, findConnectorByName, findDefaultConnector, type ConnectorRow } from '../connectors/store.ts';
 
+/** The `connector` argument of a tool: a connector's uid or name. */
+export const connectorArgSchema = { type: 'string', minLength: 1, maxLength: 190 } as const;
+
 /** A connector named by uid first, then by name. */
 export async function findNamedConnector(db: Knex, orgId: string, named: string): Promise<ConnectorRow> {
   const connector = (await findConnector(db, orgId, named)) ?? (await findConnectorByName(db, orgId, named));

@@ -6,7 +6,7 @@
  */
 import { findConnectorsByUids, findConnectorUids } from '../connectors/store.ts';
 import { connectorResource, SIGNAL_TYPES } from '../connectors/target.ts';
-import { assertSignal, findNamedConnector, presentChoice } from './connector-choice.ts';
+import { assertSignal, connectorArgSchema, findNamedConnector, presentChoice } from './connector-choice.ts';
 import { defineTool } from './tool.ts';
 
 export const connectorsList = defineTool({
@@ -15,7 +15,7 @@ export const connectorsList = defineTool({
     type: 'object',
     properties: {
       signalType: { type: 'string', enum: [...SIGNAL_TYPES] },
-      name: { type: 'string', minLength: 1, maxLength: 190 },
+      name: connectorArgSchema,
     },
     additionalProperties: false,
   },
