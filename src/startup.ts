@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import { AuthzEngine } from './authz/engine.ts';
 import { PolicyModule } from './authz/wasm.ts';
-import type { Config } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
 import { keyDerivations } from './crypto/password.ts';
 import { SecretBox } from './crypto/secretbox.ts';
 import { waitForDatabase } from './db/connect.ts';
@@ -19,6 +19,7 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
   keyDerivations.configure(config.passwordHashing);
   // A bad LDAP file is the operator's to fix before anything opens (a ConfigError: exit 2).
   const ldap = config.ldap.enabled ? LdapDirectory.load(config.ldap.configFile, logger) : null;
+  const policy = await loadPolicy(config.policyWasmPath);
   const db = createDb(config);
   try {
     await waitForDatabase(db, config.dbConnectTimeoutMs, logger);
@@ -28,7 +29,6 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
     await db.destroy();
     throw err;
   }
-  const policy = await PolicyModule.fromFile(config.policyWasmPath);
   const metrics = new Metrics();
   const engine = new AuthzEngine(
     db,
@@ -52,4 +52,17 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
     ldap,
     loginProviders: new LoginProviderRegistry(config),
   });
+}
+
+/** The compiled policy; a missing or broken file is the operator's to fix (a ConfigError: exit 2), checked before the database opens. */
+async function loadPolicy(file: string): Promise<PolicyModule> {
+  try {
+    return await PolicyModule.fromFile(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code)
+      throw new ConfigError(`POLICY_WASM_PATH ${file} cannot be read (${code}): run npm run policy:build, or point POLICY_WASM_PATH at a built authz.wasm`);
+    if (err instanceof WebAssembly.CompileError) throw new ConfigError(`POLICY_WASM_PATH ${file} is not a compiled policy (${err.message})`);
+    throw err;
+  }
 }

@@ -87,6 +87,22 @@ describe('the process', function () {
     await expectConfigurationError({ DATA_DIR: file }, `DATA_DIR ${file} is not a writable directory (EEXIST)`);
   });
 
+  it('refuses a missing or broken POLICY_WASM_PATH', async () => {
+    const missing = path.join(dir, 'missing.wasm');
+    const broken = path.join(dir, 'broken.wasm');
+    fs.writeFileSync(broken, 'not wasm');
+    await Promise.all([
+      expectConfigurationError(
+        { POLICY_WASM_PATH: missing },
+        `POLICY_WASM_PATH ${missing} cannot be read (ENOENT): run npm run policy:build, or point POLICY_WASM_PATH at a built authz.wasm`,
+      ),
+      expectConfigurationError(
+        { POLICY_WASM_PATH: broken },
+        `POLICY_WASM_PATH ${broken} is not a compiled policy (WebAssembly.compile(): expected magic word 00 61 73 6d, found 6e 6f 74 20 @+0)`,
+      ),
+    ]);
+  });
+
   it('refuses a port in use', async () => {
     const taken = net.createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));

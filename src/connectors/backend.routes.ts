@@ -8,16 +8,35 @@ import { BadRequestError, NotFoundError } from '../errors.ts';
 import { uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
-import { isPrometheusReadPath, queryPrometheus, testPrometheus, type MetricsQuery } from './backends/prometheus.ts';
-import { backendOf } from './backends/request.ts';
+import { isLokiReadPath, MAX_LOG_LIMIT, queryLoki, testLoki, type LogsQuery } from './backends/loki.ts';
+import { isPrometheusReadPath, queryPrometheus, testPrometheus, type ConnectivityResult } from './backends/prometheus.ts';
+import { backendOf, type Backend } from './backends/request.ts';
 import type { ConnectorRow } from './store.ts';
-import { connectorResource, findConnectorOrFail } from './target.ts';
+import { connectorResource, findConnectorOrFail, type ConnectorType } from './target.ts';
 
-/** The metrics backend of a connector; the other types have none here yet (logs) or at all (changes). */
-function metricsBackend(connector: ConnectorRow, services: Services) {
-  if (connector.type === 'changes') throw new BadRequestError('a changes connector has no backend: its entries are recorded through the API');
-  if (connector.type !== 'tsmetrics') throw new BadRequestError(`connectors of type ${connector.type} cannot reach their backend yet`);
-  return backendOf(connector, services);
+interface BackendApi {
+  test(backend: Backend): Promise<ConnectivityResult>;
+  query(backend: Backend, query: LogsQuery): Promise<unknown>;
+  isReadPath(path: string): boolean;
+}
+
+const METRICS_API: BackendApi = {
+  test: testPrometheus,
+  query(backend, query) {
+    // Caught here rather than ignored: a caller who sets them expects them to matter.
+    if (query.limit !== undefined || query.direction !== undefined) throw new BadRequestError('limit and direction apply to logs connectors only');
+    return queryPrometheus(backend, query);
+  },
+  isReadPath: isPrometheusReadPath,
+};
+const LOGS_API: BackendApi = { test: testLoki, query: queryLoki, isReadPath: isLokiReadPath };
+const BACKEND_APIS: Partial<Record<ConnectorType, BackendApi>> = { tsmetrics: METRICS_API, logstore: LOGS_API };
+
+/** A connector's backend and the API it speaks: Prometheus' for metrics, Loki's for logs; changes have none. */
+function backendApiOf(connector: ConnectorRow, services: Services): { backend: Backend; api: BackendApi } {
+  const api = BACKEND_APIS[connector.type as ConnectorType];
+  if (!api) throw new BadRequestError('a changes connector has no backend: its entries are recorded through the API');
+  return { backend: backendOf(connector, services), api };
 }
 
 export const connectorBackendRoutes: RouteModule = (routes) => {
@@ -30,7 +49,8 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
     async handler({ ctx, params, orgId, services, authorize }) {
       await authorize('connectors:write', connectorResource(params.uid));
       const connector = await findConnectorOrFail(services.db, orgId, params.uid);
-      const result = await testPrometheus(metricsBackend(connector, services));
+      const { backend, api } = backendApiOf(connector, services);
+      const result = await api.test(backend);
       // As Grafana's health check: a failed test is a 400 whose body says why.
       ctx.status = result.status === 'OK' ? 200 : 400;
       ctx.body = result;
@@ -52,6 +72,8 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
         start: { type: 'number' },
         end: { type: 'number' },
         step: { type: 'number', exclusiveMinimum: 0 },
+        limit: { type: 'integer', minimum: 1, maximum: MAX_LOG_LIMIT },
+        direction: { type: 'string', enum: ['backward', 'forward'] },
       },
       required: ['query'],
       additionalProperties: false,
@@ -59,7 +81,8 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
     async handler({ ctx, params, body, orgId, services, authorize }) {
       await authorize('connectors:query', connectorResource(params.uid));
       const connector = await findConnectorOrFail(services.db, orgId, params.uid);
-      ctx.body = await queryPrometheus(metricsBackend(connector, services), body as MetricsQuery);
+      const { backend, api } = backendApiOf(connector, services);
+      ctx.body = await api.query(backend, body as LogsQuery);
     },
   });
 
@@ -77,8 +100,8 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
       async handler({ ctx, params, orgId, services, authorize }) {
         await authorize('connectors:query', connectorResource(params.uid));
         const connector = await findConnectorOrFail(services.db, orgId, params.uid);
-        const backend = metricsBackend(connector, services);
-        if (!isPrometheusReadPath(params.path)) throw new NotFoundError(`the proxy forwards only the backend's query paths, not ${params.path}`);
+        const { backend, api } = backendApiOf(connector, services);
+        if (!api.isReadPath(params.path)) throw new NotFoundError(`the proxy forwards only the backend's query paths, not ${params.path}`);
         // ?orgId chose the active org; it is the service's, not the backend's.
         const query = new URLSearchParams(ctx.querystring);
         query.delete('orgId');

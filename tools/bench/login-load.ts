@@ -9,74 +9,11 @@
  *   npm run bench:login-load                  # 5 s per phase
  *   npm run bench:login-load -- --seconds 10
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
+import { arg, login, ms, PASSWORD, percentile, startService } from './service-process.ts';
 
 const READERS = 10;
 const LOGINS = 50;
-const PASSWORD = 'bench password correct horse';
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
-async function startService(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-login-load-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dir,
-      DATABASE_URL: '',
-      LOG_LEVEL: 'warn',
-      JWT_SECRET: 'bench-jwt-secret-0123456789abcdef0123456789',
-      SECRET_KEY: 'bench-secret-key-0123456789abcdef0123456789',
-      SEED_ADMIN_EMAIL: 'bench@example.com',
-      SEED_ADMIN_LOGIN: 'bench',
-      SEED_ADMIN_PASSWORD: PASSWORD,
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i += 1) {
-    const up = await fetch(`${url}/api/login/providers`).then(
-      () => true,
-      () => false,
-    );
-    if (up) return { url, child };
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  child.kill();
-  throw new Error('the service did not start');
-}
-
-async function login(url: string, user = 'bench'): Promise<{ status: number; cookie: string }> {
-  const res = await fetch(`${url}/api/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ user, password: PASSWORD }),
-  });
-  await res.arrayBuffer();
-  return { status: res.status, cookie: (res.headers.getSetCookie()[0] ?? '').split(';')[0]! };
-}
 
 /** Runs `clients` loops of `request` until `until`, returning each request's latency in ms and its status. */
 async function load(clients: number, until: number, request: () => Promise<number>): Promise<{ latencies: number[]; statuses: Map<number, number> }> {
@@ -95,15 +32,8 @@ async function load(clients: number, until: number, request: () => Promise<numbe
   return { latencies, statuses };
 }
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-}
-
-const ms = (value: number) => `${value.toFixed(1)} ms`;
-
 async function measure(label: string, env: Record<string, string>, seconds: number): Promise<void> {
-  const { url, child } = await startService(env);
+  const { url, stop } = await startService(env);
   try {
     const { cookie } = await login(url);
     // one account per client: the lockout counts attempts per account, and fifty logins of one
@@ -143,7 +73,7 @@ async function measure(label: string, env: Record<string, string>, seconds: numb
       `  logins: ${[...signIns.statuses].map(([status, count]) => `${count}× ${status}`).join(', ')}; login p50 ${ms(percentile(signIns.latencies, 50))}, p99 ${ms(percentile(signIns.latencies, 99))}`,
     );
   } finally {
-    child.kill('SIGTERM');
+    await stop();
   }
 }
 

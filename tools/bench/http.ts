@@ -1,0 +1,100 @@
+/**
+ * The request path against a bare Koa app, in one run: both in processes of their own, loaded
+ * in turn (interleaved rounds, so a machine that slows down slows both) by autocannon with a
+ * bounded number of connections, on SQLite and on MariaDB. For each request it prints both
+ * requests per second and the ratio (target: the service ≥ 50 % of bare Koa).
+ *
+ *   npx tsx tools/bench/http.ts                          # both databases, 3 rounds of 3 s
+ *   npx tsx tools/bench/http.ts --db sqlite --rounds 5 --seconds 5 --connections 16
+ */
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import autocannon from 'autocannon';
+import { arg, freePort, login, startService, stopChild, waitUntilUp } from './service-process.ts';
+
+interface Scenario {
+  label: string;
+  path: string;
+  credential: 'token' | 'cookie';
+}
+
+const SCENARIOS: Scenario[] = [
+  { label: 'GET /api/user (token)', path: '/api/user', credential: 'token' },
+  { label: 'GET /api/user (cookie)', path: '/api/user', credential: 'cookie' },
+  { label: 'GET /api/user/permissions', path: '/api/user/permissions', credential: 'cookie' },
+  { label: 'GET /api/teams/search', path: '/api/teams/search', credential: 'cookie' },
+];
+
+/** Requests per second of `seconds` of load; fails on any answer but 200 (a benchmark of errors measures nothing). */
+async function requestsPerSecond(url: string, headers: Record<string, string>, seconds: number, connections: number): Promise<number> {
+  const result = await autocannon({ url, headers, duration: seconds, connections, pipelining: 1 });
+  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
+    throw new Error(`${url}: ${result.non2xx} answers not 2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+  }
+  return result.requests.total / seconds;
+}
+
+async function startBareKoa(): Promise<{ url: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'tools/bench/bare-koa.ts'], {
+    env: { ...process.env, PORT: String(port), NODE_ENV: 'production' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilUp(`${url}/api/health`, child);
+  return { url, stop: () => stopChild(child) };
+}
+
+async function accessToken(url: string, cookie: string): Promise<string> {
+  const res = await fetch(`${url}/api/user/access-tokens`, {
+    method: 'POST',
+    headers: { cookie, origin: url, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'bench' }),
+  });
+  if (res.status !== 201) throw new Error(`creating an access token: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { key: string }).key;
+}
+
+async function measure(database: 'sqlite' | 'mysql', options: { rounds: number; seconds: number; connections: number }): Promise<void> {
+  const [bare, service] = await Promise.all([startBareKoa(), startService({}, database)]);
+  try {
+    const { cookie } = await login(service.url);
+    const token = await accessToken(service.url, cookie);
+    const credentials = { token: { authorization: `Bearer ${token}` }, cookie: { cookie } };
+    console.log(`${database}:`);
+    for (const scenario of SCENARIOS) {
+      const headers = credentials[scenario.credential];
+      // one short warm-up each: JIT, prepared statements, the org's policy instance
+      await requestsPerSecond(`${bare.url}${scenario.path}`, headers, 1, options.connections);
+      await requestsPerSecond(`${service.url}${scenario.path}`, headers, 1, options.connections);
+      let bareTotal = 0;
+      let serviceTotal = 0;
+      for (let round = 0; round < options.rounds; round += 1) {
+        bareTotal += await requestsPerSecond(`${bare.url}${scenario.path}`, headers, options.seconds, options.connections);
+        serviceTotal += await requestsPerSecond(`${service.url}${scenario.path}`, headers, options.seconds, options.connections);
+      }
+      const bareRps = bareTotal / options.rounds;
+      const serviceRps = serviceTotal / options.rounds;
+      const ratio = (100 * serviceRps) / bareRps;
+      console.log(
+        `  ${scenario.label.padEnd(28)} service ${serviceRps.toFixed(0).padStart(6)} req/s, bare Koa ${bareRps.toFixed(0).padStart(6)} req/s: ${ratio.toFixed(1)} % (target ≥ 50 %)`,
+      );
+    }
+  } finally {
+    await Promise.all([bare.stop(), service.stop()]);
+  }
+}
+
+async function main(): Promise<void> {
+  const databases = arg('db', 'both') === 'both' ? (['sqlite', 'mysql'] as const) : [arg('db', 'sqlite') as 'sqlite' | 'mysql'];
+  const options = { rounds: Number(arg('rounds', '3')), seconds: Number(arg('seconds', '3')), connections: Number(arg('connections', '10')) };
+  console.log(
+    `${os.availableParallelism()} cores; ${options.connections} connections, ${options.rounds} interleaved rounds of ${options.seconds} s per request`,
+  );
+  for (const database of databases) await measure(database, options);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
