@@ -10,6 +10,7 @@ import { expect } from 'chai';
 import { DEFAULT_CHAT_AGENTS } from '../src/authz/chat-agents.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { api, assignRole, buildOrgWithPeople, createUser, DENIED, grantManagedPermissions, type TestUser } from './helpers/factories.ts';
+import { LINES, lineTimestamp, LOKI_AVAILABLE, LOKI_BIN, startLoki, TENANT, type RunningLoki } from './helpers/loki.ts';
 import { BASIC_PASSWORD, BASIC_USER, PROMETHEUS_AVAILABLE, ROOMS, startPrometheus, T0, type RunningPrometheus } from './helpers/prometheus.ts';
 
 const ORG = 'org_main';
@@ -89,7 +90,7 @@ describe('chat tools', function () {
     it('an unknown tool is a 404 naming the tools to who may use chat, a 403 to who may not', async () => {
       const res = await call(viewer, 'dashboards_search');
       expect(res.status).to.equal(404);
-      expect(res.body).to.deep.equal({ message: 'no chat tool dashboards_search: the tools are connectors_list, metrics_query' });
+      expect(res.body).to.deep.equal({ message: 'no chat tool dashboards_search: the tools are connectors_list, metrics_query, logs_query' });
       const refused = await call(narrowed, 'dashboards_search');
       expect(refused.status).to.equal(403);
       expect(refused.body.message).to.equal('permission denied: you need chat:use to do this');
@@ -119,8 +120,12 @@ describe('chat tools', function () {
     });
 
     it('every agent type may call its tools; an agent type not allowed the tool is refused by the policy, saying why', async () => {
-      for (const [agentType, { tools }] of Object.entries(DEFAULT_CHAT_AGENTS)) {
-        expect(Object.keys(tools).sort(), agentType).to.deep.equal(['connectors_list', 'metrics_query']);
+      expect(Object.fromEntries(Object.entries(DEFAULT_CHAT_AGENTS).map(([agentType, { tools }]) => [agentType, Object.keys(tools)]))).to.deep.equal({
+        investigator: ['connectors_list', 'metrics_query', 'logs_query'],
+        dashboard_builder: ['connectors_list', 'metrics_query', 'logs_query'],
+        operator: ['connectors_list', 'metrics_query', 'logs_query'],
+      });
+      for (const agentType of Object.keys(DEFAULT_CHAT_AGENTS)) {
         expect((await call(viewer, 'connectors_list', {}, { agentType })).status, agentType).to.equal(200);
         const res = await call(viewer, 'metrics_query', { query: 'demo_temperature', time: LAST_MINUTE }, { agentType });
         expect(res.status, agentType).to.equal(200);
@@ -278,6 +283,84 @@ describe('chat tools', function () {
       });
       expect(res.status).to.equal(400);
       expect(res.body).to.deep.equal({ message: 'body.args.connector is required: the org has no default metrics connector (connectors_list shows them)' });
+    });
+  });
+
+  describe('logs_query (a real Loki)', () => {
+    let loki: RunningLoki | undefined;
+    let lokiUid: string;
+
+    before(async function () {
+      if (!LOKI_AVAILABLE) {
+        if (process.env.CI) throw new Error(`loki is missing at ${LOKI_BIN}: CI builds it with tools/loki.sh`);
+        this.skip();
+      }
+      loki = await startLoki();
+      const res = await api(app, admin).post('/api/connectors', {
+        name: 'loki-tenant',
+        type: 'logstore',
+        url: loki.url,
+        jsonData: { httpHeaderName1: 'X-Scope-OrgID' },
+        secureJsonData: { httpHeaderValue1: TENANT },
+      });
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+      lokiUid = res.body.uid;
+    });
+    after(async () => {
+      await loki?.stop();
+    });
+
+    // a range query: logs_query's default type (Loki answers log lines to range queries only)
+    const range = () => ({ connector: 'loki-tenant', start: loki!.t0 - 1, end: loki!.t0 + LINES.length + 1 });
+
+    it('log lines of the connector named, newest first, bounded by limit; forward on request', async () => {
+      const res = await call(viewer, 'logs_query', { ...range(), query: '{job="checkout", level="error"}' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body.connector).to.deep.equal({ uid: lokiUid, name: 'loki-tenant', type: 'logstore', signalType: 'logs', isDefault: false });
+      expect(res.body.resultType).to.equal('streams');
+      expect(res.body.streams).to.deep.equal([
+        {
+          labels: { job: 'checkout', level: 'error' },
+          entries: [
+            [lineTimestamp(loki!.t0, 3), 'order 1004 payment declined'],
+            [lineTimestamp(loki!.t0, 1), 'order 1002 payment declined'],
+          ],
+        },
+      ]);
+      const first = await call(viewer, 'logs_query', { ...range(), query: '{job="checkout"}', limit: 1, direction: 'forward' });
+      expect(first.body.streams.flatMap((stream: { entries: unknown[] }) => stream.entries)).to.deep.equal([[lineTimestamp(loki!.t0, 0), 'order 1001 placed']]);
+    });
+
+    it('a metric query answers series, capped as metrics_query is', async () => {
+      const query = { ...range(), query: 'sum by (level) (count_over_time({job="checkout"}[1m]))', step: 60 };
+      const all = await call(viewer, 'logs_query', query);
+      expect(all.status, JSON.stringify(all.body)).to.equal(200);
+      expect(all.body).to.include({ resultType: 'matrix', truncated: false, totalSeries: 2 });
+      const one = await call(viewer, 'logs_query', { ...query, maxSeries: 1 });
+      expect(one.body).to.include({ truncated: true, totalSeries: 2 });
+      expect(one.body.series).to.have.length(1);
+    });
+
+    it('without a default logs connector one must be named; another signal, a bad query, a range without bounds and too large a limit are 400', async () => {
+      const cases: Array<[Record<string, unknown>, string | RegExp]> = [
+        [{ query: '{job="checkout"}' }, 'body.args.connector is required: the org has no default logs connector (connectors_list shows them)'],
+        [{ connector: 'prom-main', query: '{job="checkout"}' }, 'connector prom-main is a metrics connector, not a logs one'],
+        [{ ...range(), query: '{job=' }, /^backend answered 400: .*parse error/],
+        [{ connector: 'loki-tenant', query: '{job="checkout"}' }, 'a range query needs start and end'],
+        [{ connector: 'loki-tenant', query: '{job="checkout"}', limit: 5001 }, 'body.args.limit must be <= 5000'],
+      ];
+      for (const [args, message] of cases) {
+        const res = await call(viewer, 'logs_query', args);
+        expect(res.status, JSON.stringify(args)).to.equal(400);
+        if (typeof message === 'string') expect(res.body).to.deep.equal({ message });
+        else expect(res.body.message).to.match(message);
+      }
+    });
+
+    it('RBAC: a caller without connectors:query on it is refused', async () => {
+      const res = await call(reader, 'logs_query', { ...range(), query: '{job="checkout"}' });
+      expect(res.status).to.equal(403);
+      expect(res.body.message).to.equal('permission denied: you need connectors:query to do this');
     });
   });
 });

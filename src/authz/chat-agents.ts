@@ -5,9 +5,9 @@
 import type { OrgDocument } from './types.ts';
 
 const AGENT_TOOLS: Record<string, string[]> = {
-  investigator: ['connectors_list', 'metrics_query'],
-  dashboard_builder: ['connectors_list', 'metrics_query'],
-  operator: ['connectors_list', 'metrics_query'],
+  investigator: ['connectors_list', 'metrics_query', 'logs_query'],
+  dashboard_builder: ['connectors_list', 'metrics_query', 'logs_query'],
+  operator: ['connectors_list', 'metrics_query', 'logs_query'],
 };
 
 export const DEFAULT_CHAT_AGENTS: OrgDocument['chat_agents'] = Object.fromEntries(
