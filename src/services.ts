@@ -5,6 +5,7 @@ import type { AuthzEngine } from './authz/engine.ts';
 import type { Config } from './config.ts';
 import type { SecretBox } from './crypto/secretbox.ts';
 import { transact, type Tx } from './db/transaction.ts';
+import { createIdentityCaches, type IdentityCaches } from './identity/caches.ts';
 import type { OutboundClient } from './outbound/client.ts';
 import type { Metrics } from './metrics/metrics.ts';
 import type { LdapDirectory } from './identity/providers/ldap/directory.ts';
@@ -30,10 +31,25 @@ export interface Services {
   ldap: LdapDirectory | null;
   /** The configured external login providers (OAuth 2.0). */
   loginProviders: LoginProviderRegistry;
+  /** What authenticated requests read about their caller, per instance (src/identity/caches.ts). */
+  caches: IdentityCaches;
   /** Runs `work` in one transaction; policy changes it marks reach the engine after commit. */
   transact<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
 }
 
-export function createServices(parts: Omit<Services, 'transact'>): Services {
-  return { ...parts, transact: (work) => transact(parts.db, parts.engine, work) };
+export function createServices(parts: Omit<Services, 'transact' | 'caches'>): Services {
+  const caches = createIdentityCaches(parts.db, parts.config.principalCacheTtlMs);
+  return {
+    ...parts,
+    caches,
+    async transact(work) {
+      const ended = caches.transactionBegins();
+      try {
+        return await transact(parts.db, parts.engine, work);
+      } finally {
+        // after the commit (or rollback): a load that read the rows before it is not kept
+        ended();
+      }
+    },
+  };
 }

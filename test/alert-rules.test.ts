@@ -46,9 +46,10 @@ describe('alert rules', () => {
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
     return res.body as { uid: string };
   }
+  /** A member of no org role holding `permissions`, and query on every connector (which a rule's reader needs too). */
   async function grantee(permissions: Array<{ action: string; scope: string }>): Promise<TestUser> {
     const user = await createUser(app, { role: 'None' });
-    await grantManagedPermissions(app, ORG, { kind: 'user', userId: user.id }, permissions);
+    await grantManagedPermissions(app, ORG, { kind: 'user', userId: user.id }, [...permissions, { action: 'connectors:query', scope: 'connectors:*' }]);
     return user;
   }
 
@@ -212,7 +213,7 @@ describe('alert rules', () => {
         .db('roles')
         .where({ org_id: ORG, uid: `managed:users:${holder.id}:permissions` })
         .first('id');
-      expect(await app.count('role_permissions', { role_id: role.id })).to.equal(0);
+      expect(await app.db('role_permissions').where({ role_id: role.id }).pluck('scope')).to.deep.equal(['connectors:*']);
       expect(await auditEntries(app, { action: 'alert_rule.deleted', target_id: uid })).to.have.length(1);
     });
   });

@@ -311,7 +311,8 @@ describe('resource permissions', () => {
       folderUID,
       ruleGroup: 'group',
       condition: 'A',
-      data: [{ refId: 'A', datasourceUid: 'prom', model: { expr: 'up' } }],
+      // An expression only: reading a connector would also need query on it (test/alert-rules.connectors.test.ts).
+      data: [{ refId: 'A', datasourceUid: '__expr__', model: { type: 'math', expression: '1' } }],
     });
 
     it('grants on the rules of a folder reach its rules and nothing else of the folder; folder grants stay apart', async () => {

@@ -55,11 +55,32 @@ _refusal(grants) := {"allow": false, "reasons": sort(_denials), "message": conca
 	count(grants) > 0
 	subject.is_active
 	not _destination_allows(input)
+} else := {"allow": false, "reasons": sort(_denials), "message": requires_message} if {
+	count(grants) > 0
+	subject.is_active
+	is_array(input.requires)
+	not requirements_met(input)
 } else := {"allow": false, "reasons": sort(_denials), "message": setup.closed_message} if {
 	setup.refuses_anonymous(input)
 } else := {"allow": false, "reasons": sort(_denials)}
 
 destination_message := concat("", ["permission denied: you need ", _creation_of(input.action), " on the destination folder to do this"])
+
+# names the required actions and kinds, never which resources: "permission denied: you need
+# connectors:query on every connector the alert rule reads"
+requires_message := concat("", [
+	"permission denied: you need ", concat(", ", sort({_text(requirement.action) | some requirement in input.requires})),
+	" on every ", concat(" and ", sort({_singular(requirement.resource.kind) | some requirement in input.requires})),
+	" the ", _singular(replace(split(_text(input.action), ":")[0], ".", " ")), " reads",
+])
+
+# "connectors" -> "connector", "alert rules" -> "alert rule"
+_singular(noun) := trim_suffix(_text(noun), "s")
+
+# a value as text for a message or a reason; a malformed one must still be reported
+_text(value) := value if is_string(value)
+
+else := json.marshal(value)
 
 delegation_message := concat("", [
 	"permission denied: ", _granted_by(input.resource),
@@ -73,15 +94,42 @@ _granted_by(resource) := concat("", ["role ", resource.uid, " grants"]) if {
 
 # The one definition of "allowed", shared by decision and filter: some grant matched (grants,
 # from grants_on) and no rule refuses the request (a server-only action, delegation, a server
-# admin's membership, a move to a folder the subject may not create in). The refusals read only request.action and the request's own facts, never
-# its resource, so filter asks them once per item with the input as is.
+# admin's membership, a move to a folder the subject may not create in, a requirement not
+# granted). The refusals read only request.action and the request's own facts, never its
+# resource, so filter asks them once per item with the input as is (and each item's requires).
 is_allowed(grants, request) if {
 	count(grants) > 0
 	not server.refuses(request.action)
 	delegation.allows(request)
 	not delegation.protects_server_admin(request)
 	_destination_allows(request)
+	requirements_met(request)
 }
+
+# Some requests need more than their own action (request.requires, a list of {action,
+# resource}; in a filter, each item's own): reading an alert rule needs connectors:query on
+# every connector its queries read. Each is asked through grants_on, so narrowing applies.
+requirements_met(holder) if {
+	not holder.requires
+} else if {
+	is_array(holder.requires)
+	count(unmet_requirements(holder)) == 0
+}
+
+# the requirements not granted, as reasons
+unmet_requirements(holder) := {_unmet(requirement) |
+	some requirement in holder.requires
+	count(grants_on(requirement.resource, requirement.action)) == 0
+}
+
+_unmet(requirement) := concat("", [
+	"no role grants ", _text(requirement.action), " on ", _resource_text(requirement.resource),
+	", which the request requires",
+])
+
+_resource_text(resource) := scopes.target(resource).scope if {
+	scopes.target(resource)
+} else := _text(resource)
 
 # A move lands the resource in another folder (request.destination): besides the action on the
 # resource itself, the subject needs "<resource>:create" there, decided here in the same call.
@@ -181,6 +229,16 @@ _denials contains concat("", ["no role grants ", _creation_of(input.action), " o
 _destination_scope := scopes.target(input.destination).scope if {
 	scopes.target(input.destination)
 } else := "of no known shape"
+
+_denials contains problem if {
+	subject.is_active
+	some problem in unmet_requirements(input)
+}
+
+_denials contains "the request's requires must be a list of {action, resource}" if {
+	input.requires
+	not is_array(input.requires)
+}
 
 _denials contains delegation.server_admin_refusal if {
 	subject.is_active

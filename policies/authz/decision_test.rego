@@ -397,3 +397,42 @@ test_a_destination_of_no_known_shape_is_refused if {
 	not refused.allow
 	"no role grants dashboards:create on the destination of no known shape" in refused.reasons
 }
+
+_requiring(req, connector_uids) := object.union(req, {"requires": [_query_on(uid) | some uid in connector_uids]})
+
+_query_on(connector_uid) := {"action": "connectors:query", "resource": {"kind": "connectors", "uid": connector_uid}}
+
+test_every_requirement_must_be_granted_narrowing_included if {
+	create := request(user("u_editor"), "alert.rules:create", {"kind": "folders", "uid": "f_deep"})
+	_allowed(_requiring(create, ["c_open"]))
+	_decide(_requiring(create, ["c_open", "c_restricted"])) == {
+		"allow": false,
+		"reasons": ["no role grants connectors:query on connectors:uid:c_restricted, which the request requires"],
+		"message": "permission denied: you need connectors:query on every connector the alert rule reads",
+	}
+
+	# a team grant on the restricted connector, and an admin's "*", meet it
+	_allowed(_requiring(request(user("u_ops"), "dashboards:read", dashboard("d_deep")), ["c_restricted"]))
+	_allowed(_requiring(request(user("u_admin"), "alert.rules:read", {"kind": "alert.rules", "uid": "r_deep"}), ["c_restricted"]))
+}
+
+test_requirements_do_not_replace_the_action_itself if {
+	refused := _decide(_requiring(request(user("u_viewer"), "dashboards:write", dashboard("d_deep")), ["c_open"]))
+	not refused.allow
+	not refused.message
+}
+
+test_an_empty_list_of_requirements_asks_nothing if {
+	_allowed(object.union(request(user("u_editor"), "dashboards:write", dashboard("d_deep")), {"requires": []}))
+}
+
+test_malformed_requirements_are_refused if {
+	base := request(user("u_admin"), "dashboards:read", dashboard("d_deep"))
+	not_a_list := _decide(object.union(base, {"requires": "connectors:query"}))
+	not not_a_list.allow
+	not not_a_list.message
+	"the request's requires must be a list of {action, resource}" in not_a_list.reasons
+	unknown := _decide(object.union(base, {"requires": [{"action": 7, "resource": {"kind": "nope"}}]}))
+	not unknown.allow
+	"no role grants 7 on {\"kind\":\"nope\"}, which the request requires" in unknown.reasons
+}

@@ -4,7 +4,8 @@ package authz
 # title: Filter
 # description: |
 #   The indexes of input.resources (same shapes as input.resource) on which input.action is
-#   allowed, ascending; [] when nothing is (a comprehension is never undefined). The chat checks
+#   allowed, ascending; [] when nothing is (a comprehension is never undefined). An item may carry
+#   requires of its own (what a single decision asks through input.requires). The chat checks
 #   do not apply.
 # entrypoint: true
 filter := [index |
@@ -12,4 +13,5 @@ filter := [index |
 	is_array(input.resources)
 	some index, resource in input.resources
 	is_allowed(grants_on(resource, _action), input)
+	requirements_met(resource)
 ]

@@ -51,3 +51,11 @@ test_filter_without_action_is_empty if {
 test_filter_of_resources_that_are_not_an_array_is_empty if {
 	_filter(_batch(user("u_admin"), "dashboards:read", {"0": dashboard("d_root")})) == []
 }
+
+_requiring_query(resource, connector_uid) := object.union(resource, {"requires": [_query_on(connector_uid)]})
+
+test_filter_checks_the_requirements_of_each_item if {
+	resources := [_requiring_query(dashboard("d_deep"), "c_restricted"), _requiring_query(dashboard("d_top"), "c_open"), dashboard("d_root")]
+	_filter(_batch(user("u_viewer"), "dashboards:read", resources)) == [1, 2]
+	_filter(_batch(user("u_ops"), "dashboards:read", resources)) == [0, 1, 2]
+}

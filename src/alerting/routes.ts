@@ -2,11 +2,13 @@
  * Alert rules of the active org through Grafana's provisioning API
  * (`/api/v1/provisioning/alert-rules…`). A rule lives in a folder and its permissions are the
  * folder's (the policy's candidate scopes for `alert.rules` run up the folder chain); moving a
- * rule needs write on it and create in the destination folder.
+ * rule needs write on it and create in the destination folder. Reading, listing, creating and
+ * changing a rule also need query on every connector its queries read.
  */
 import type { Knex } from 'knex';
-import type { ResourceRef } from '../authz/types.ts';
+import type { Requirement, ResourceRef } from '../authz/types.ts';
 import { recordAudit } from '../audit/writer.ts';
+import { connectorResource } from '../connectors/target.ts';
 import { actorOf } from '../http/actor.ts';
 import { newUid } from '../db/ids.ts';
 import { findDestinationFolder, folderResource, folderUidOf } from '../folders/target.ts';
@@ -21,8 +23,8 @@ import {
   deleteAlertRule,
   findAlertRule,
   findAlertRuleByTitle,
+  findAlertRuleDefinitions,
   findAlertRulesByUids,
-  findAlertRuleUids,
   insertAlertRule,
   updateAlertRule,
   type AlertRuleContent,
@@ -86,6 +88,25 @@ async function addressedRule(db: Knex, orgId: string, uid: string): Promise<{ ru
   const rule = await findAlertRule(db, orgId, uid);
   return { rule, resource: rule && ruleResource(rule.uid) };
 }
+/** Grafana's expression pseudo-datasource (math, reduce, threshold over the other queries): no connector. */
+const EXPRESSION_DATASOURCES = new Set(['__expr__', '-100']);
+
+/**
+ * Reading or saving a rule also needs `connectors:query` on every connector its queries read (as
+ * Grafana refuses a rule querying a data source one cannot query); asked in the same decision.
+ */
+function connectorRequirements(queries: ReadonlyArray<{ datasourceUid: string }>): Requirement[] {
+  const uids = new Set(queries.map((query) => query.datasourceUid).filter((uid) => !EXPRESSION_DATASOURCES.has(uid)));
+  return [...uids].map((uid) => ({ action: 'connectors:query', resource: connectorResource(uid) }));
+}
+
+function storedQueries(rule: Pick<AlertRuleRow, 'data'>): Array<{ datasourceUid: string }> {
+  const { data } = (rule.data ? JSON.parse(rule.data) : {}) as { data?: Array<{ datasourceUid: string }> };
+  return data ?? [];
+}
+
+const storedRequirements = (rule: Pick<AlertRuleRow, 'data'>) => connectorRequirements(storedQueries(rule));
+
 const ruleAuditTarget = (rule: { uid: string; title: string }) => ({ type: 'alert_rule', id: rule.uid, name: rule.title });
 
 /** What a body asks for, checked beyond the schema: a condition naming one query, refIds unique. */
@@ -133,8 +154,10 @@ export const alertRuleRoutes: RouteModule = (routes) => {
     async handler({ ctx, query, orgId, services, authorize, filter }) {
       await authorize('alert.rules:read');
       const page = pageOf(query);
-      const uids = await findAlertRuleUids(services.db, orgId, folderUidOf(query.folderUID) ?? undefined);
-      const readableUids = await filter('alert.rules:read', uids, ruleResource);
+      const rules = await findAlertRuleDefinitions(services.db, orgId, folderUidOf(query.folderUID) ?? undefined);
+      // Rules whose connectors the caller cannot query are left out, as a single read refuses them.
+      const readable = await filter('alert.rules:read', rules, (rule) => ruleResource(rule.uid), storedRequirements);
+      const readableUids = readable.map((rule) => rule.uid);
       const rows = await findAlertRulesByUids(services.db, orgId, readableUids.slice(page.offset, page.offset + page.limit));
       ctx.body = { totalCount: readableUids.length, alertRules: rows.map(presentAlertRule), page: page.page, perPage: page.perPage };
     },
@@ -147,7 +170,7 @@ export const alertRuleRoutes: RouteModule = (routes) => {
     level: 'org',
     body: ruleBody,
     async handler({ ctx, body, principal, orgId, services, authorize }) {
-      await authorize('alert.rules:create', folderResource(body.folderUID));
+      await authorize('alert.rules:create', folderResource(body.folderUID), { requires: connectorRequirements(body.data) });
       const uid = body.uid ?? newUid();
       const { uid: _uid, ...fields } = body;
       const now = services.clock.now();
@@ -183,7 +206,7 @@ export const alertRuleRoutes: RouteModule = (routes) => {
     params: uidParams,
     async handler({ ctx, params, orgId, services, authorize }) {
       const { rule, resource } = await addressedRule(services.db, orgId, params.uid);
-      await authorize('alert.rules:read', resource);
+      await authorize('alert.rules:read', resource, rule && { requires: storedRequirements(rule) });
       if (!rule) throw ruleNotFound(params.uid);
       ctx.body = presentAlertRule(rule);
     },
@@ -200,7 +223,9 @@ export const alertRuleRoutes: RouteModule = (routes) => {
       const { rule: existing, resource } = await addressedRule(services.db, orgId, params.uid);
       // A move also creates the rule in its new folder: the same decision asks alert.rules:create there.
       const moving = !!existing && folderUidOf(body.folderUID) !== existing.folder_uid;
-      await authorize('alert.rules:write', resource, moving ? { destination: folderResource(body.folderUID) } : {});
+      // The connectors it reads now and those it will read: a rule one may not read is not replaced either.
+      const requires = connectorRequirements([...(existing ? storedQueries(existing) : []), ...body.data]);
+      await authorize('alert.rules:write', resource, moving ? { destination: folderResource(body.folderUID), requires } : { requires });
       if (!existing) throw ruleNotFound(params.uid);
       const now = services.clock.now();
       const rule = await services.transact(async (tx) => {

@@ -32,11 +32,14 @@ export async function findAlertRuleByTitle(db: Knex, orgId: string, folderUid: s
     .first(...RULE_COLUMNS);
 }
 
-/** Uids of the org's rules (of one folder when given), by title. Only uids: the caller filters them through the policy first. */
-export async function findAlertRuleUids(db: Knex, orgId: string, folderUid: string | undefined): Promise<string[]> {
+/**
+ * The org's rules (of one folder when given), by title, as uid and definition: the caller
+ * filters them through the policy (which needs the connectors each reads) before loading a page.
+ */
+export async function findAlertRuleDefinitions(db: Knex, orgId: string, folderUid: string | undefined): Promise<Array<Pick<AlertRuleRow, 'uid' | 'data'>>> {
   const query = db('alert_rules').where('org_id', orgId);
   if (folderUid) query.where('folder_uid', folderUid);
-  return query.orderBy([{ column: 'title' }, { column: 'uid' }]).pluck('uid');
+  return query.orderBy([{ column: 'title' }, { column: 'uid' }]).select('uid', 'data');
 }
 
 /** The rules of `uids`, in the order of `uids`. */

@@ -25,6 +25,12 @@ export interface DelegatedPermission {
   scope: string;
 }
 
+/** What a request needs besides its own action: reading an alert rule needs query on each connector it reads. */
+export interface Requirement {
+  action: string;
+  resource: ResourceRef;
+}
+
 export interface AuthzInput {
   subject: Subject;
   /** The active org; null for server-level actions. */
@@ -40,6 +46,8 @@ export interface AuthzInput {
   destination?: ResourceRef;
   /** A setup-wizard change: open while no user exists (then anyone may make it). */
   setup?: { open: boolean };
+  /** Each must be allowed too, in the same decision (narrowing included). */
+  requires?: Requirement[];
 }
 
 /**
@@ -58,7 +66,8 @@ export interface FilterInput {
   subject: Subject;
   org_id: string | null;
   action: string;
-  resources: ResourceRef[];
+  /** Each item may carry its own requires, as a single decision's input does. */
+  resources: Array<ResourceRef & { requires?: Requirement[] }>;
 }
 
 export interface Decision {

@@ -3,7 +3,7 @@
  * create, list (only what the caller may read), read, update (optimistic locking on `version`,
  * secrets kept unless given again), delete. Credentials are sealed with SECRET_KEY and never
  * answered, audited or echoed in an error. The connectivity test, queries and the read-only
- * proxy live in backend.routes.ts.
+ * proxy live in backend.routes.ts, the entries of a `changes` connector in changes.routes.ts.
  */
 import { recordAudit } from '../audit/writer.ts';
 import { newUid } from '../db/ids.ts';
@@ -18,6 +18,7 @@ import { parseBackendUrl } from '../outbound/client.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import type { Services } from '../services.ts';
 import { connectorBackendRoutes } from './backend.routes.ts';
+import { connectorChangeRoutes } from './changes.routes.ts';
 import { presentConnector, sealSecrets, secretsOf } from './presenter.ts';
 import { connectorAuth, mergeSecrets, type Secrets } from './settings.ts';
 import {
@@ -253,4 +254,5 @@ export const connectorRoutes: RouteModule = (routes) => {
   });
 
   connectorBackendRoutes(routes);
+  connectorChangeRoutes(routes);
 };

@@ -10,6 +10,7 @@ import { removeGrantsOnResources } from '../accesscontrol/grants.ts';
 import { dialectOf } from '../db/knex.ts';
 import { whereContains } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
+import { deleteChangeRows } from './changes.store.ts';
 
 export interface ConnectorRow {
   org_id: string;
@@ -65,10 +66,11 @@ const CONNECTOR_COLUMNS = [
   'updated_by',
 ] as const;
 
-export async function findConnector(db: Knex, orgId: string, uid: string): Promise<ConnectorRow | undefined> {
-  return db('connectors')
-    .where({ org_id: orgId, uid })
-    .first(...CONNECTOR_COLUMNS);
+/** `lock`: on MySQL the row stays locked until the transaction ends (writers of its grants take turns). */
+export async function findConnector(db: Knex, orgId: string, uid: string, lock = false): Promise<ConnectorRow | undefined> {
+  const query = db('connectors').where({ org_id: orgId, uid });
+  if (lock && dialectOf(db) === 'mysql') query.forUpdate();
+  return query.first(...CONNECTOR_COLUMNS);
 }
 
 export async function findConnectorByName(db: Knex, orgId: string, name: string): Promise<ConnectorRow | undefined> {
@@ -159,8 +161,9 @@ export async function updateConnector(tx: Tx, current: ConnectorRow, content: Co
   return updated > 0;
 }
 
-/** Deletes the connector and every grant on it. */
+/** Deletes the connector, its change entries and every grant on it. */
 export async function deleteConnector(tx: Tx, connector: ConnectorRow): Promise<void> {
+  await deleteChangeRows(tx, connector.org_id, connector.uid);
   await removeGrantsOnResources(tx, connector.org_id, { connectorUids: [connector.uid] });
   await tx.db('connectors').where({ org_id: connector.org_id, uid: connector.uid }).delete();
 }

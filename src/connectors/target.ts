@@ -14,8 +14,8 @@ export const connectorResource = (uid: string): ResourceRef => ({ kind: 'connect
 export const connectorAuditTarget = (connector: { uid: string; name: string }) => ({ type: 'connector', id: connector.uid, name: connector.name });
 
 /** The connector in the active org (one of another org is as unknown as a missing one); call it after authorize(). */
-export async function findConnectorOrFail(db: Knex, orgId: string, uid: string): Promise<ConnectorRow> {
-  const connector = await findConnector(db, orgId, uid);
+export async function findConnectorOrFail(db: Knex, orgId: string, uid: string, lock = false): Promise<ConnectorRow> {
+  const connector = await findConnector(db, orgId, uid, lock);
   if (!connector) throw new NotFoundError(`connector ${uid} not found`);
   return connector;
 }

@@ -16,6 +16,34 @@ export function isMysqlUrl(url: string | null): boolean {
   return !!url && /^mysql2?:\/\//i.test(url);
 }
 
+interface SqliteConnection {
+  pragma(sql: string): unknown;
+  prepare(sql: string): unknown;
+}
+
+/** How many distinct statements one SQLite connection keeps prepared. */
+const MAX_PREPARED_STATEMENTS = 1000;
+
+/**
+ * knex prepares every query anew, and on SQLite preparing costs more than running most of our
+ * queries: the connection keeps its statements by SQL text (the bindings vary, the text does
+ * not). knex runs each statement to its end at once (all() or run()), so one is never in use
+ * twice; SQLite prepares a statement again by itself after a schema change.
+ */
+function reusePreparedStatements(conn: SqliteConnection): void {
+  const prepare = conn.prepare.bind(conn);
+  const prepared = new Map<string, unknown>();
+  conn.prepare = (sql: string) => {
+    let statement = prepared.get(sql);
+    if (statement === undefined) {
+      statement = prepare(sql);
+      if (prepared.size >= MAX_PREPARED_STATEMENTS) prepared.delete(prepared.keys().next().value!);
+      prepared.set(sql, statement);
+    }
+    return statement;
+  };
+}
+
 export function createDb(config: Pick<Config, 'databaseUrl' | 'sqliteFile'>): Knex {
   if (isMysqlUrl(config.databaseUrl)) {
     const url = new URL(config.databaseUrl!);
@@ -46,10 +74,11 @@ export function createDb(config: Pick<Config, 'databaseUrl' | 'sqliteFile'>): Kn
       // transaction strictly serial, which the setup race and the quota checks rely on.
       min: 1,
       max: 1,
-      afterCreate(conn: { pragma(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
+      afterCreate(conn: SqliteConnection, done: (err: Error | null, conn: unknown) => void) {
         conn.pragma('journal_mode = WAL');
         conn.pragma('foreign_keys = ON');
         conn.pragma('busy_timeout = 5000');
+        reusePreparedStatements(conn);
         done(null, conn);
       },
     },

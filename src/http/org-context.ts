@@ -13,7 +13,7 @@ import type { ActiveOrgInput } from '../authz/types.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { Services } from '../services.ts';
 import { ForbiddenError } from '../errors.ts';
-import { findOrgIdsOfMember, isOrgMember } from '../orgs/store.ts';
+import { findOrgIdsOfMember } from '../orgs/store.ts';
 import { subjectOf } from './subject.ts';
 
 export const ORG_HEADER = 'x-svc-org-id';
@@ -32,8 +32,10 @@ async function activeOrgFacts(ctx: Context, services: Services, principal: Princ
   const subject = { ...subjectOf(principal), pinned_org: principal.pinnedOrgId };
   const named = ctx.get(ORG_HEADER).trim() || (typeof ctx.query.orgId === 'string' ? ctx.query.orgId.trim() : '');
   const asked = named || principal.pinnedOrgId;
-  if (asked) return { subject, org_id: asked, org: { is_member: await isOrgMember(services.db, asked, principal.user.id) } };
-  const memberships = await findOrgIdsOfMember(services.db, principal.user.id);
+  const memberships = (await services.caches.memberships.get(principal.user.id, services.clock.now(), () =>
+    findOrgIdsOfMember(services.db, principal.user.id),
+  ))!;
+  if (asked) return { subject, org_id: asked, org: { is_member: memberships.includes(asked) } };
   const orgId = memberships.find((id) => id === principal.user.defaultOrgId) ?? memberships[0] ?? null;
   return { subject, org_id: orgId, org: { is_member: orgId !== null } };
 }

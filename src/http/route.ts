@@ -8,7 +8,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { recordFailure, type AuditEvent } from '../audit/writer.ts';
 import { actorOf } from './actor.ts';
-import type { AuthzInput, PermissionMap, ResourceRef, Subject } from '../authz/types.ts';
+import type { AuthzInput, PermissionMap, Requirement, ResourceRef, Subject } from '../authz/types.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { Services } from '../services.ts';
 import type { Action } from '../accesscontrol/actions.ts';
@@ -35,8 +35,11 @@ export interface RouteContext<B, Q, P> {
    * routes, none on `server` routes) unless `options.orgId` names one.
    */
   authorize(action: Action, resource?: ResourceRef, options?: AuthorizeOptions): Promise<void>;
-  /** The items the caller may do `action` on in the route's org, in their order: one policy call for a whole list. */
-  filter<T>(action: Action, items: readonly T[], resourceOf: (item: T) => ResourceRef): Promise<T[]>;
+  /**
+   * The items the caller may do `action` on in the route's org, in their order: one policy call
+   * for a whole list. `requiresOf` names what an item needs besides (AuthorizeOptions.requires).
+   */
+  filter<T>(action: Action, items: readonly T[], resourceOf: (item: T) => ResourceRef, requiresOf?: (item: T) => Requirement[]): Promise<T[]>;
   /** What `subject` (the caller unless named) holds in the route's org, `{action: [scope]}`. */
   permissions(subject?: Subject): Promise<PermissionMap>;
 }
@@ -70,6 +73,8 @@ export interface AuthorizeOptions {
   destination?: AuthzInput['destination'];
   /** A setup-wizard change: whether setup is still open to anyone. */
   setup?: AuthzInput['setup'];
+  /** What the action needs besides, each allowed in the same decision (an alert rule: query on its connectors). */
+  requires?: AuthzInput['requires'];
 }
 
 export interface RouteSpec<B, Q, P> {
@@ -151,9 +156,10 @@ export class RouteRegistrar {
         services,
         principal: principal as Principal,
         orgId,
-        async filter(action, items, resourceOf) {
+        async filter(action, items, resourceOf, requiresOf) {
           const org_id = spec.level === 'org' ? orgId : null;
-          const allowed = await services.engine.filter({ subject: subjectOf(principal), org_id, action, resources: items.map(resourceOf) });
+          const resources = items.map((item) => (requiresOf ? { ...resourceOf(item), requires: requiresOf(item) } : resourceOf(item)));
+          const allowed = await services.engine.filter({ subject: subjectOf(principal), org_id, action, resources });
           return allowed.sort((a, b) => a - b).map((index) => items[index]!);
         },
         permissions(subject) {
@@ -168,6 +174,7 @@ export class RouteRegistrar {
           if (options.targetUser) input.target_user = options.targetUser;
           if (options.destination) input.destination = options.destination;
           if (options.setup) input.setup = options.setup;
+          if (options.requires) input.requires = options.requires;
           const decision = await services.engine.authorize(input);
           if (!decision.allow) {
             // The reasons can name scopes the caller may not see (a dashboard's folder), so

@@ -46,11 +46,20 @@ export function presentTokenMetadata(row: ApiTokenRow, now: number) {
  */
 export async function principalFromToken(services: Services, kind: TokenKind, key: string): Promise<Principal | null> {
   const now = services.clock.now();
-  const token = await findApiTokenByHash(services.db, kind, sha256Hex(key));
-  if (!token || !isTokenLive(token, now)) return null;
-  const owner = await findUserById(services.db, token.user_id);
-  if (!owner || owner.is_disabled || !!owner.is_service_account !== (kind === 'sa')) return null;
-  if (token.last_used_at === null || now - Number(token.last_used_at) >= MARK_USED_EVERY_MS) await markApiTokenUsed(services.db, token.id, now);
+  const found = await services.caches.tokens.get(sha256Hex(key), now, async () => {
+    const token = await findApiTokenByHash(services.db, kind, sha256Hex(key));
+    const owner = token && (await findUserById(services.db, token.user_id));
+    return owner ? { token, owner } : null;
+  });
+  // A cached token is checked again: it may have expired since it was read.
+  if (!found || found.token.kind !== kind || !isTokenLive(found.token, now)) return null;
+  const { token, owner } = found;
+  if (owner.is_disabled || !!owner.is_service_account !== (kind === 'sa')) return null;
+  if (token.last_used_at === null || now - Number(token.last_used_at) >= MARK_USED_EVERY_MS) {
+    await markApiTokenUsed(services.db, token.id, now);
+    // the cached row too, or every request would mark it again
+    token.last_used_at = now;
+  }
   return { user: toPrincipalUser(owner), via: 'token', sessionId: null, pinnedOrgId: kind === 'sa' ? token.org_id : null };
 }
 

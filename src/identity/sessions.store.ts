@@ -56,6 +56,12 @@ export async function countLiveSessions(db: Knex, now: number, limits: SessionLi
   return Number(row?.total ?? 0);
 }
 
+/** What findLiveSessionByTokenHash asks of a row, asked of one already read (a cached row, src/identity/caches.ts). */
+export function isSessionLive(row: SessionRow, tokenHash: string, now: number, limits: SessionLimits): boolean {
+  const presented = row.token_hash === tokenHash || (row.prev_token_hash === tokenHash && Number(row.rotated_at) > now - limits.rotationGraceMs);
+  return presented && row.revoked_at === null && Number(row.created_at) > now - limits.maxLifetimeMs && Number(row.last_seen_at) > now - limits.idleTimeoutMs;
+}
+
 /** The live session whose current token, or whose previous token still in its grace period, has this hash. */
 export async function findLiveSessionByTokenHash(db: Knex, tokenHash: string, now: number, limits: SessionLimits): Promise<SessionRow | undefined> {
   return live(db, now, limits)

@@ -13,7 +13,15 @@ import type { Tx } from '../db/transaction.ts';
 import { clientIp } from '../http/client-ip.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from './principal.ts';
-import { findLiveSessionByTokenHash, insertSession, rotateSessionToken, touchSession, type SessionLimits, type SessionRow } from './sessions.store.ts';
+import {
+  findLiveSessionByTokenHash,
+  insertSession,
+  isSessionLive,
+  rotateSessionToken,
+  touchSession,
+  type SessionLimits,
+  type SessionRow,
+} from './sessions.store.ts';
 import { findUserById, toPrincipalUser } from './users.store.ts';
 
 export const SESSION_COOKIE = 'svc_session';
@@ -76,10 +84,16 @@ export async function principalFromSession(services: Services, ctx: Context, coo
   if (!token) return null;
   const now = clock.now();
   const presentedHash = sha256Hex(token);
-  const session = await findLiveSessionByTokenHash(db, presentedHash, now, sessionLimits(config));
-  if (!session) return null;
-  const user = await findUserById(db, session.user_id);
-  if (!user || user.is_disabled || user.is_service_account) return null;
+  const limits = sessionLimits(config);
+  const found = await services.caches.sessions.get(presentedHash, now, async () => {
+    const session = await findLiveSessionByTokenHash(db, presentedHash, now, limits);
+    const user = session && (await findUserById(db, session.user_id));
+    return user ? { session, user } : null;
+  });
+  // A cached session is checked against the limits again: time has passed since it was read.
+  if (!found || !isSessionLive(found.session, presentedHash, now, limits)) return null;
+  const { session, user } = found;
+  if (user.is_disabled || user.is_service_account) return null;
 
   const isCurrentToken = session.token_hash === presentedHash;
   if (isCurrentToken && now - Number(session.rotated_at) >= config.session.rotationIntervalMs) {
@@ -88,6 +102,8 @@ export async function principalFromSession(services: Services, ctx: Context, coo
     if (await rotateSessionToken(db, session.id, presentedHash, sha256Hex(fresh), now)) setSessionCookie(ctx, config, fresh);
   } else if (now - Number(session.last_seen_at) >= TOUCH_EVERY_MS) {
     await touchSession(db, session.id, now);
+    // the cached row too, or every request would touch it again
+    session.last_seen_at = now;
   }
   return { user: toPrincipalUser(user), via: 'session', sessionId: session.id, pinnedOrgId: null };
 }

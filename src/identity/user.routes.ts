@@ -20,14 +20,18 @@ import { findAuthLabelsOfUsers, findMembershipsOfUser, findUserById, setDefaultO
 import { newPasswordSchema, profileSchema } from '../http/schemas.ts';
 
 async function currentProfile(services: Services, userId: string) {
-  const user = await findUserById(services.db, userId);
-  if (!user) throw new NotFoundError('user not found');
-  const [orgs, prefs, labels] = await Promise.all([
-    findMembershipsOfUser(services.db, user.id),
-    readPreferences(services.db, 'user', user.id),
-    findAuthLabelsOfUsers(services.db, [user.id]),
-  ]);
-  return presentUser(user, orgs, { theme: prefs.theme, authLabels: labels.get(user.id) ?? [] });
+  const profile = await services.caches.profiles.get(userId, services.clock.now(), async () => {
+    const user = await findUserById(services.db, userId);
+    if (!user) return null;
+    const [orgs, prefs, labels] = await Promise.all([
+      findMembershipsOfUser(services.db, user.id),
+      readPreferences(services.db, 'user', user.id),
+      findAuthLabelsOfUsers(services.db, [user.id]),
+    ]);
+    return { user, orgs, theme: prefs.theme, authLabels: labels.get(user.id) ?? [] };
+  });
+  if (!profile) throw new NotFoundError('user not found');
+  return presentUser(profile.user, profile.orgs, { theme: profile.theme, authLabels: profile.authLabels });
 }
 
 /**

@@ -10,7 +10,7 @@ export const LEVEL_NAMES: Record<PermissionLevel, 'View' | 'Edit' | 'Admin'> = {
 
 export interface GrantFamily {
   /** What the audit log and messages call the resource. */
-  noun: 'folder' | 'dashboard' | 'alert rules';
+  noun: 'folder' | 'dashboard' | 'alert rules' | 'connector';
   scopeOf(uid: string): string;
   /** The actions each level holds on the scope, each level including the one below. */
   levels: Record<PermissionLevel, readonly string[]>;
@@ -46,6 +46,16 @@ export const ALERT_RULE_GRANTS: GrantFamily = {
     ['alert.rules:create', 'alert.rules:write', 'alert.rules:delete'],
     ['alert.rules.permissions:read', 'alert.rules.permissions:write'],
   ),
+};
+
+/**
+ * Flat: a connector inherits from nothing. Any grant on a connector also narrows who may query
+ * it: from then on only a grant on it (or "*") lets one query (the policy's is_narrowed).
+ */
+export const CONNECTOR_GRANTS: GrantFamily = {
+  noun: 'connector',
+  scopeOf: (uid) => `connectors:uid:${uid}`,
+  levels: ladder(['connectors:read', 'connectors:query'], ['connectors:write'], ['connectors.permissions:read', 'connectors.permissions:write']),
 };
 
 /** Every action of the family: what a replacement of its grants clears. */

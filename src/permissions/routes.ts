@@ -1,19 +1,21 @@
 /**
- * Resource permissions (`…/permissions` of folders, dashboards and the alert rules of a folder),
- * as the spec and Grafana's API have them: GET lists the direct grants (for a dashboard also
- * those its folders give it, marked inherited); POST replaces the direct grants in bulk.
+ * Resource permissions (`…/permissions` of folders, dashboards, the alert rules of a folder and
+ * connectors), as the spec and Grafana's API have them: GET lists the direct grants (for a
+ * dashboard also those its folders give it, marked inherited); POST replaces the direct grants
+ * in bulk.
  * Granting needs `*.permissions:write` on the resource and, in the same decision, every
  * permission the new grants give (delegation: nobody grants what they do not hold).
  */
 import type { Knex } from 'knex';
 import type { Action } from '../accesscontrol/actions.ts';
 import type { ResourceRef } from '../authz/types.ts';
+import { connectorAuditTarget, connectorResource, findConnectorOrFail } from '../connectors/target.ts';
 import { dashboardAuditTarget, dashboardResource, findDashboardOrFail } from '../dashboards/target.ts';
 import { findAncestors } from '../folders/store.ts';
 import { findFolderOrFail, folderAuditTarget, folderResource } from '../folders/target.ts';
 import { actorOf } from '../http/actor.ts';
 import type { RouteModule } from '../http/route.ts';
-import { ALERT_RULE_GRANTS, DASHBOARD_GRANTS, FOLDER_GRANTS, type GrantFamily } from './levels.ts';
+import { ALERT_RULE_GRANTS, CONNECTOR_GRANTS, DASHBOARD_GRANTS, FOLDER_GRANTS, type GrantFamily } from './levels.ts';
 import { grantedPermissions, grantItemsSchema, listGrants, replaceGrants, resolveGrantItems } from './resource-grants.ts';
 
 /** A resource whose permissions are managed here: where, how it is asked for and found, what it inherits. */
@@ -72,6 +74,19 @@ const TARGETS: PermissionTarget[] = [
       return { target: { type: 'alert.rules', id: folder.uid, name: folder.title }, folderUid: null };
     },
     updated: 'Alert rule permissions updated',
+  },
+  {
+    path: '/api/connectors/:uid/permissions',
+    param: 'uid',
+    family: CONNECTOR_GRANTS,
+    read: 'connectors.permissions:read',
+    write: 'connectors.permissions:write',
+    resource: connectorResource,
+    async find(db, orgId, uid, lock) {
+      const connector = await findConnectorOrFail(db, orgId, uid, lock);
+      return { target: connectorAuditTarget(connector), folderUid: null };
+    },
+    updated: 'Connector permissions updated',
   },
 ];
 

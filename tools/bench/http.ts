@@ -2,7 +2,8 @@
  * The request path against a bare Koa app, in one run: both in processes of their own, loaded
  * in turn (interleaved rounds, so a machine that slows down slows both) by autocannon with a
  * bounded number of connections, on SQLite and on MariaDB. For each request it prints both
- * requests per second and the ratio (target: the service ≥ 50 % of bare Koa).
+ * requests per second and the ratio (target: the service ≥ 50 % of bare Koa). The service logs
+ * at its default level (info: a line per request), as in production.
  *
  *   npx tsx tools/bench/http.ts                          # both databases, 3 rounds of 3 s
  *   npx tsx tools/bench/http.ts --db sqlite --rounds 5 --seconds 5 --connections 16
@@ -56,7 +57,7 @@ async function accessToken(url: string, cookie: string): Promise<string> {
 }
 
 async function measure(database: 'sqlite' | 'mysql', options: { rounds: number; seconds: number; connections: number }): Promise<void> {
-  const [bare, service] = await Promise.all([startBareKoa(), startService({}, database)]);
+  const [bare, service] = await Promise.all([startBareKoa(), startService({ LOG_LEVEL: 'info' }, database)]);
   try {
     const { cookie } = await login(service.url);
     const token = await accessToken(service.url, cookie);

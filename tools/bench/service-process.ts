@@ -1,7 +1,8 @@
 /**
  * What the benchmarks that load the service over HTTP share: the service in a process of its own
  * (as in production) on a temporary SQLite file or a fresh MariaDB database, seeded with a server
- * admin, and the figures they print.
+ * admin, and the figures they print. BENCH_SERVICE_NODE_ARGS adds node options to the service
+ * process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -85,7 +86,7 @@ export async function startService(env: Record<string, string> = {}, database: '
       await conn.end();
     };
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'src/main.ts'], {
     env: {
       ...process.env,
       NODE_ENV: 'production',

@@ -1,0 +1,60 @@
+/**
+ * Rows an instance keeps so that a frequent request reads no SQL, with the freshness rules:
+ * - on this instance, any write to the cache's watched tables (src/db/write-watch.ts) empties
+ *   it, so the request after a change reads the database again;
+ * - a write made by another instance is seen within the cache's time to live: no entry is used
+ *   longer than that after it was loaded (0 turns the cache off);
+ * - what a load read while a write went by is used for that request only, never kept.
+ * The caches and their tables are in src/identity/caches.ts.
+ */
+import type { WriteWatch } from './write-watch.ts';
+
+/** Bounded: past it the least recently used entry goes. */
+const MAX_ENTRIES = 10_000;
+
+interface Entry<T> {
+  value: T;
+  loadedAt: number;
+}
+
+export class ReadCache<T> {
+  private readonly entries = new Map<string, Entry<T>>();
+
+  constructor(
+    private readonly watch: WriteWatch,
+    private readonly ttlMs: number,
+  ) {
+    watch.onChange(() => this.entries.clear());
+  }
+
+  /**
+   * The value for `key`: from the cache while fresh, else from `load` (null: nothing there,
+   * which is not kept).
+   */
+  async get(key: string, now: number, load: () => Promise<T | null>): Promise<T | null> {
+    const cached = this.entries.get(key);
+    if (cached && now - cached.loadedAt < this.ttlMs && now >= cached.loadedAt) {
+      // most recently used last: the first entry is the one to drop
+      this.entries.delete(key);
+      this.entries.set(key, cached);
+      return cached.value;
+    }
+    if (cached) this.entries.delete(key);
+    const generation = this.watch.generation;
+    const value = await load();
+    if (value !== null && this.ttlMs > 0 && this.watch.generation === generation) {
+      if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+      this.entries.set(key, { value, loadedAt: now });
+    }
+    return value;
+  }
+
+  /** Forgets `key` (its rows changed in a way the caller knows of). */
+  forget(key: string): void {
+    this.entries.delete(key);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
