@@ -9,7 +9,17 @@
 import { expect } from 'chai';
 import { DEFAULT_CHAT_AGENTS } from '../src/authz/chat-agents.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { api, assignRole, buildOrgWithPeople, createUser, DENIED, grantManagedPermissions, type TestUser } from './helpers/factories.ts';
+import {
+  api,
+  assignRole,
+  auditEntries,
+  buildOrgWithPeople,
+  createUser,
+  DENIED,
+  expectAuditEntry,
+  grantManagedPermissions,
+  type TestUser,
+} from './helpers/factories.ts';
 import { LINES, lineTimestamp, LOKI_AVAILABLE, LOKI_BIN, startLoki, TENANT, type RunningLoki } from './helpers/loki.ts';
 import { BASIC_PASSWORD, BASIC_USER, PROMETHEUS_AVAILABLE, ROOMS, startPrometheus, T0, type RunningPrometheus } from './helpers/prometheus.ts';
 
@@ -90,7 +100,9 @@ describe('chat tools', function () {
     it('an unknown tool is a 404 naming the tools to who may use chat, a 403 to who may not', async () => {
       const res = await call(viewer, 'dashboards_search');
       expect(res.status).to.equal(404);
-      expect(res.body).to.deep.equal({ message: 'no chat tool dashboards_search: the tools are connectors_list, metrics_query, logs_query' });
+      expect(res.body).to.deep.equal({
+        message: 'no chat tool dashboards_search: the tools are connectors_list, metrics_query, logs_query, changes_list, changes_record',
+      });
       const refused = await call(narrowed, 'dashboards_search');
       expect(refused.status).to.equal(403);
       expect(refused.body.message).to.equal('permission denied: you need chat:use to do this');
@@ -121,15 +133,18 @@ describe('chat tools', function () {
 
     it('every agent type may call its tools; an agent type not allowed the tool is refused by the policy, saying why', async () => {
       expect(Object.fromEntries(Object.entries(DEFAULT_CHAT_AGENTS).map(([agentType, { tools }]) => [agentType, Object.keys(tools)]))).to.deep.equal({
-        investigator: ['connectors_list', 'metrics_query', 'logs_query'],
+        investigator: ['connectors_list', 'metrics_query', 'logs_query', 'changes_list'],
         dashboard_builder: ['connectors_list', 'metrics_query', 'logs_query'],
-        operator: ['connectors_list', 'metrics_query', 'logs_query'],
+        operator: ['connectors_list', 'metrics_query', 'logs_query', 'changes_list', 'changes_record'],
       });
       for (const agentType of Object.keys(DEFAULT_CHAT_AGENTS)) {
         expect((await call(viewer, 'connectors_list', {}, { agentType })).status, agentType).to.equal(200);
         const res = await call(viewer, 'metrics_query', { query: 'demo_temperature', time: LAST_MINUTE }, { agentType });
         expect(res.status, agentType).to.equal(200);
       }
+      const notAllowed = await call(viewer, 'changes_list', { connector: 'changes-a' }, { agentType: 'dashboard_builder' });
+      expect(notAllowed.status).to.equal(403);
+      expect(notAllowed.body).to.deep.equal({ message: 'chat: tool changes_list is not allowed for agent type dashboard_builder' });
       for (const [tool, args] of [
         ['connectors_list', {}],
         ['metrics_query', { query: 'up' }],
@@ -283,6 +298,73 @@ describe('chat tools', function () {
       });
       expect(res.status).to.equal(400);
       expect(res.body).to.deep.equal({ message: 'body.args.connector is required: the org has no default metrics connector (connectors_list shows them)' });
+    });
+  });
+
+  describe('changes_record and changes_list', () => {
+    const change = { kind: 'deploy', title: 'checkout v42', service: 'checkout', environment: 'prod' };
+    const operator = { agentType: 'operator', permissionMode: 'default' };
+
+    it('changes_record is a write: each check refuses it on its own, and nothing is recorded', async () => {
+      const cases: Array<[TestUser, Record<string, unknown>, string]> = [
+        [admin, { agentType: 'operator', permissionMode: 'read_only' }, 'chat: permission mode read_only forbids writes'],
+        [admin, { agentType: 'investigator', permissionMode: 'default' }, 'chat: tool changes_record is not allowed for agent type investigator'],
+        [viewer, operator, 'permission denied: you need connectors:write to do this'],
+      ];
+      for (const [who, chat, message] of cases) {
+        const res = await call(who, 'changes_record', { connector: 'changes-a', ...change }, chat);
+        expect(res.status, message).to.equal(403);
+        expect(res.body).to.deep.equal({ message });
+      }
+      expect(await app.count('connector_changes')).to.equal(0);
+      expect((await auditEntries(app, { action: 'connectors:write', outcome: 'failure', actor_id: viewer.id })).length).to.equal(1);
+    });
+
+    it('an operator records a change (audited) and an investigator reads it back', async () => {
+      const res = await call(admin, 'changes_record', { connector: 'changes-a', ...change }, operator);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body.connector).to.deep.equal(choice('changes-a', 'changes'));
+      expect(res.body.change).to.deep.include({ ...change, connectorUid: uids['changes-a'], createdBy: admin.id, labels: {}, url: null });
+      await expectAuditEntry(app, { action: 'connector.change_recorded', actor_id: admin.id }, { target_id: uids['changes-a']!, outcome: 'success' }, 1);
+      const list = await call(viewer, 'changes_list', { connector: 'changes-a' });
+      expect(list.status).to.equal(200);
+      expect(list.body).to.deep.equal({ connector: choice('changes-a', 'changes'), changes: [res.body.change] });
+      expect((await call(viewer, 'changes_list', { connector: 'changes-b', kind: 'deploy' })).body.changes).to.deep.equal([]);
+    });
+
+    it('a grant of Edit on one connector lets its grantee record there only; a grant narrows who lists it', async () => {
+      const granted = await api(app, admin).post(`/api/connectors/${uids['changes-b']}/permissions`, { items: [{ userId: reader.id, permission: 2 }] });
+      expect(granted.status, JSON.stringify(granted.body)).to.equal(200);
+      const recorded = await call(reader, 'changes_record', { connector: 'changes-b', ...change, kind: 'config' }, operator);
+      expect(recorded.status, JSON.stringify(recorded.body)).to.equal(200);
+      const refused = await call(reader, 'changes_record', { connector: 'changes-a', ...change }, operator);
+      expect(refused.status).to.equal(403);
+      expect(refused.body.message).to.equal('permission denied: you need connectors:write to do this');
+      // changes-b is narrowed now: the viewer, who holds no grant on it, may not read its entries
+      const narrowedList = await call(viewer, 'changes_list', { connector: 'changes-b' });
+      expect(narrowedList.status).to.equal(403);
+      expect(narrowedList.body.message).to.equal('permission denied: you need connectors:query to do this');
+      expect((await call(reader, 'changes_list', { connector: 'changes-b' })).body.changes.map((c: { kind: string }) => c.kind)).to.deep.equal(['config']);
+    });
+
+    it('bad input is a 400 naming the field; without a default changes connector, one must be named', async () => {
+      const cases: Array<[string, Record<string, unknown>, string]> = [
+        ['changes_record', { connector: 'changes-a', kind: 'deploy' }, 'body.args.title is required'],
+        ['changes_record', { connector: 'changes-a', kind: 'rollout', title: 'x' }, 'body.args.kind must be equal to one of the allowed values'],
+        ['changes_record', { connector: 'prom-main', kind: 'deploy', title: 'x' }, 'connector prom-main is a metrics connector, not a changes one'],
+        [
+          'changes_record',
+          { kind: 'deploy', title: 'x' },
+          'body.args.connector is required: the org has no default changes connector (connectors_list shows them)',
+        ],
+        ['changes_list', { connector: 'changes-a', limit: 0 }, 'body.args.limit must be >= 1'],
+        ['changes_list', {}, 'body.args.connector is required: the org has no default changes connector (connectors_list shows them)'],
+      ];
+      for (const [tool, args, message] of cases) {
+        const res = await call(admin, tool, args, operator);
+        expect(res.status, message).to.equal(400);
+        expect(res.body).to.deep.equal({ message });
+      }
     });
   });
 

@@ -4,6 +4,7 @@
  * (src/chat/tool.ts). The answer is the tool's result as it is.
  */
 import { NotFoundError } from '../errors.ts';
+import { actorOf } from '../http/actor.ts';
 import type { RouteModule } from '../http/route.ts';
 import { CHAT_TOOLS } from './tools.ts';
 
@@ -26,7 +27,7 @@ export const chatRoutes: RouteModule = (routes) => {
       required: ['agentType', 'permissionMode'],
       additionalProperties: false,
     },
-    async handler({ ctx, params, body, orgId, services, authorize, filter }) {
+    async handler({ ctx, params, body, principal, orgId, services, authorize, filter }) {
       const tool = CHAT_TOOLS.get(params.tool);
       if (!tool) {
         // Who may not use chat learns nothing of its tools; who may learns their names.
@@ -35,7 +36,15 @@ export const chatRoutes: RouteModule = (routes) => {
       }
       const args = tool.guard(body.args);
       const chat = { agent_type: body.agentType, tool: params.tool, permission_mode: body.permissionMode, write: tool.write };
-      ctx.body = await tool.run({ args, orgId, services, filter, authorize: (action, resource) => authorize(action, resource, { chat }) });
+      ctx.body = await tool.run({
+        args,
+        orgId,
+        services,
+        actor: actorOf(ctx, principal),
+        userId: principal.user.id,
+        filter,
+        authorize: (action, resource) => authorize(action, resource, { chat }),
+      });
     },
   });
 };

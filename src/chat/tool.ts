@@ -5,6 +5,7 @@
  * a write needs a permission mode other than read_only, RBAC allows the action) are one decision.
  */
 import type { Action } from '../accesscontrol/actions.ts';
+import type { Actor } from '../audit/writer.ts';
 import type { ResourceRef } from '../authz/types.ts';
 import { compileGuard, type Guard, type Infer, type JSONSchema } from '../http/guard.ts';
 import type { RouteContext } from '../http/route.ts';
@@ -14,6 +15,9 @@ export interface ToolCall<A> {
   args: A;
   orgId: string;
   services: Services;
+  /** Who acts, for the audit entry of a write: the caller, whose agent called the tool. */
+  actor: Actor;
+  userId: string;
   /** The one decision of the call: `action` on `resource`, with the chat checks. Before the tool acts. */
   authorize(action: Action, resource?: ResourceRef): Promise<void>;
   /** The items the caller may do `action` on (RBAC only: the call's decision has made the chat checks). */
