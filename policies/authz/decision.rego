@@ -40,8 +40,11 @@ _decision(grants) := {"allow": true, "reasons": grants} if {
 # delegation refusal names nothing but the caller's own permissions and the role's, which the
 # caller sent or may read; a refused move names the create action the destination folder (the
 # caller's own choice) lacks; the closed setup wizard tells a caller who has not signed in to do
-# so. Every other refusal says only which action was refused.
-_refusal(grants) := {"allow": false, "reasons": sort(_denials), "message": delegation_message} if {
+# so; a refused chat check names the agent type, tool and permission mode (the caller's own) and
+# the agent types' tools (documented). Every other refusal says only which action was refused.
+_refusal(grants) := {"allow": false, "reasons": sort(_denials), "message": concat("; ", sort(chat.problems))} if {
+	not chat.allows(input)
+} else := {"allow": false, "reasons": sort(_denials), "message": delegation_message} if {
 	count(grants) > 0
 	subject.is_active
 	not server.refuses(input.action)

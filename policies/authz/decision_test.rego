@@ -227,25 +227,33 @@ _chat_request(subject, chat) := object.union(request(subject, "dashboards:write"
 
 _chat := {"agent_type": "investigator", "tool": "dashboards_update", "permission_mode": "default", "write": true}
 
+# a chat refusal tells the caller which chat check refused
+_chat_deny(reasons) := object.union(_deny(reasons), {"message": concat("; ", reasons)})
+
 test_chat_action_passing_all_three_checks_is_allowed if {
 	_allowed(_chat_request(user("u_editor"), _chat))
 }
 
 test_chat_tool_not_allowed_for_the_agent_type_denies if {
 	req := _chat_request(user("u_editor"), object.union(_chat, {"tool": "users_delete"}))
-	_decide(req) == _deny(["chat: tool users_delete is not allowed for agent type investigator"])
+	_decide(req) == _chat_deny(["chat: tool users_delete is not allowed for agent type investigator"])
 }
 
 test_chat_read_only_mode_denies_a_write if {
 	req := _chat_request(user("u_editor"), object.union(_chat, {"permission_mode": "read_only"}))
-	_decide(req) == _deny(["chat: permission mode read_only forbids writes"])
+	_decide(req) == _chat_deny(["chat: permission mode read_only forbids writes"])
 }
 
 test_chat_action_rbac_does_not_allow_denies if {
-	_decide(_chat_request(user("u_viewer"), _chat)).reasons == [concat("", [
+	_decide(_chat_request(user("u_viewer"), _chat)) == _deny([concat("", [
 		"no role grants dashboards:write on dashboards:uid:d_deep, folders:uid:f_deep, folders:uid:f_team, ",
 		"folders:uid:f_root, dashboards:uid:*, dashboards:*, folders:uid:*, folders:*, *",
-	])]
+	])])
+}
+
+test_chat_refusal_with_rbac_also_refusing_names_the_chat_checks_only if {
+	req := _chat_request(user("u_viewer"), object.union(_chat, {"tool": "users_delete", "permission_mode": "read_only"}))
+	_decide(req).message == "chat: permission mode read_only forbids writes; chat: tool users_delete is not allowed for agent type investigator"
 }
 
 test_empty_input_is_denied_with_reasons if {

@@ -80,6 +80,13 @@ export async function findConnectorByName(db: Knex, orgId: string, name: string)
     .first(...CONNECTOR_COLUMNS);
 }
 
+/** The org's default connector of `signalType`, if it has one. */
+export async function findDefaultConnector(db: Knex, orgId: string, signalType: string): Promise<ConnectorRow | undefined> {
+  return db('connectors')
+    .where({ org_id: orgId, default_for: signalType })
+    .first(...CONNECTOR_COLUMNS);
+}
+
 /** Uids of the org's connectors matching the filter, by name. Only uids: the caller filters them through the policy first. */
 export async function findConnectorUids(db: Knex, orgId: string, filter: ConnectorFilter): Promise<string[]> {
   const query = db('connectors').where('org_id', orgId);

@@ -26,8 +26,9 @@ export interface Guard {
   (value: unknown): unknown;
 }
 
-export function compileGuard(part: 'body' | 'query' | 'params', schema: JSONSchema): Guard {
-  const validate: ValidateFunction = (part === 'body' ? ajv : coercingAjv).compile(schema as object);
+/** `part` names where the value sits in messages: a route part, or a field of the body checked on its own (`body.args`). */
+export function compileGuard(part: 'body' | 'query' | 'params' | `body.${string}`, schema: JSONSchema): Guard {
+  const validate: ValidateFunction = (part === 'query' || part === 'params' ? coercingAjv : ajv).compile(schema as object);
   return (value) => {
     const candidate = value === undefined && part === 'body' ? undefined : value;
     if (candidate === undefined) {

@@ -41,11 +41,18 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-function openMetrics(): string {
+export interface PrometheusOptions {
+  /** Adds `demo_up{host="host-<n>"} 1` at T0 for n = 1..hosts: a query answering many series. */
+  hosts?: number;
+}
+
+function openMetrics({ hosts = 0 }: PrometheusOptions): string {
   const lines = ['# HELP demo_temperature A test gauge.', '# TYPE demo_temperature gauge'];
   for (let minute = 0; minute < 10; minute++) {
     for (const [room, base] of Object.entries(ROOMS)) lines.push(`demo_temperature{room="${room}"} ${base + minute} ${T0 + minute * 60}`);
   }
+  if (hosts > 0) lines.push('# HELP demo_up A test gauge per host.', '# TYPE demo_up gauge');
+  for (let host = 1; host <= hosts; host++) lines.push(`demo_up{host="host-${host}"} 1 ${T0}`);
   return `${lines.join('\n')}\n# EOF\n`;
 }
 
@@ -88,10 +95,10 @@ async function waitUntilReady(url: string, child: ChildProcess, auth: Prometheus
   throw new Error(`prometheus did not become ready: ${logs()}`);
 }
 
-export async function startPrometheus(auth: PrometheusAuth = { kind: 'none' }): Promise<RunningPrometheus> {
+export async function startPrometheus(auth: PrometheusAuth = { kind: 'none' }, options: PrometheusOptions = {}): Promise<RunningPrometheus> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-prometheus-'));
   const data = path.join(dir, 'data');
-  fs.writeFileSync(path.join(dir, 'samples.om'), openMetrics());
+  fs.writeFileSync(path.join(dir, 'samples.om'), openMetrics(options));
   execFileSync('promtool', ['tsdb', 'create-blocks-from', 'openmetrics', path.join(dir, 'samples.om'), data], { stdio: 'pipe' });
   fs.writeFileSync(path.join(dir, 'prometheus.yml'), 'global:\n  scrape_interval: 1h\nscrape_configs: []\n');
   const port = await freePort();

@@ -1,0 +1,41 @@
+/**
+ * `logs_query`: a LogQL query on a logs connector (named, or the org's default), needing
+ * `connectors:query` on it. A range query unless told otherwise: Loki answers log lines to range
+ * queries only. Lines are bounded by `limit` (Loki's, 100 unless given); a metric query
+ * (`count_over_time(...)`) answers series, capped as metrics_query's are.
+ */
+import { MAX_LOG_LIMIT, queryLoki } from '../connectors/backends/loki.ts';
+import { backendOf } from '../connectors/backends/request.ts';
+import { connectorResource } from '../connectors/target.ts';
+import { chooseConnector, connectorArgSchema, presentChoice } from './connector-choice.ts';
+import { capSeries, maxSeriesSchema } from './series-cap.ts';
+import { defineTool } from './tool.ts';
+
+export const logsQuery = defineTool({
+  write: false,
+  args: {
+    type: 'object',
+    properties: {
+      connector: connectorArgSchema,
+      query: { type: 'string', minLength: 1, maxLength: 20_000 },
+      type: { type: 'string', enum: ['instant', 'range'], default: 'range' },
+      time: { type: 'number' },
+      start: { type: 'number' },
+      end: { type: 'number' },
+      step: { type: 'number', exclusiveMinimum: 0 },
+      limit: { type: 'integer', minimum: 1, maximum: MAX_LOG_LIMIT },
+      direction: { type: 'string', enum: ['backward', 'forward'] },
+      maxSeries: maxSeriesSchema,
+    },
+    required: ['query'],
+    additionalProperties: false,
+  },
+  async run({ args, orgId, services, authorize }) {
+    const { connector: named, maxSeries, ...query } = args;
+    const connector = await chooseConnector(services.db, orgId, 'logs', named);
+    await authorize('connectors:query', connectorResource(connector.uid));
+    const result = await queryLoki(backendOf(connector, services), { ...query, type: query.type ?? 'range' });
+    if ('streams' in result) return { connector: presentChoice(connector), resultType: result.resultType, streams: result.streams };
+    return { connector: presentChoice(connector), resultType: result.resultType, ...capSeries(result.series, maxSeries) };
+  },
+});

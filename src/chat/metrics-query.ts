@@ -1,0 +1,36 @@
+/**
+ * `metrics_query`: an instant or range query on a metrics connector (named, or the org's default),
+ * needing `connectors:query` on it; at most 20 series unless the call asks otherwise (series-cap.ts).
+ */
+import { queryPrometheus } from '../connectors/backends/prometheus.ts';
+import { backendOf } from '../connectors/backends/request.ts';
+import { connectorResource } from '../connectors/target.ts';
+import { chooseConnector, connectorArgSchema, presentChoice } from './connector-choice.ts';
+import { capSeries, maxSeriesSchema } from './series-cap.ts';
+import { defineTool } from './tool.ts';
+
+export const metricsQuery = defineTool({
+  write: false,
+  args: {
+    type: 'object',
+    properties: {
+      connector: connectorArgSchema,
+      query: { type: 'string', minLength: 1, maxLength: 20_000 },
+      type: { type: 'string', enum: ['instant', 'range'], default: 'instant' },
+      time: { type: 'number' },
+      start: { type: 'number' },
+      end: { type: 'number' },
+      step: { type: 'number', exclusiveMinimum: 0 },
+      maxSeries: maxSeriesSchema,
+    },
+    required: ['query'],
+    additionalProperties: false,
+  },
+  async run({ args, orgId, services, authorize }) {
+    const { connector: named, maxSeries, ...query } = args;
+    const connector = await chooseConnector(services.db, orgId, 'metrics', named);
+    await authorize('connectors:query', connectorResource(connector.uid));
+    const result = await queryPrometheus(backendOf(connector, services), { ...query, type: query.type ?? 'instant' });
+    return { connector: presentChoice(connector), resultType: result.resultType, ...capSeries(result.series, maxSeries) };
+  },
+});

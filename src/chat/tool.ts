@@ -1,0 +1,42 @@
+/**
+ * What a chat tool is: its arguments (checked before anything runs), whether it writes, and what
+ * it does. A tool asks the policy once, through `call.authorize`, which carries the chat context
+ * of the call, so the three checks of a chat-driven action (the agent type may call the tool,
+ * a write needs a permission mode other than read_only, RBAC allows the action) are one decision.
+ */
+import type { Action } from '../accesscontrol/actions.ts';
+import type { Actor } from '../audit/writer.ts';
+import type { ResourceRef } from '../authz/types.ts';
+import { compileGuard, type Guard, type Infer, type JSONSchema } from '../http/guard.ts';
+import type { RouteContext } from '../http/route.ts';
+import type { Services } from '../services.ts';
+
+export interface ToolCall<A> {
+  args: A;
+  orgId: string;
+  services: Services;
+  /** Who acts, for the audit entry of a write: the caller, whose agent called the tool. */
+  actor: Actor;
+  userId: string;
+  /** The one decision of the call: `action` on `resource`, with the chat checks. Before the tool acts. */
+  authorize(action: Action, resource?: ResourceRef): Promise<void>;
+  /** The items the caller may do `action` on (RBAC only: the call's decision has made the chat checks). */
+  filter: RouteContext<unknown, unknown, unknown>['filter'];
+}
+
+export interface ChatTool {
+  /** A write needs a permission mode other than read_only. */
+  write: boolean;
+  /** Checks `args` against the tool's schema: 400 naming the field (`body.args.query is required`). */
+  guard: Guard;
+  run(call: ToolCall<unknown>): Promise<unknown>;
+}
+
+export function defineTool<const S extends JSONSchema>(tool: { write: boolean; args: S; run(call: ToolCall<Infer<S>>): Promise<unknown> }): ChatTool {
+  return {
+    write: tool.write,
+    guard: compileGuard('body.args', tool.args),
+    // The guard checked args against the schema the type derives from.
+    run: (call) => tool.run(call as ToolCall<Infer<S>>),
+  };
+}
