@@ -150,7 +150,7 @@ export function generateOrg(seed: number, cases: number): GeneratedOrg {
     if (rnd.chance(0.15)) {
       input.chat = {
         agent_type: rnd.pick(['investigator', 'operator', 'dashboard_builder', 'unknown']),
-        tool: rnd.pick(['connectors_list', 'metrics_query', 'dashboards_write', 'ops_execute_plan']),
+        tool: rnd.pick(['connectors_list', 'metrics_query', 'changes_record', 'no_such_tool']),
         permission_mode: rnd.pick(['read_only', 'ask', 'auto']),
         write: rnd.chance(0.5),
       };
