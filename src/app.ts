@@ -16,6 +16,7 @@ import { jsonBody } from './http/body.ts';
 import { errorMiddleware } from './http/error-middleware.ts';
 import { requestLog } from './http/request-log.ts';
 import { securityHeaders } from './http/security-headers.ts';
+import { IpRanges } from './net/ip-ranges.ts';
 import { healthRoutes } from './health/routes.ts';
 import { metricsRoutes } from './metrics/routes.ts';
 import { folderRoutes } from './folders/routes.ts';
@@ -98,11 +99,12 @@ export function buildApp(services: Services): BuiltApp {
 
   const unauthenticatedPaths = new Set(registrar.table.filter((route) => route.skipAuthentication).map((route) => route.path));
 
-  app.use(requestLog(services.logger, services.metrics, services.config.trustedProxies));
+  const trustedProxies = new IpRanges(services.config.trustedProxies, 'TRUSTED_PROXIES', 'address-or-cidr');
+  app.use(requestLog(services.logger, services.metrics, trustedProxies));
   app.use(securityHeaders);
   app.use(errorMiddleware(services.logger));
   app.use(cors(services.config.corsOrigins));
-  app.use(clientIpMiddleware(services.config.trustedProxies));
+  app.use(clientIpMiddleware(trustedProxies));
   app.use(jsonBody(services.config.bodyLimitBytes, SAML_FORM_PATHS));
   app.use(authenticate(services, TOKEN_RESOLVERS, unauthenticatedPaths));
   app.use(csrfProtection(services.config.corsOrigins));

@@ -6,7 +6,8 @@ import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_HASH_CONCURRENCY, DEFAULT_HASH_QUEUE } from './crypto/password.ts';
-import { ALLOWED_NETWORKS_VARIABLE, parseCidrs } from './outbound/address-policy.ts';
+import { IpRanges, type EntryKind } from './net/ip-ranges.ts';
+import { ALLOWED_NETWORKS_VARIABLE } from './outbound/address-policy.ts';
 
 export interface Config {
   env: 'production' | 'development' | 'test';
@@ -39,7 +40,7 @@ export interface Config {
   passwordHashing: { concurrency: number; queue: number };
   /** `DISABLE_LOGIN_FORM=true`: local password login is hidden and refused. */
   disableLoginForm: boolean;
-  /** Proxies whose X-Forwarded-For names the client; empty = the socket's address is the client. */
+  /** Proxies (addresses or CIDRs) whose X-Forwarded-For names the client; empty = the socket's address is the client. */
   trustedProxies: string[];
   /** Allowed browser origins; empty = any origin (without credentials). */
   corsOrigins: string[];
@@ -277,14 +278,15 @@ function readSecret(env: Env, name: string, nodeEnv: Config['env'], dataDir: str
   return generated;
 }
 
-function readCidrs(env: Env, name: string): string[] {
-  const cidrs = readList(env, name);
+/** A list of CIDRs (or with `kind`, addresses too), each checked here so a bad entry stops startup with the entry named. */
+function readIpRanges(env: Env, name: string, kind: EntryKind = 'cidr'): string[] {
+  const entries = readList(env, name);
   try {
-    parseCidrs(cidrs);
+    new IpRanges(entries, name, kind);
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }
-  return cidrs;
+  return entries;
 }
 
 function unwritableDataDir(dataDir: string, err: unknown): ConfigError {
@@ -468,7 +470,7 @@ export function loadConfig(env: Env = process.env): Config {
       concurrency: readInt(env, 'PASSWORD_HASH_CONCURRENCY', DEFAULT_HASH_CONCURRENCY, 1),
       queue: readInt(env, 'PASSWORD_HASH_QUEUE', DEFAULT_HASH_QUEUE, 0),
     },
-    trustedProxies: readList(env, 'TRUSTED_PROXIES').map(normalizeIp),
+    trustedProxies: readIpRanges(env, 'TRUSTED_PROXIES', 'address-or-cidr').map(normalizeIp),
     corsOrigins: readList(env, 'CORS_ORIGINS').filter((origin) => origin !== '*'),
     auditRetentionDays: readInt(env, 'AUDIT_RETENTION_DAYS', 90, 1),
     authzRevisionPollMs: readInt(env, 'AUTHZ_REVISION_POLL_MS', 1000, 50),
@@ -480,7 +482,7 @@ export function loadConfig(env: Env = process.env): Config {
     jwtSecret: readSecret(env, 'JWT_SECRET', nodeEnv, dataDir),
     rotateSecrets: readRotateSecrets(env),
     apiKeys: readApiKeys(env),
-    connectorAllowedNetworks: readCidrs(env, ALLOWED_NETWORKS_VARIABLE),
+    connectorAllowedNetworks: readIpRanges(env, ALLOWED_NETWORKS_VARIABLE),
     outbound: {
       connectTimeoutMs: readInt(env, 'OUTBOUND_CONNECT_TIMEOUT_MS', 5_000, 1),
       timeoutMs: readInt(env, 'OUTBOUND_TIMEOUT_MS', 30_000, 1),
