@@ -14,6 +14,7 @@ import { cors } from './http/cors.ts';
 import { csrfProtection } from './http/csrf.ts';
 import { jsonBody } from './http/body.ts';
 import { errorMiddleware } from './http/error-middleware.ts';
+import { rateLimit } from './http/rate-limit.ts';
 import { requestLog } from './http/request-log.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { IpRanges } from './net/ip-ranges.ts';
@@ -107,6 +108,7 @@ export function buildApp(services: Services): BuiltApp {
   app.use(clientIpMiddleware(trustedProxies));
   app.use(jsonBody(services.config.bodyLimitBytes, SAML_FORM_PATHS));
   app.use(authenticate(services, TOKEN_RESOLVERS, unauthenticatedPaths));
+  app.use(rateLimit(services, services.logger));
   app.use(csrfProtection(services.config.corsOrigins));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));

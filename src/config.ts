@@ -27,6 +27,8 @@ export interface Config {
   /** How long SIGTERM/SIGINT wait for requests in flight before the process exits anyway. */
   shutdownTimeoutMs: number;
   bodyLimitBytes: number;
+  /** RATE_LIMIT_PER_MINUTE: requests per minute per token, signed-in user or anonymous address (0 = no limit); see http/rate-limit.ts. */
+  rateLimitPerMinute: number;
   legacyAclEnabled: boolean;
   session: {
     maxLifetimeMs: number;
@@ -140,6 +142,9 @@ export interface LegacyApiKey {
 }
 
 export class ConfigError extends Error {}
+
+/** RATE_LIMIT_PER_MINUTE outside NODE_ENV=test; the test suite's clock stands still, so there it is off unless set. */
+export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -455,6 +460,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: env.METRICS_TOKEN || null,
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
+    rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', nodeEnv === 'test' ? 0 : DEFAULT_RATE_LIMIT_PER_MINUTE, 0),
     legacyAclEnabled: readBool(env, 'LEGACY_ACL_ENABLED', true),
     session: {
       maxLifetimeMs: readInt(env, 'SESSION_MAX_LIFETIME_MS', 2_592_000_000, 1),
@@ -523,6 +529,7 @@ export function effectiveSettings(config: Config): Record<string, string | numbe
     DATA_DIR: config.dataDir,
     LOG_LEVEL: config.logLevel,
     BODY_LIMIT_BYTES: config.bodyLimitBytes,
+    RATE_LIMIT_PER_MINUTE: config.rateLimitPerMinute,
     SECRET_KEY: secret(config.secretKey),
     JWT_SECRET: secret(config.jwtSecret),
     ROTATE_SECRETS: config.rotateSecrets,
