@@ -46,6 +46,8 @@ async function startService(env: Record<string, string>): Promise<{ url: string;
       DATA_DIR: dir,
       DATABASE_URL: '',
       LOG_LEVEL: 'warn',
+      // it measures logins and GET /api/user, not the general rate limit, which one client would reach
+      RATE_LIMIT_PER_MINUTE: '0',
       JWT_SECRET: 'bench-jwt-secret-0123456789abcdef0123456789',
       SECRET_KEY: 'bench-secret-key-0123456789abcdef0123456789',
       SEED_ADMIN_EMAIL: 'bench@example.com',
