@@ -108,7 +108,7 @@ export function buildApp(services: Services): BuiltApp {
   app.use(clientIpMiddleware(trustedProxies));
   app.use(jsonBody(services.config.bodyLimitBytes, SAML_FORM_PATHS));
   app.use(authenticate(services, TOKEN_RESOLVERS, unauthenticatedPaths));
-  app.use(rateLimit(services, services.logger));
+  app.use(rateLimit(services));
   app.use(csrfProtection(services.config.corsOrigins));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));

@@ -9,7 +9,6 @@
  * through), and so is the password login, which has its own per-account lockout.
  */
 import type { Context, Next } from 'koa';
-import type { Logger } from 'pino';
 import { sha256Hex } from '../crypto/tokens.ts';
 import { TooManyRequestsError } from '../errors.ts';
 import type { Principal } from '../identity/principal.ts';
@@ -28,7 +27,7 @@ function counterKey(ctx: Context): string {
   return sha256Hex(`ip:${clientIp(ctx) ?? 'unknown'}`);
 }
 
-export function rateLimit(services: Pick<Services, 'db' | 'clock' | 'config'>, logger: Logger) {
+export function rateLimit(services: Pick<Services, 'db' | 'clock' | 'config' | 'logger'>) {
   const limit = services.config.rateLimitPerMinute;
   let prunedWindow = 0;
   return async function limitRequestRate(ctx: Context, next: Next): Promise<void> {
@@ -38,7 +37,7 @@ export function rateLimit(services: Pick<Services, 'db' | 'clock' | 'config'>, l
     if (window !== prunedWindow) {
       prunedWindow = window;
       // Housekeeping off the request's path: a failure costs a few stale rows, never the request.
-      deleteStaleCounters(services.db, now).catch((err: unknown) => logger.warn({ err }, 'could not delete stale rate-limit counters'));
+      deleteStaleCounters(services.db, now).catch((err: unknown) => services.logger.warn({ err }, 'could not delete stale rate-limit counters'));
     }
     const count = await countRequest(services.db, counterKey(ctx), now);
     if (count > limit) {
