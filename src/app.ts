@@ -15,8 +15,10 @@ import { cors } from './http/cors.ts';
 import { csrfProtection } from './http/csrf.ts';
 import { jsonBody } from './http/body.ts';
 import { errorMiddleware } from './http/error-middleware.ts';
+import { rateLimit } from './http/rate-limit.ts';
 import { requestLog } from './http/request-log.ts';
 import { securityHeaders } from './http/security-headers.ts';
+import { IpRanges } from './net/ip-ranges.ts';
 import { healthRoutes } from './health/routes.ts';
 import { metricsRoutes } from './metrics/routes.ts';
 import { folderRoutes } from './folders/routes.ts';
@@ -102,13 +104,15 @@ export function buildApp(services: Services): BuiltApp {
 
   const unauthenticatedPaths = new Set(registrar.table.filter((route) => route.skipAuthentication).map((route) => route.path));
 
-  app.use(requestLog(services.logger, services.metrics, services.config.trustedProxies));
+  const trustedProxies = new IpRanges(services.config.trustedProxies, 'TRUSTED_PROXIES', 'address-or-cidr');
+  app.use(requestLog(services.logger, services.metrics, trustedProxies));
   app.use(securityHeaders);
   app.use(errorMiddleware(services.logger));
   app.use(cors(services.config.corsOrigins));
-  app.use(clientIpMiddleware(services.config.trustedProxies));
+  app.use(clientIpMiddleware(trustedProxies));
   app.use(jsonBody(services.config.bodyLimitBytes, SAML_FORM_PATHS));
   app.use(authenticate(services, TOKEN_RESOLVERS, unauthenticatedPaths));
+  app.use(rateLimit(services));
   app.use(csrfProtection(services.config.corsOrigins));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_HASH_CONCURRENCY, DEFAULT_HASH_QUEUE } from './crypto/password.ts';
 import type { DecisionLogSettings } from './authz/decision-log.ts';
-import { ALLOWED_NETWORKS_VARIABLE, parseCidrs } from './outbound/address-policy.ts';
+import { IpRanges, type EntryKind } from './net/ip-ranges.ts';
+import { ALLOWED_NETWORKS_VARIABLE } from './outbound/address-policy.ts';
 
 export interface Config {
   env: 'production' | 'development' | 'test';
@@ -27,6 +28,8 @@ export interface Config {
   /** How long SIGTERM/SIGINT wait for requests in flight before the process exits anyway. */
   shutdownTimeoutMs: number;
   bodyLimitBytes: number;
+  /** RATE_LIMIT_PER_MINUTE: requests per minute per token, signed-in user or anonymous address (0 = no limit); see http/rate-limit.ts. */
+  rateLimitPerMinute: number;
   legacyAclEnabled: boolean;
   session: {
     maxLifetimeMs: number;
@@ -40,7 +43,7 @@ export interface Config {
   passwordHashing: { concurrency: number; queue: number };
   /** `DISABLE_LOGIN_FORM=true`: local password login is hidden and refused. */
   disableLoginForm: boolean;
-  /** Proxies whose X-Forwarded-For names the client; empty = the socket's address is the client. */
+  /** Proxies (addresses or CIDRs) whose X-Forwarded-For names the client; empty = the socket's address is the client. */
   trustedProxies: string[];
   /** Allowed browser origins; empty = any origin (without credentials). */
   corsOrigins: string[];
@@ -144,6 +147,9 @@ export interface LegacyApiKey {
 }
 
 export class ConfigError extends Error {}
+
+/** RATE_LIMIT_PER_MINUTE outside NODE_ENV=test; the test suite's clock stands still, so there it is off unless set. */
+export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -282,14 +288,15 @@ function readSecret(env: Env, name: string, nodeEnv: Config['env'], dataDir: str
   return generated;
 }
 
-function readCidrs(env: Env, name: string): string[] {
-  const cidrs = readList(env, name);
+/** A list of CIDRs (or with `kind`, addresses too), each checked here so a bad entry stops startup with the entry named. */
+function readIpRanges(env: Env, name: string, kind: EntryKind = 'cidr'): string[] {
+  const entries = readList(env, name);
   try {
-    parseCidrs(cidrs);
+    new IpRanges(entries, name, kind);
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }
-  return cidrs;
+  return entries;
 }
 
 function unwritableDataDir(dataDir: string, err: unknown): ConfigError {
@@ -470,6 +477,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: env.METRICS_TOKEN || null,
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
+    rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', nodeEnv === 'test' ? 0 : DEFAULT_RATE_LIMIT_PER_MINUTE, 0),
     legacyAclEnabled: readBool(env, 'LEGACY_ACL_ENABLED', true),
     session: {
       maxLifetimeMs: readInt(env, 'SESSION_MAX_LIFETIME_MS', 2_592_000_000, 1),
@@ -485,7 +493,7 @@ export function loadConfig(env: Env = process.env): Config {
       concurrency: readInt(env, 'PASSWORD_HASH_CONCURRENCY', DEFAULT_HASH_CONCURRENCY, 1),
       queue: readInt(env, 'PASSWORD_HASH_QUEUE', DEFAULT_HASH_QUEUE, 0),
     },
-    trustedProxies: readList(env, 'TRUSTED_PROXIES').map(normalizeIp),
+    trustedProxies: readIpRanges(env, 'TRUSTED_PROXIES', 'address-or-cidr').map(normalizeIp),
     corsOrigins: readList(env, 'CORS_ORIGINS').filter((origin) => origin !== '*'),
     auditRetentionDays: readInt(env, 'AUDIT_RETENTION_DAYS', 90, 1),
     authzRevisionPollMs: readInt(env, 'AUTHZ_REVISION_POLL_MS', 1000, 50),
@@ -499,7 +507,7 @@ export function loadConfig(env: Env = process.env): Config {
     jwtSecret: readSecret(env, 'JWT_SECRET', nodeEnv, dataDir),
     rotateSecrets: readRotateSecrets(env),
     apiKeys: readApiKeys(env),
-    connectorAllowedNetworks: readCidrs(env, ALLOWED_NETWORKS_VARIABLE),
+    connectorAllowedNetworks: readIpRanges(env, ALLOWED_NETWORKS_VARIABLE),
     outbound: {
       connectTimeoutMs: readInt(env, 'OUTBOUND_CONNECT_TIMEOUT_MS', 5_000, 1),
       timeoutMs: readInt(env, 'OUTBOUND_TIMEOUT_MS', 30_000, 1),
@@ -540,6 +548,7 @@ export function effectiveSettings(config: Config): Record<string, string | numbe
     DATA_DIR: config.dataDir,
     LOG_LEVEL: config.logLevel,
     BODY_LIMIT_BYTES: config.bodyLimitBytes,
+    RATE_LIMIT_PER_MINUTE: config.rateLimitPerMinute,
     SECRET_KEY: secret(config.secretKey),
     JWT_SECRET: secret(config.jwtSecret),
     ROTATE_SECRETS: config.rotateSecrets,

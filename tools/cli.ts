@@ -1,129 +1,339 @@
 /**
  * The admin CLI: `npm run cli -- <command> [options]`. It opens the database the service uses
  * (the same environment variables), migrates it, and acts as the `system` actor in the audit log.
+ * Exit codes: 0 done, 2 when the operator's input must change (usage, configuration, a value the
+ * service refuses, a name that is unknown or taken), 1 when something else failed (the database,
+ * a file); an error is one line on stderr.
+ *
+ * A password is read from stdin (piped) or asked for at the terminal, never taken from the command
+ * line: arguments end up in shell histories and in every user's `ps` listing.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
 import pino from 'pino';
 import { isAction } from '../src/accesscontrol/actions.ts';
 import { subjectOfUser } from '../src/accesscontrol/roles.ts';
-import { SYSTEM_ACTOR } from '../src/audit/writer.ts';
+import { recordAudit, SYSTEM_ACTOR } from '../src/audit/writer.ts';
 import type { AuthzInput } from '../src/authz/types.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { NotFoundError, ServiceError } from '../src/errors.ts';
-import { findUserByLoginOrEmail } from '../src/identity/users.store.ts';
+import { hashPassword, MIN_PASSWORD_LENGTH } from '../src/crypto/password.ts';
+import { BadRequestError, NotFoundError, ServiceError } from '../src/errors.ts';
+import { emailSchema, loginSchema, nameSchema, newPasswordSchema } from '../src/http/schemas.ts';
+import { clearAttemptsOfUser } from '../src/identity/lockout.ts';
+import { assertAcceptablePassword } from '../src/identity/password-policy.ts';
+import { assertNoClash } from '../src/identity/profile.ts';
+import { revokeAllSessionsOf, userTarget } from '../src/identity/session-revocation.ts';
+import { insertServerAdmin } from '../src/identity/setup.ts';
+import { findUserByLoginOrEmail, setUserPassword, type UserRow } from '../src/identity/users.store.ts';
 import { findOrgById, isOrgMember } from '../src/orgs/store.ts';
 import { importLegacyAcl, migrateLegacyAcl, parseLegacyAclExport } from '../src/permissions/legacy-acl.ts';
 import type { Services } from '../src/services.ts';
 import { startServices } from '../src/startup.ts';
 
-const USAGE = `usage: npm run cli -- <command> [options]
-
-commands:
-  import-legacy-acl --org <orgId> <file.json>
-      Replaces the org's legacy dashboard ACL with the export in <file.json> (format: README,
-      "Legacy dashboard ACL"). The policy reads it as a fallback unless LEGACY_ACL_ENABLED=false.
-  migrate-legacy-acl --org <orgId>
-      Turns the org's legacy ACL entries into managed grants of the same level and empties the
-      legacy ACL. Running it again changes nothing.
-  export-policy-data --org <orgId> [--out <file>]
-      Writes the org's policy data document, exactly as the policy evaluates it, as JSON to
-      <file> (else to stdout): \`opa eval -d policies/authz -d <file> -i <input.json>
-      data.authz.decision\` reproduces the service's decisions (README, "Policy as code").
-  explain --org <orgId> --user <login> --action <action> [--resource <kind>:<uid> | <scope>]
-      Prints the policy's decision for that user (or service account) and its reasons, and
-      the input that reproduces it with opa eval. A resource is <kind>:<uid>, e.g.
-      dashboards:d1, or a scope such as teams:id:<teamId>.
-  help
-      Shows this text.
-
-The CLI uses the service's environment (DATABASE_URL, DATA_DIR, JWT_SECRET, SECRET_KEY, ...).`;
-
 class UsageError extends Error {}
 
-/** `--org <id>` and the positional arguments of a command. */
-function parseArgs(args: string[]): { org: string; positional: string[] } {
+interface ParsedArgs {
+  options: Record<string, string>;
+  positional: string[];
+}
+
+interface Command {
+  /** The command line it takes, after its name. */
+  synopsis: string;
+  /** What it does, for `help` and `<command> --help`. */
+  description: string;
+  /** The `--name value` options it accepts. */
+  options: string[];
+  /** Refuses bad usage before anything opens the database. */
+  validate(args: ParsedArgs): void;
+  run(services: Services, args: ParsedArgs): Promise<string>;
+}
+
+/** Splits `--name value` / `--name=value` options (only those in `allowed`) from positional arguments. */
+function parseArgs(args: string[], allowed: string[]): ParsedArgs {
+  const options: Record<string, string> = {};
   const positional: string[] = [];
-  let org: string | undefined;
   for (let i = 0; i < args.length; i += 1) {
-    if (args[i] === '--org') org = args[++i];
-    else if (args[i]!.startsWith('--')) throw new UsageError(`unknown option ${args[i]}`);
-    else positional.push(args[i]!);
+    const arg = args[i]!;
+    if (!arg.startsWith('--')) {
+      positional.push(arg);
+      continue;
+    }
+    const [name, inline] = arg.split(/=(.*)/s) as [string, string | undefined];
+    if (!allowed.includes(name)) throw new UsageError(`unknown option ${name}`);
+    const value = inline ?? args[++i];
+    if (value === undefined) throw new UsageError(`${name} needs a value`);
+    options[name] = value;
   }
+  return { options, positional };
+}
+
+function requiredOrg(args: ParsedArgs): string {
+  const org = args.options['--org'];
   if (!org) throw new UsageError('--org <orgId> is required');
-  return { org, positional };
+  return org;
 }
 
-/** `--name value` options of a command, each allowed once; anything else is a usage error. */
-function parseOptions<N extends string>(args: string[], names: readonly N[]): Partial<Record<N, string>> {
-  const options: Partial<Record<N, string>> = {};
-  for (let i = 0; i < args.length; i += 2) {
-    const name = args[i]!.slice(2) as N;
-    if (!args[i]!.startsWith('--') || !names.includes(name)) throw new UsageError(`unknown option ${args[i]}`);
-    if (args[i + 1] === undefined) throw new UsageError(`${args[i]} needs a value`);
-    options[name] = args[i + 1];
+/** The one `<login>` a user command takes; anything more is refused, a password above all. */
+function onlyLogin(command: string, args: ParsedArgs): string {
+  if (args.positional.length !== 1) throw new UsageError(`${command} takes exactly one login (a password is read from stdin, never from the command line)`);
+  return args.positional[0]!;
+}
+
+const ajv = new Ajv({ allErrors: false, strict: true });
+const fieldCheckers = new Map<object, ReturnType<typeof ajv.compile>>();
+
+/** Checks a value the API would check with `schema`, so the CLI accepts nothing the API refuses. */
+function assertField(value: string, schema: object, what: string): void {
+  let check = fieldCheckers.get(schema);
+  if (!check) fieldCheckers.set(schema, (check = ajv.compile(schema)));
+  if (!check(value)) throw new BadRequestError(`${what} is not valid: ${check.errors?.[0]?.message ?? 'invalid'}`);
+}
+
+/** Asks at the terminal without echoing what is typed. */
+function promptHidden(question: string): Promise<string> {
+  const stdin = process.stdin;
+  return new Promise((resolve, reject) => {
+    let typed = '';
+    const finish = () => {
+      stdin.off('data', onData);
+      stdin.setRawMode(false);
+      stdin.pause();
+      process.stderr.write('\n');
+    };
+    const onData = (chunk: string) => {
+      for (const char of chunk) {
+        if (char === '\r' || char === '\n') {
+          finish();
+          resolve(typed);
+          return;
+        }
+        if (char === '\u0003' || char === '\u0004') {
+          finish();
+          reject(new UsageError('cancelled'));
+          return;
+        }
+        typed = char === '\u007f' || char === '\b' ? typed.slice(0, -1) : typed + char;
+      }
+    };
+    process.stderr.write(question);
+    stdin.setEncoding('utf8');
+    stdin.setRawMode(true);
+    stdin.resume();
+    stdin.on('data', onData);
+  });
+}
+
+/** The new password: asked twice at a terminal, else all of stdin without its final line break. */
+async function readNewPassword(): Promise<string> {
+  if (process.stdin.isTTY) {
+    const password = await promptHidden('New password: ');
+    if ((await promptHidden('Repeat it: ')) !== password) throw new UsageError('the two passwords differ');
+    return password;
   }
-  return options;
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const password = Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
+  if (!password) throw new UsageError('no password on stdin: pipe it in, or run the command in a terminal to be asked for it');
+  return password;
 }
 
-/** The org an operator names, which must exist. */
-async function existingOrg(services: Services, orgId: string | undefined): Promise<string> {
-  if (!orgId) throw new UsageError('--org <orgId> is required');
-  if (!(await findOrgById(services.db, orgId))) throw new NotFoundError(`org ${orgId} not found`);
-  return orgId;
+/** The password policy of the API (length, common passwords, not the login or email), then its hash. */
+async function acceptableHash(password: string, owner: { login: string; email: string | null }): Promise<string> {
+  if (password.length < MIN_PASSWORD_LENGTH) throw new BadRequestError(`the password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  assertField(password, newPasswordSchema, 'the password');
+  assertAcceptablePassword(password, owner);
+  return hashPassword(password);
+}
+
+async function findHumanUser(services: Services, login: string): Promise<UserRow> {
+  const user = await findUserByLoginOrEmail(services.db, login);
+  if (!user || user.is_service_account) throw new NotFoundError(`user ${login} not found`);
+  return user;
+}
+
+/** The org an operator names, which must exist (a name that is not there is the operator's to fix). */
+async function existingOrg(services: Services, args: ParsedArgs): Promise<string> {
+  const org = requiredOrg(args);
+  if (!(await findOrgById(services.db, org))) throw new UsageError(`org ${org} not found`);
+  return org;
 }
 
 /** `<kind>:<uid>` names a resource by uid; anything with more colons is taken as a scope. */
-function resourceOption(value: string): AuthzInput['resource'] {
+function resourceOption(value: string): NonNullable<AuthzInput['resource']> {
   const parts = value.split(':');
   if (parts.length === 2 && parts[0] && parts[1]) return { kind: parts[0], uid: parts[1] };
   if (parts.length > 2) return { scope: value };
   throw new UsageError(`--resource must be <kind>:<uid> or a scope <kind>:<attr>:<value>, got "${value}"`);
 }
 
-const commands: Record<string, (services: Services, args: string[]) => Promise<string>> = {
-  async 'import-legacy-acl'(services, args) {
-    const { org, positional } = parseArgs(args);
-    if (positional.length !== 1) throw new UsageError('import-legacy-acl needs exactly one file');
-    let text: string;
-    try {
-      text = readFileSync(positional[0]!, 'utf8');
-    } catch (err) {
-      throw new UsageError(`cannot read ${positional[0]}: ${(err as Error).message}`);
-    }
-    const imported = await importLegacyAcl(services, SYSTEM_ACTOR, org, parseLegacyAclExport(text));
-    return `imported ${imported} legacy ACL entries into org ${org}`;
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+
+/** The commands by name; `help` lists them in this order. */
+const commands: Record<string, Command> = {
+  'reset-password': {
+    synopsis: '<login>',
+    description: `Sets a new password for the user <login> (or email), read from stdin or asked for at the
+      terminal, never from the command line; the password policy applies. Lifts the login lockout of
+      the account from every address and revokes all its sessions. For a locked-out admin.`,
+    options: [],
+    validate: (args) => onlyLogin('reset-password', args),
+    async run(services, args) {
+      const user = await findHumanUser(services, args.positional[0]!);
+      const passwordHash = await acceptableHash(await readNewPassword(), user);
+      const now = services.clock.now();
+      const { revoked, lockouts } = await services.transact(async (tx) => {
+        await setUserPassword(tx.db, user.id, passwordHash, now);
+        const cleared = await clearAttemptsOfUser(tx.db, user.id);
+        await recordAudit(
+          tx.db,
+          SYSTEM_ACTOR,
+          { action: 'user.password_changed', target: userTarget(user), metadata: { by: 'cli', lockoutCleared: cleared > 0 } },
+          now,
+        );
+        return { revoked: await revokeAllSessionsOf(tx, SYSTEM_ACTOR, user, 'password reset with the admin CLI', now), lockouts: cleared };
+      });
+      return `password of ${user.login} reset; ${plural(revoked, 'session')} revoked; ${lockouts > 0 ? 'login lockout lifted' : 'no login lockout to lift'}`;
+    },
   },
-  async 'migrate-legacy-acl'(services, args) {
-    const { org, positional } = parseArgs(args);
-    if (positional.length > 0) throw new UsageError('migrate-legacy-acl takes no file');
-    const migrated = await migrateLegacyAcl(services, SYSTEM_ACTOR, org);
-    return `migrated ${migrated} legacy ACL entries of org ${org} into managed grants`;
+  'create-admin': {
+    synopsis: '<login> [--email <email>] [--name <name>]',
+    description: `Creates a server admin (Admin of the default org) with the password read from stdin or
+      asked for at the terminal. Fails if a user has that login or email. --name defaults to the login.`,
+    options: ['--email', '--name'],
+    validate(args) {
+      const login = onlyLogin('create-admin', args);
+      assertField(login, loginSchema, 'the login');
+      if (args.options['--email'] !== undefined) assertField(args.options['--email'], emailSchema, '--email');
+      assertField(args.options['--name'] ?? login, nameSchema, '--name');
+    },
+    async run(services, args) {
+      const login = args.positional[0]!;
+      const email = args.options['--email'] ?? null;
+      const name = args.options['--name'] ?? login;
+      const passwordHash = await acceptableHash(await readNewPassword(), { login, email });
+      const userId = await services.transact(async (tx) => {
+        await assertNoClash(tx, email ? [login, email] : [login]);
+        return insertServerAdmin(tx, { login, email, name, passwordHash }, SYSTEM_ACTOR, 'cli', services.clock.now());
+      });
+      return `created server admin ${login.toLowerCase()} (${userId})`;
+    },
   },
-  async 'export-policy-data'(services, args) {
-    const options = parseOptions(args, ['org', 'out']);
-    const org = await existingOrg(services, options.org);
-    const json = JSON.stringify(await services.engine.document(org), null, 2);
-    if (!options.out) return json;
-    writeFileSync(options.out, `${json}\n`);
-    return `wrote the policy data of org ${org} to ${options.out}`;
+  'revoke-sessions': {
+    synopsis: '<login>',
+    description: 'Signs the user <login> (or email) out everywhere: revokes every session and says how many.',
+    options: [],
+    validate: (args) => onlyLogin('revoke-sessions', args),
+    async run(services, args) {
+      const user = await findHumanUser(services, args.positional[0]!);
+      const revoked = await services.transact((tx) =>
+        revokeAllSessionsOf(tx, SYSTEM_ACTOR, user, 'revoked with the admin CLI', services.clock.now(), { alwaysRecord: true }),
+      );
+      return `revoked ${plural(revoked, 'session')} of ${user.login}`;
+    },
   },
-  async explain(services, args) {
-    const options = parseOptions(args, ['org', 'user', 'action', 'resource']);
-    const org = await existingOrg(services, options.org);
-    if (!options.user) throw new UsageError('--user <login> is required');
-    if (!options.action || !isAction(options.action)) throw new UsageError(`--action must be a catalogued action, got "${options.action ?? ''}"`);
-    const user = await findUserByLoginOrEmail(services.db, options.user);
-    if (!user || !(await isOrgMember(services.db, org, user.id))) throw new NotFoundError(`user ${options.user} not found in org ${org}`);
-    const input: AuthzInput = { subject: subjectOfUser(user), org_id: org, action: options.action };
-    if (options.resource) input.resource = resourceOption(options.resource);
-    const decision = await services.engine.explain(input);
-    return [
-      `${decision.allow ? 'allowed' : 'denied'}: ${user.login} ${options.action}${options.resource ? ` on ${options.resource}` : ''} in org ${org}`,
-      ...decision.reasons.map((reason) => `  - ${reason}`),
-      `input: ${JSON.stringify(input)}`,
-    ].join('\n');
+  'import-legacy-acl': {
+    synopsis: '--org <orgId> <file.json>',
+    description: `Replaces the org's legacy dashboard ACL with the export in <file.json> (format: README,
+      "Legacy dashboard ACL"). The policy reads it as a fallback unless LEGACY_ACL_ENABLED=false.`,
+    options: ['--org'],
+    validate(args) {
+      requiredOrg(args);
+      if (args.positional.length !== 1) throw new UsageError('import-legacy-acl needs exactly one file');
+    },
+    async run(services, args) {
+      const org = requiredOrg(args);
+      let text: string;
+      try {
+        text = readFileSync(args.positional[0]!, 'utf8');
+      } catch (err) {
+        throw new UsageError(`cannot read ${args.positional[0]}: ${(err as Error).message}`);
+      }
+      const imported = await importLegacyAcl(services, SYSTEM_ACTOR, org, parseLegacyAclExport(text));
+      return `imported ${imported} legacy ACL entries into org ${org}`;
+    },
+  },
+  'migrate-legacy-acl': {
+    synopsis: '--org <orgId>',
+    description: `Turns the org's legacy ACL entries into managed grants of the same level and empties the
+      legacy ACL. Running it again changes nothing.`,
+    options: ['--org'],
+    validate(args) {
+      requiredOrg(args);
+      if (args.positional.length > 0) throw new UsageError('migrate-legacy-acl takes no file');
+    },
+    async run(services, args) {
+      const org = requiredOrg(args);
+      const migrated = await migrateLegacyAcl(services, SYSTEM_ACTOR, org);
+      return `migrated ${migrated} legacy ACL entries of org ${org} into managed grants`;
+    },
+  },
+  'export-policy-data': {
+    synopsis: '--org <orgId> [--out <file>]',
+    description: `Writes the org's policy data document, exactly as the policy evaluates it, as JSON to
+      <file> (else to stdout): \`opa eval -d policies/authz -d <file> -i <input.json>
+      data.authz.decision\` reproduces the service's decisions (README, "Policy as code").`,
+    options: ['--org', '--out'],
+    validate(args) {
+      requiredOrg(args);
+      if (args.positional.length > 0) throw new UsageError('export-policy-data takes no positional argument');
+    },
+    async run(services, args) {
+      const org = await existingOrg(services, args);
+      const json = JSON.stringify(await services.engine.document(org), null, 2);
+      const out = args.options['--out'];
+      if (!out) return json;
+      writeFileSync(out, `${json}\n`);
+      return `wrote the policy data of org ${org} to ${out}`;
+    },
+  },
+  explain: {
+    synopsis: '--org <orgId> --user <login> --action <action> [--resource <kind>:<uid> | <scope>]',
+    description: `Prints the policy's decision for that user (or service account) and its reasons, and
+      the input that reproduces it with opa eval. A resource is <kind>:<uid>, e.g.
+      dashboards:d1, or a scope such as teams:id:<teamId>.`,
+    options: ['--org', '--user', '--action', '--resource'],
+    validate(args) {
+      requiredOrg(args);
+      if (!args.options['--user']) throw new UsageError('--user <login> is required');
+      const action = args.options['--action'];
+      if (!action || !isAction(action)) throw new UsageError(`--action must be a catalogued action, got "${action ?? ''}"`);
+      if (args.options['--resource'] !== undefined) resourceOption(args.options['--resource']);
+    },
+    async run(services, args) {
+      const org = await existingOrg(services, args);
+      const login = args.options['--user']!;
+      const action = args.options['--action']!;
+      const resource = args.options['--resource'];
+      const user = await findUserByLoginOrEmail(services.db, login);
+      if (!user || !(await isOrgMember(services.db, org, user.id))) throw new NotFoundError(`user ${login} not found in org ${org}`);
+      const input: AuthzInput = { subject: subjectOfUser(user), org_id: org, action };
+      if (resource) input.resource = resourceOption(resource);
+      const decision = await services.engine.explain(input);
+      return [
+        `${decision.allow ? 'allowed' : 'denied'}: ${user.login} ${action}${resource ? ` on ${resource}` : ''} in org ${org}`,
+        ...decision.reasons.map((reason) => `  - ${reason}`),
+        `input: ${JSON.stringify(input)}`,
+      ].join('\n');
+    },
   },
 };
+
+const describe = (name: string, command: Command) => `  ${name} ${command.synopsis}\n      ${command.description}`;
+
+const USAGE = `usage: npm run cli -- <command> [options]      (npm run cli -- <command> --help: that command only)
+
+commands:
+${Object.entries(commands)
+  .map(([name, command]) => describe(name, command))
+  .join('\n')}
+  help
+      Shows this text.
+
+The CLI uses the service's environment (DATABASE_URL, DATA_DIR, JWT_SECRET, SECRET_KEY, ...).
+Exit codes: 0 done, 2 usage or configuration error, input refused, or a name unknown or taken; 1 any other failure.`;
 
 async function run(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
@@ -132,14 +342,17 @@ async function run(argv: string[]): Promise<number> {
     return name ? 0 : 2;
   }
   const command = commands[name];
-  if (!command) {
-    console.error(`unknown command ${name}\n\n${USAGE}`);
-    return 2;
+  if (!command) throw new UsageError(`unknown command ${name} (npm run cli -- help lists them)`);
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(`usage: npm run cli -- ${name} ${command.synopsis}\n\n${command.description.replace(/\n\s+/g, '\n')}`);
+    return 0;
   }
+  const parsed = parseArgs(args, command.options);
+  command.validate(parsed);
   const config = loadConfig();
   const services = await startServices(config, pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel }));
   try {
-    console.log(await command(services, args));
+    console.log(await command.run(services, parsed));
     return 0;
   } finally {
     services.engine.stopRevisionPoll();
@@ -147,14 +360,17 @@ async function run(argv: string[]): Promise<number> {
   }
 }
 
+/** Usage, configuration, refused input and unknown or taken names are the operator's to fix (2); anything else is a failure (1). */
+function exitCodeOf(err: unknown): number {
+  const refused = err instanceof ServiceError && err.status >= 400 && err.status < 500;
+  return err instanceof UsageError || err instanceof ConfigError || refused ? 2 : 1;
+}
+
 run(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    if (err instanceof UsageError || err instanceof ServiceError || err instanceof ConfigError) {
-      console.error(`error: ${err.message}`);
-      process.exit(2);
-    }
-    console.error(err);
-    process.exit(1);
+    const message = err instanceof Error ? err.message : String(err);
+    console.error(`error: ${message.replace(/\s*\n\s*/g, ' ')}`);
+    process.exit(exitCodeOf(err));
   },
 );

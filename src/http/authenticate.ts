@@ -13,7 +13,8 @@ import { UnauthorizedError } from '../errors.ts';
 /** Resolves an API token of one kind (by its prefix) to its principal, or null when unknown. */
 export type TokenResolver = (services: Services, token: string) => Promise<Principal | null>;
 
-function bearerToken(ctx: Context): string | null {
+/** The API token a request presents (Bearer or X-Api-Key), or null; a malformed Authorization header is a 401. */
+export function bearerToken(ctx: Context): string | null {
   const header = ctx.get('authorization');
   const match = /^Bearer\s+(\S+)$/i.exec(header);
   if (header && !match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>"');

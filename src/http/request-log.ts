@@ -12,8 +12,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
-import { normalizeIp } from '../config.ts';
 import type { Principal } from '../identity/principal.ts';
+import type { IpRanges } from '../net/ip-ranges.ts';
 import { UNMATCHED_ROUTE, type Metrics } from '../metrics/metrics.ts';
 
 /** An id a proxy may hand on: short, and nothing that could break a log line or a header. */
@@ -37,8 +37,7 @@ function requestFacts(req: IncomingMessage): { route: string; principalId: strin
   return { route: ctx ? routeOf(ctx) : UNMATCHED_ROUTE, principalId: principalIdOf(ctx) };
 }
 
-export function requestLog(logger: Logger, metrics: Metrics, trustedProxies: string[]) {
-  const trusted = new Set(trustedProxies);
+export function requestLog(logger: Logger, metrics: Metrics, trustedProxies: IpRanges) {
   const log = pinoHttp({
     logger,
     quietReqLogger: true,
@@ -46,7 +45,7 @@ export function requestLog(logger: Logger, metrics: Metrics, trustedProxies: str
     genReqId(req) {
       const peer = req.socket.remoteAddress;
       const offered = req.headers['x-request-id'];
-      const fromProxy = !!peer && trusted.has(normalizeIp(peer));
+      const fromProxy = !!peer && trustedProxies.contains(peer);
       return fromProxy && typeof offered === 'string' && FORWARDABLE_REQUEST_ID.test(offered) ? offered : randomUUID();
     },
     // Headers carry cookies and tokens, and a query string may carry a token: neither is logged.

@@ -19,15 +19,21 @@ export const WINDOW_MS = 5 * 60_000;
 /** Whose failures an attempt counts against: an existing account, or the login as typed. */
 export type LockoutTarget = { userId: string } | { login: string };
 
-export function lockoutKey(ip: string | null, target: LockoutTarget): string {
+/** One counter: its key (the address and the account or login, hashed) and the account it counts against, if any. */
+export interface LockoutCounter {
+  key: string;
+  userId: string | null;
+}
+
+export function lockoutKey(ip: string | null, target: LockoutTarget): LockoutCounter {
   const subject = 'userId' in target ? `account:${target.userId}` : `login:${target.login.trim().toLowerCase()}`;
-  return sha256Hex(`${ip ?? 'unknown'}|${subject}`);
+  return { key: sha256Hex(`${ip ?? 'unknown'}|${subject}`), userId: 'userId' in target ? target.userId : null };
 }
 
 export type SlotResult = { granted: true } | { granted: false; retryAfterSeconds: number };
 
-export async function takeAttemptSlot(db: Knex, key: string, now: number): Promise<SlotResult> {
-  await db('login_attempts').insert({ key, window_start: now, failures: 0 }).onConflict('key').ignore();
+export async function takeAttemptSlot(db: Knex, { key, userId }: LockoutCounter, now: number): Promise<SlotResult> {
+  await db('login_attempts').insert({ key, user_id: userId, window_start: now, failures: 0 }).onConflict('key').ignore();
   await db('login_attempts')
     .where('key', key)
     .where('window_start', '<=', now - WINDOW_MS)
@@ -45,10 +51,15 @@ export function lockedOut(retryAfterSeconds: number): TooManyRequestsError {
 }
 
 /** An attempt that never reached the password check (the service was too busy to check it) costs nothing. */
-export async function giveBackAttemptSlot(db: Knex, key: string): Promise<void> {
+export async function giveBackAttemptSlot(db: Knex, { key }: LockoutCounter): Promise<void> {
   await db('login_attempts').where('key', key).where('failures', '>', 0).decrement('failures', 1);
 }
 
-export async function clearAttempts(db: Knex, key: string): Promise<void> {
+export async function clearAttempts(db: Knex, { key }: LockoutCounter): Promise<void> {
   await db('login_attempts').where('key', key).delete();
+}
+
+/** Lifts the account's lockout from every address (an operator's reset); returns how many counters it held. */
+export async function clearAttemptsOfUser(db: Knex, userId: string): Promise<number> {
+  return db('login_attempts').where('user_id', userId).delete();
 }

@@ -39,23 +39,34 @@ export async function createFirstAdmin<T>(
   return services.transact(async (tx) => {
     await lockSetting(tx.db, SETUP_LOCK_KEY);
     if (await anyHumanUserExists(tx.db)) return null;
-    const userId = await insertUser(
-      tx.db,
-      { login: admin.login, email: admin.email, name: admin.name, passwordHash, isSvcAdmin: true, defaultOrgId: DEFAULT_ORG_ID },
-      now,
-    );
-    await addOrgMember(tx, DEFAULT_ORG_ID, userId, 'Admin', now);
+    const userId = await insertServerAdmin(tx, { ...admin, passwordHash }, actor, 'setup', now);
     const target = { type: 'user', id: userId, name: admin.login.toLowerCase() };
-    await recordAudit(
-      tx.db,
-      actor,
-      { action: 'user.created', orgId: DEFAULT_ORG_ID, target, metadata: { isSvcAdmin: true, orgRole: 'Admin', via: 'setup' } },
-      now,
-    );
     await recordAudit(tx.db, actor, { action: 'setup.admin_created', orgId: DEFAULT_ORG_ID, target }, now);
     const extra = alsoInTx ? await alsoInTx(tx, userId) : undefined;
     return { userId, orgId: DEFAULT_ORG_ID, extra };
   });
+}
+
+/**
+ * A server admin who is Admin of org_main, audited as created `via` the setup or the admin CLI.
+ * The login and email must be free (the caller checks, or the unique index refuses a race).
+ */
+export async function insertServerAdmin(
+  tx: Tx,
+  admin: Omit<FirstAdmin, 'password' | 'email'> & { email: string | null; passwordHash: string },
+  actor: Actor,
+  via: 'setup' | 'cli',
+  now: number,
+): Promise<string> {
+  const userId = await insertUser(
+    tx.db,
+    { login: admin.login, email: admin.email, name: admin.name, passwordHash: admin.passwordHash, isSvcAdmin: true, defaultOrgId: DEFAULT_ORG_ID },
+    now,
+  );
+  await addOrgMember(tx, DEFAULT_ORG_ID, userId, 'Admin', now);
+  const target = { type: 'user', id: userId, name: admin.login.toLowerCase() };
+  await recordAudit(tx.db, actor, { action: 'user.created', orgId: DEFAULT_ORG_ID, target, metadata: { isSvcAdmin: true, orgRole: 'Admin', via } }, now);
+  return userId;
 }
 
 /** The policy's input.setup: the wizard is open to anyone while no user exists. */

@@ -6,7 +6,7 @@
  * The check runs on the resolved address of every connection (client.ts), so a name that
  * resolves to an allowed address once and a refused one later (DNS rebinding) is still refused.
  */
-import { BlockList, isIP } from 'node:net';
+import { canonicalIp, IpRanges } from '../net/ip-ranges.ts';
 
 export const ALLOWED_NETWORKS_VARIABLE = 'CONNECTOR_ALLOWED_NETWORKS';
 
@@ -22,55 +22,24 @@ const REFUSED_RANGES: Array<{ cidr: string; why: string }> = [
   { cidr: 'ff00::/8', why: 'multicast' },
 ];
 
-export type IpFamily = 'ipv4' | 'ipv6';
-
-/** `::ffff:10.0.0.1` (IPv4-mapped IPv6) is checked as 10.0.0.1, so the mapping cannot smuggle a refused IPv4 address. */
-function canonical(address: string): { address: string; family: IpFamily } | null {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  const plain = mapped ? mapped[1]! : address.replace(/^\[|\]$/g, '');
-  const version = isIP(plain);
-  if (version === 0) return null;
-  return { address: plain, family: version === 4 ? 'ipv4' : 'ipv6' };
-}
-
-function addCidr(list: BlockList, cidr: string): void {
-  const [network = '', bits] = cidr.split('/');
-  const ip = canonical(network);
-  const prefix = Number(bits);
-  const max = ip?.family === 'ipv4' ? 32 : 128;
-  if (!ip || bits === undefined || !/^\d+$/.test(bits) || prefix > max)
-    throw new Error(`${ALLOWED_NETWORKS_VARIABLE}: "${cidr}" is not a CIDR such as 10.0.0.0/8 or fd00::/8`);
-  list.addSubnet(ip.address, prefix, ip.family);
-}
-
-/** Throws on a malformed CIDR; config.ts turns that into a configuration error naming the variable. */
-export function parseCidrs(cidrs: string[]): void {
-  addAll(new BlockList(), cidrs);
-}
-
-function addAll(list: BlockList, cidrs: string[]): BlockList {
-  for (const cidr of cidrs) addCidr(list, cidr);
-  return list;
-}
-
 export class AddressPolicy {
-  private readonly allowed: BlockList;
-  private readonly refused: Array<{ list: BlockList; why: string }>;
+  private readonly allowed: IpRanges;
+  private readonly refused: Array<{ ranges: IpRanges; why: string }>;
   private readonly own: Set<string>;
 
   /** `ownAddresses`: where the service itself answers (its listen address, or every interface's). */
   constructor(allowedCidrs: string[], ownAddresses: string[]) {
-    this.allowed = addAll(new BlockList(), allowedCidrs);
-    this.refused = REFUSED_RANGES.map(({ cidr, why }) => ({ list: addAll(new BlockList(), [cidr]), why }));
-    this.own = new Set(ownAddresses.map((address) => canonical(address)?.address).filter((address): address is string => !!address));
+    this.allowed = new IpRanges(allowedCidrs, ALLOWED_NETWORKS_VARIABLE);
+    this.refused = REFUSED_RANGES.map(({ cidr, why }) => ({ ranges: new IpRanges([cidr], 'the refused ranges'), why }));
+    this.own = new Set(ownAddresses.map((address) => canonicalIp(address)?.address).filter((address): address is string => !!address));
   }
 
   /** Why `address` (an IP) is refused, or null when the service may connect to it. */
   refusal(address: string): string | null {
-    const ip = canonical(address);
+    const ip = canonicalIp(address);
     if (!ip) return 'not an IP address';
-    if (this.allowed.check(ip.address, ip.family)) return null;
-    const range = this.refused.find(({ list }) => list.check(ip.address, ip.family));
+    if (this.allowed.contains(ip.address)) return null;
+    const range = this.refused.find(({ ranges }) => ranges.contains(ip.address));
     if (range) return range.why;
     if (this.own.has(ip.address)) return "the service's own address";
     return null;

@@ -95,6 +95,8 @@ export async function startService(env: Record<string, string> = {}, database: '
       DATA_DIR: dir,
       DATABASE_URL: databaseUrl,
       LOG_LEVEL: 'warn',
+      // the benchmarks measure requests, not the general rate limit, which their clients would reach
+      RATE_LIMIT_PER_MINUTE: '0',
       JWT_SECRET: 'bench-jwt-secret-0123456789abcdef0123456789',
       SECRET_KEY: 'bench-secret-key-0123456789abcdef0123456789',
       SEED_ADMIN_EMAIL: 'bench@example.com',
