@@ -80,6 +80,8 @@ function recordingLogger() {
       expect((await app.request('GET', '/api/user', { cookie: user.cookie })).status).to.equal(200);
 
       await proxy.close();
+      // what the instance read of the caller in the last PRINCIPAL_CACHE_TTL_MS is not read again
+      app.clock.advance(app.services.config.principalCacheTtlMs);
       for (const [method, path] of [
         ['GET', '/api/user'],
         ['GET', '/api/orgs'],
