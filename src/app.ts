@@ -19,6 +19,7 @@ import { rateLimit } from './http/rate-limit.ts';
 import { requestLog } from './http/request-log.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { IpRanges } from './net/ip-ranges.ts';
+import { openApiRoutes } from './openapi/routes.ts';
 import { healthRoutes } from './health/routes.ts';
 import { metricsRoutes } from './metrics/routes.ts';
 import { folderRoutes } from './folders/routes.ts';
@@ -78,6 +79,7 @@ export const ROUTE_MODULES: RouteModule[] = [
   auditRoutes,
   adminRoutes,
   healthRoutes,
+  openApiRoutes,
   metricsRoutes,
   webRoutes,
 ];

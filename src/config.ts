@@ -53,6 +53,8 @@ export interface Config {
   authzRevisionPollMs: number;
   /** How long an instance uses the session, token and user rows it read before reading them again (src/identity/caches.ts); 0: never cached. */
   principalCacheTtlMs: number;
+  /** Development and tests: every answer is checked against its route's declared response schema (src/http/responses.ts). */
+  validateResponses: boolean;
   /** How many org policy documents an instance keeps loaded (least recently used dropped first). */
   authzMaxLoadedOrgs: number;
   /** Test mode: every loaded policy document is checked against a fresh build after each commit. */
@@ -498,6 +500,7 @@ export function loadConfig(env: Env = process.env): Config {
     auditRetentionDays: readInt(env, 'AUDIT_RETENTION_DAYS', 90, 1),
     authzRevisionPollMs: readInt(env, 'AUTHZ_REVISION_POLL_MS', 1000, 50),
     principalCacheTtlMs: readInt(env, 'PRINCIPAL_CACHE_TTL_MS', 1000, 0),
+    validateResponses: readBool(env, 'RESPONSE_VALIDATION', false),
     authzMaxLoadedOrgs: readInt(env, 'AUTHZ_MAX_LOADED_ORGS', 256, 1),
     authzVerifyDocuments: readBool(env, 'AUTHZ_VERIFY_DOCUMENTS', nodeEnv === 'test'),
     policyWasmPath: env.POLICY_WASM_PATH || path.resolve('policies/build/authz.wasm'),
@@ -575,6 +578,7 @@ export function effectiveSettings(config: Config): Record<string, string | numbe
     AUDIT_RETENTION_DAYS: config.auditRetentionDays,
     AUTHZ_REVISION_POLL_MS: config.authzRevisionPollMs,
     PRINCIPAL_CACHE_TTL_MS: config.principalCacheTtlMs,
+    RESPONSE_VALIDATION: config.validateResponses,
     AUTHZ_VERIFY_DOCUMENTS: config.authzVerifyDocuments,
     AUTHZ_MAX_LOADED_ORGS: config.authzMaxLoadedOrgs,
     POLICY_WASM_PATH: config.policyWasmPath,

@@ -46,12 +46,25 @@ async function readiness(services: Services): Promise<Record<'database' | 'migra
   return { database, migrations, policy };
 }
 
+const READINESS_SCHEMA = {
+  type: 'object',
+  properties: {
+    status: { enum: ['ok', 'unavailable'] },
+    database: { type: 'string' },
+    migrations: { type: 'string' },
+    policy: { type: 'string' },
+  },
+  required: ['status', 'database', 'migrations', 'policy'],
+} as const;
+
 export const healthRoutes: RouteModule = (routes) => {
   routes.add({
     method: 'get',
     path: '/api/health',
     access: 'public',
     skipAuthentication: true,
+    summary: 'Liveness: the process answers (no database).',
+    responses: { 200: { type: 'object', properties: { status: { const: 'ok' } }, required: ['status'] } },
     async handler({ ctx }) {
       ctx.body = { status: 'ok' };
     },
@@ -62,6 +75,8 @@ export const healthRoutes: RouteModule = (routes) => {
     path: '/api/health/ready',
     access: 'public',
     skipAuthentication: true,
+    summary: 'Readiness: the database answers, every migration has run, the policy is loaded.',
+    responses: { 200: READINESS_SCHEMA, 503: READINESS_SCHEMA },
     async handler({ ctx, services }) {
       const checks = await readiness(services);
       const ready = Object.values(checks).every((result) => result === 'ok');

@@ -14,6 +14,7 @@ import type { Services } from '../services.ts';
 import type { Action } from '../accesscontrol/actions.ts';
 import { ForbiddenError, UnauthorizedError } from '../errors.ts';
 import { compileGuard, type Guard, type Infer, type JSONSchema } from './guard.ts';
+import { compileResponseCheck, type ResponseSchemas } from './responses.ts';
 import { resolveActiveOrg } from './org-context.ts';
 import { requestLogger } from './request-log.ts';
 import { subjectOf } from './subject.ts';
@@ -96,6 +97,10 @@ export interface RouteSpec<B, Q, P> {
   body?: B;
   query?: Q;
   params?: P;
+  /** What it answers, by status (src/http/responses.ts); errors are `{message}` everywhere. */
+  responses?: ResponseSchemas;
+  /** One line for the API document: what the route does. */
+  summary?: string;
   handler(route: RouteContext<Infer<B>, Infer<Q>, Infer<P>>): Promise<void>;
 }
 
@@ -105,6 +110,8 @@ export interface RouteEntry {
   access: 'public' | 'authenticated';
   skipAuthentication: boolean;
   schemas: { body?: JSONSchema; query?: JSONSchema; params?: JSONSchema };
+  responses?: ResponseSchemas;
+  summary?: string;
 }
 
 /** What a route module exports: a function that registers its routes. */
@@ -139,7 +146,11 @@ export class RouteRegistrar {
       access: spec.access,
       skipAuthentication,
       schemas: { body: spec.body, query: spec.query, params: spec.params },
+      responses: spec.responses,
+      summary: spec.summary,
     });
+    const checkResponse =
+      spec.responses && services.config.validateResponses ? compileResponseCheck(`${spec.method.toUpperCase()} ${spec.path}`, spec.responses) : null;
 
     this.router[spec.method](spec.path, async (ctx: Context) => {
       const principal = ctx.state.principal as Principal | undefined;
@@ -210,6 +221,7 @@ export class RouteRegistrar {
       try {
         // The guards above validated body, query and params against the schemas these types derive from.
         await (spec.handler as (route: RouteContext<unknown, unknown, unknown>) => Promise<void>)(route);
+        checkResponse?.(ctx.status, ctx.body);
       } catch (err) {
         // A refused attempt to change something is audited. The handler has returned, so any
         // transaction it opened has rolled back and the entry gets one of its own.

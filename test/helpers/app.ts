@@ -160,6 +160,8 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     SECRET_KEY: 'test-secret-key-0123456789abcdef0123456789',
     JWT_SECRET: 'test-jwt-secret-0123456789abcdef0123456789',
     AUTHZ_REVISION_POLL_MS: '3600000',
+    // every answer the suite receives is checked against its route's declared responses
+    RESPONSE_VALIDATION: 'true',
     ...env,
   });
 }

@@ -1,0 +1,67 @@
+/**
+ * The response contract of a route: for each status it answers, the schema of its JSON body
+ * (`null`: no JSON body — a redirect, an empty answer, text or HTML). Errors are not declared
+ * route by route: every one is `{message}` from src/http/error-middleware.ts (ERROR_SCHEMA),
+ * unless the route answers an error of its own shape (a failed connectivity test, readiness),
+ * which it declares like any other status.
+ *
+ * With RESPONSE_VALIDATION=true (the test suite sets it) every answer a route gives is checked
+ * against its declaration before it leaves: an undeclared status, or a body with a field the
+ * schema does not name, a missing required field or a wrong type, is a 500 naming the route and
+ * the difference, so a test that looks at the answer fails. Object schemas are closed when
+ * compiled (additionalProperties: false unless they say otherwise), so a declaration lists every
+ * field a client may rely on.
+ */
+import { Ajv, type ValidateFunction } from 'ajv';
+import { ServiceError } from '../errors.ts';
+import type { JSONSchema } from './guard.ts';
+
+export type ResponseSchemas = Readonly<Record<number, JSONSchema | null>>;
+
+export const ERROR_SCHEMA = {
+  type: 'object',
+  properties: { message: { type: 'string' } },
+  required: ['message'],
+  // a few errors carry a machine-readable reason beside the message (Grafana's 412 `status`)
+  additionalProperties: { type: 'string' },
+} as const;
+
+const ajv = new Ajv({ allErrors: false, strict: true, strictTypes: false });
+
+/** `schema` with every object that names its properties closed to others. */
+export function closed(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(closed);
+  if (!schema || typeof schema !== 'object') return schema;
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    copy[key] =
+      key === 'properties' || key === 'patternProperties' || key === '$defs'
+        ? Object.fromEntries(Object.entries(value as object).map(([name, inner]) => [name, closed(inner)]))
+        : closed(value);
+  }
+  if ('properties' in copy && !('additionalProperties' in copy) && !('patternProperties' in copy)) copy.additionalProperties = false;
+  return copy;
+}
+
+/** The check of one route's answers: throws a 500 describing how the answer breaks the declaration. */
+export function compileResponseCheck(route: string, responses: ResponseSchemas): (status: number, body: unknown) => void {
+  const validators = new Map<number, ValidateFunction | null>(
+    Object.entries(responses).map(([status, schema]) => [Number(status), schema === null ? null : ajv.compile(closed(schema) as object)]),
+  );
+  return (status, body) => {
+    if (!validators.has(status)) {
+      // an error the route does not declare is the `{message}` every route may answer
+      if (status >= 400) return;
+      throw new ServiceError(500, `response contract: ${route} answered ${status}, which it does not declare`);
+    }
+    const validate = validators.get(status);
+    if (!validate) return;
+    // what the client receives: dates as strings, undefined fields absent
+    const sent = body === undefined || Buffer.isBuffer(body) || typeof body === 'string' ? body : JSON.parse(JSON.stringify(body));
+    if (!validate(sent)) {
+      const [error] = validate.errors!;
+      const extra = error!.keyword === 'additionalProperties' ? ` (${(error!.params as { additionalProperty: string }).additionalProperty})` : '';
+      throw new ServiceError(500, `response contract: ${route} ${status}: body${error!.instancePath} ${error!.message}${extra}`);
+    }
+  };
+}
