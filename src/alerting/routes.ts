@@ -18,7 +18,7 @@ import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
-import { presentAlertRule } from './presenter.ts';
+import { ALERT_RULE_SCHEMA, presentAlertRule } from './presenter.ts';
 import {
   deleteAlertRule,
   findAlertRule,
@@ -140,6 +140,17 @@ async function findRuleOrFail(db: Knex, orgId: string, uid: string): Promise<Ale
   return rule;
 }
 
+const ALERT_RULE_PAGE_SCHEMA = {
+  type: 'object',
+  properties: {
+    totalCount: { type: 'integer' },
+    alertRules: { type: 'array', items: ALERT_RULE_SCHEMA },
+    page: { type: 'integer' },
+    perPage: { type: 'integer' },
+  },
+  required: ['totalCount', 'alertRules', 'page', 'perPage'],
+} as const;
+
 export const alertRuleRoutes: RouteModule = (routes) => {
   routes.add({
     method: 'get',
@@ -151,6 +162,8 @@ export const alertRuleRoutes: RouteModule = (routes) => {
       properties: { ...paginationQuerySchema, folderUID: { type: 'string', maxLength: 40 } },
       additionalProperties: false,
     },
+    summary: 'Lists the alert rules (of folderUID) the caller may read, connectors included.',
+    responses: { 200: ALERT_RULE_PAGE_SCHEMA },
     async handler({ ctx, query, orgId, services, authorize, filter }) {
       await authorize('alert.rules:read');
       const page = pageOf(query);
@@ -169,6 +182,8 @@ export const alertRuleRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     body: ruleBody,
+    summary: 'Creates an alert rule in a folder.',
+    responses: { 201: ALERT_RULE_SCHEMA },
     async handler({ ctx, body, principal, orgId, services, authorize }) {
       await authorize('alert.rules:create', folderResource(body.folderUID), { requires: connectorRequirements(body.data) });
       const uid = body.uid ?? newUid();
@@ -204,6 +219,8 @@ export const alertRuleRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: uidParams,
+    summary: 'Reads an alert rule.',
+    responses: { 200: ALERT_RULE_SCHEMA },
     async handler({ ctx, params, orgId, services, authorize }) {
       const { rule, resource } = await addressedRule(services.db, orgId, params.uid);
       await authorize('alert.rules:read', resource, rule && { requires: storedRequirements(rule) });
@@ -219,6 +236,8 @@ export const alertRuleRoutes: RouteModule = (routes) => {
     level: 'org',
     params: uidParams,
     body: ruleUpdateBody,
+    summary: 'Replaces an alert rule as its next version (a new folderUID moves it).',
+    responses: { 200: ALERT_RULE_SCHEMA },
     async handler({ ctx, params, body, principal, orgId, services, authorize }) {
       const { rule: existing, resource } = await addressedRule(services.db, orgId, params.uid);
       // A move also creates the rule in its new folder: the same decision asks alert.rules:create there.
@@ -259,6 +278,8 @@ export const alertRuleRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: uidParams,
+    summary: 'Deletes an alert rule and every grant on it.',
+    responses: { 204: null },
     async handler({ ctx, params, principal, orgId, services, authorize }) {
       const { rule: existing, resource } = await addressedRule(services.db, orgId, params.uid);
       await authorize('alert.rules:delete', resource);

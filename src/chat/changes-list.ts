@@ -3,13 +3,19 @@
  * needing `connectors:query` on it, as `GET /api/connectors/:uid/changes` answers them.
  */
 import { changeQuerySchema, findChanges } from '../connectors/changes.ts';
+import { CHANGE_ENTRY_SCHEMA } from '../connectors/responses.ts';
 import { connectorResource } from '../connectors/target.ts';
-import { chooseConnector, connectorArgSchema, presentChoice } from './connector-choice.ts';
+import { chooseConnector, CONNECTOR_CHOICE_SCHEMA, connectorArgSchema, presentChoice } from './connector-choice.ts';
 import { defineTool } from './tool.ts';
 
 export const changesList = defineTool({
   write: false,
   args: { ...changeQuerySchema, properties: { ...changeQuerySchema.properties, connector: connectorArgSchema } },
+  result: {
+    type: 'object',
+    properties: { connector: CONNECTOR_CHOICE_SCHEMA, changes: { type: 'array', items: CHANGE_ENTRY_SCHEMA } },
+    required: ['connector', 'changes'],
+  },
   async run({ args, orgId, services, authorize }) {
     const { connector: named, ...query } = args;
     const connector = await chooseConnector(services.db, orgId, 'changes', named);

@@ -4,13 +4,15 @@
  * it needs `connectors:write` on the connector and a permission mode other than read_only.
  */
 import { changeEntrySchema, findChangesConnectorOrFail, recordChange } from '../connectors/changes.ts';
+import { CHANGE_ENTRY_SCHEMA } from '../connectors/responses.ts';
 import { connectorResource } from '../connectors/target.ts';
-import { chooseConnector, connectorArgSchema, presentChoice } from './connector-choice.ts';
+import { chooseConnector, CONNECTOR_CHOICE_SCHEMA, connectorArgSchema, presentChoice } from './connector-choice.ts';
 import { defineTool } from './tool.ts';
 
 export const changesRecord = defineTool({
   write: true,
   args: { ...changeEntrySchema, properties: { ...changeEntrySchema.properties, connector: connectorArgSchema } },
+  result: { type: 'object', properties: { connector: CONNECTOR_CHOICE_SCHEMA, change: CHANGE_ENTRY_SCHEMA }, required: ['connector', 'change'] },
   async run({ args, orgId, services, actor, userId, authorize }) {
     const { connector: named, ...entry } = args;
     const chosen = await chooseConnector(services.db, orgId, 'changes', named);

@@ -36,6 +36,12 @@ export async function chooseConnector(db: Knex, orgId: string, signalType: strin
 }
 
 /** A connector as an agent sees it: what names and tells it apart, never settings or secrets. */
+export const CONNECTOR_CHOICE_SCHEMA = {
+  type: 'object',
+  properties: { uid: { type: 'string' }, name: { type: 'string' }, type: { type: 'string' }, signalType: { type: 'string' }, isDefault: { type: 'boolean' } },
+  required: ['uid', 'name', 'type', 'signalType', 'isDefault'],
+} as const;
+
 export function presentChoice(connector: ConnectorRow) {
   const { uid, name, type, signalType, isDefault } = presentConnector(connector, []);
   return { uid, name, type, signalType, isDefault };

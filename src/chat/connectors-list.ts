@@ -6,7 +6,7 @@
  */
 import { findConnectorsByUids, findConnectorUids } from '../connectors/store.ts';
 import { connectorResource, SIGNAL_TYPES } from '../connectors/target.ts';
-import { assertSignal, connectorArgSchema, findNamedConnector, presentChoice } from './connector-choice.ts';
+import { assertSignal, CONNECTOR_CHOICE_SCHEMA, connectorArgSchema, findNamedConnector, presentChoice } from './connector-choice.ts';
 import { defineTool } from './tool.ts';
 
 export const connectorsList = defineTool({
@@ -18,6 +18,30 @@ export const connectorsList = defineTool({
       name: connectorArgSchema,
     },
     additionalProperties: false,
+  },
+  // one connector; every readable one by signal type; none; or the candidates to ask the user about
+  result: {
+    anyOf: [
+      { type: 'object', properties: { status: { const: 'ok' }, connector: CONNECTOR_CHOICE_SCHEMA }, required: ['status', 'connector'] },
+      {
+        type: 'object',
+        properties: {
+          status: { const: 'ok' },
+          bySignal: {
+            type: 'object',
+            properties: Object.fromEntries(SIGNAL_TYPES.map((signal) => [signal, { type: 'array', items: CONNECTOR_CHOICE_SCHEMA }])),
+            required: [...SIGNAL_TYPES],
+          },
+        },
+        required: ['status', 'bySignal'],
+      },
+      { type: 'object', properties: { status: { const: 'none' }, message: { type: 'string' } }, required: ['status', 'message'] },
+      {
+        type: 'object',
+        properties: { status: { const: 'ambiguous' }, message: { type: 'string' }, candidates: { type: 'array', items: CONNECTOR_CHOICE_SCHEMA } },
+        required: ['status', 'message', 'candidates'],
+      },
+    ],
   },
   async run({ args, orgId, services, authorize, filter }) {
     if (args.name !== undefined) {

@@ -7,8 +7,9 @@
 import { MAX_LOG_LIMIT, queryLoki } from '../connectors/backends/loki.ts';
 import { backendOf } from '../connectors/backends/request.ts';
 import { connectorResource } from '../connectors/target.ts';
-import { chooseConnector, connectorArgSchema, presentChoice } from './connector-choice.ts';
-import { capSeries, maxSeriesSchema } from './series-cap.ts';
+import { STREAMS_RESULT_PROPERTIES } from '../connectors/responses.ts';
+import { chooseConnector, CONNECTOR_CHOICE_SCHEMA, connectorArgSchema, presentChoice } from './connector-choice.ts';
+import { CAPPED_SERIES_PROPERTIES, capSeries, maxSeriesSchema } from './series-cap.ts';
 import { defineTool } from './tool.ts';
 
 export const logsQuery = defineTool({
@@ -29,6 +30,17 @@ export const logsQuery = defineTool({
     },
     required: ['query'],
     additionalProperties: false,
+  },
+  // log lines, or the series of a metric query
+  result: {
+    anyOf: [
+      { type: 'object', properties: { connector: CONNECTOR_CHOICE_SCHEMA, ...STREAMS_RESULT_PROPERTIES }, required: ['connector', 'resultType', 'streams'] },
+      {
+        type: 'object',
+        properties: { connector: CONNECTOR_CHOICE_SCHEMA, resultType: { type: 'string' }, ...CAPPED_SERIES_PROPERTIES },
+        required: ['connector', 'resultType', 'series', 'truncated', 'totalSeries'],
+      },
+    ],
   },
   async run({ args, orgId, services, authorize }) {
     const { connector: named, maxSeries, ...query } = args;

@@ -5,8 +5,8 @@
 import { queryPrometheus } from '../connectors/backends/prometheus.ts';
 import { backendOf } from '../connectors/backends/request.ts';
 import { connectorResource } from '../connectors/target.ts';
-import { chooseConnector, connectorArgSchema, presentChoice } from './connector-choice.ts';
-import { capSeries, maxSeriesSchema } from './series-cap.ts';
+import { chooseConnector, CONNECTOR_CHOICE_SCHEMA, connectorArgSchema, presentChoice } from './connector-choice.ts';
+import { CAPPED_SERIES_PROPERTIES, capSeries, maxSeriesSchema } from './series-cap.ts';
 import { defineTool } from './tool.ts';
 
 export const metricsQuery = defineTool({
@@ -25,6 +25,11 @@ export const metricsQuery = defineTool({
     },
     required: ['query'],
     additionalProperties: false,
+  },
+  result: {
+    type: 'object',
+    properties: { connector: CONNECTOR_CHOICE_SCHEMA, resultType: { type: 'string' }, ...CAPPED_SERIES_PROPERTIES },
+    required: ['connector', 'resultType', 'series', 'truncated', 'totalSeries'],
   },
   async run({ args, orgId, services, authorize }) {
     const { connector: named, maxSeries, ...query } = args;

@@ -27,6 +27,8 @@ export const chatRoutes: RouteModule = (routes) => {
       required: ['agentType', 'permissionMode'],
       additionalProperties: false,
     },
+    summary: "Calls a chat tool for the caller's agent: one policy decision with the chat context, then the tool's result.",
+    responses: { 200: { anyOf: [...CHAT_TOOLS.values()].map((tool) => tool.result) } },
     async handler({ ctx, params, body, principal, orgId, services, authorize, filter }) {
       const tool = CHAT_TOOLS.get(params.tool);
       if (!tool) {

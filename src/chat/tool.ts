@@ -1,8 +1,9 @@
 /**
- * What a chat tool is: its arguments (checked before anything runs), whether it writes, and what
- * it does. A tool asks the policy once, through `call.authorize`, which carries the chat context
- * of the call, so the three checks of a chat-driven action (the agent type may call the tool,
- * a write needs a permission mode other than read_only, RBAC allows the action) are one decision.
+ * What a chat tool is: its arguments (checked before anything runs), whether it writes, what it
+ * does and what it answers (the route's response is one of the tools' results). A tool asks the
+ * policy once, through `call.authorize`, which carries the chat context of the call, so the three
+ * checks of a chat-driven action (the agent type may call the tool, a write needs a permission
+ * mode other than read_only, RBAC allows the action) are one decision.
  */
 import type { Action } from '../accesscontrol/actions.ts';
 import type { Actor } from '../audit/writer.ts';
@@ -29,13 +30,21 @@ export interface ChatTool {
   write: boolean;
   /** Checks `args` against the tool's schema: 400 naming the field (`body.args.query is required`). */
   guard: Guard;
+  /** What `run` answers: the response schema of the tool's calls. */
+  result: JSONSchema;
   run(call: ToolCall<unknown>): Promise<unknown>;
 }
 
-export function defineTool<const S extends JSONSchema>(tool: { write: boolean; args: S; run(call: ToolCall<Infer<S>>): Promise<unknown> }): ChatTool {
+export function defineTool<const S extends JSONSchema>(tool: {
+  write: boolean;
+  args: S;
+  result: JSONSchema;
+  run(call: ToolCall<Infer<S>>): Promise<unknown>;
+}): ChatTool {
   return {
     write: tool.write,
     guard: compileGuard('body.args', tool.args),
+    result: tool.result,
     // The guard checked args against the schema the type derives from.
     run: (call) => tool.run(call as ToolCall<Infer<S>>),
   };

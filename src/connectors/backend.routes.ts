@@ -6,11 +6,13 @@
  */
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import { uidParams } from '../http/resource-uid.ts';
+import { ERROR_SCHEMA } from '../http/responses.ts';
 import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
 import { isLokiReadPath, MAX_LOG_LIMIT, queryLoki, testLoki, type LogsQuery } from './backends/loki.ts';
 import { isPrometheusReadPath, queryPrometheus, testPrometheus, type ConnectivityResult } from './backends/prometheus.ts';
 import { backendOf, type Backend } from './backends/request.ts';
+import { connectivitySchema, QUERY_RESULT_SCHEMA } from './responses.ts';
 import type { ConnectorRow } from './store.ts';
 import { connectorResource, findConnectorOrFail, type ConnectorType } from './target.ts';
 
@@ -46,6 +48,9 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: uidParams,
+    summary: "Tests the connectivity of a connector's backend: 200 when it answers, 400 saying why not.",
+    // a failed test is a 400 of its own shape; a connector without a backend is the usual `{message}`
+    responses: { 200: connectivitySchema('OK'), 400: { anyOf: [connectivitySchema('ERROR'), ERROR_SCHEMA] } },
     async handler({ ctx, params, orgId, services, authorize }) {
       await authorize('connectors:write', connectorResource(params.uid));
       const connector = await findConnectorOrFail(services.db, orgId, params.uid);
@@ -78,6 +83,8 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
       required: ['query'],
       additionalProperties: false,
     },
+    summary: "Runs an instant or range query on a connector's backend: series, or log streams from a logs connector.",
+    responses: { 200: QUERY_RESULT_SCHEMA },
     async handler({ ctx, params, body, orgId, services, authorize }) {
       await authorize('connectors:query', connectorResource(params.uid));
       const connector = await findConnectorOrFail(services.db, orgId, params.uid);
@@ -97,6 +104,9 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
         properties: { uid: uidParams.properties.uid, path: { type: 'string', maxLength: 200 } },
         required: ['uid', 'path'],
       },
+      summary: "Forwards a read of the backend's query API (Prometheus' or Loki's) with the connector's credentials.",
+      // the backend's own answer, passed on as it is (its status too: errors are not `{message}` here)
+      responses: { 200: { description: "the backend's answer" } },
       async handler({ ctx, params, orgId, services, authorize }) {
         await authorize('connectors:query', connectorResource(params.uid));
         const connector = await findConnectorOrFail(services.db, orgId, params.uid);

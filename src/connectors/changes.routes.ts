@@ -7,6 +7,7 @@ import { actorOf } from '../http/actor.ts';
 import { uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';
 import { changeEntrySchema, changeQuerySchema, findChanges, findChangesConnectorOrFail, recordChange } from './changes.ts';
+import { CHANGE_ENTRY_SCHEMA } from './responses.ts';
 import { connectorResource } from './target.ts';
 
 export const connectorChangeRoutes: RouteModule = (routes) => {
@@ -17,6 +18,8 @@ export const connectorChangeRoutes: RouteModule = (routes) => {
     level: 'org',
     params: uidParams,
     body: changeEntrySchema,
+    summary: 'Records a change entry (a deploy, a config or infrastructure change) on a changes connector.',
+    responses: { 201: CHANGE_ENTRY_SCHEMA },
     async handler({ ctx, params, body, principal, orgId, services, authorize }) {
       await authorize('connectors:write', connectorResource(params.uid));
       const now = services.clock.now();
@@ -36,6 +39,8 @@ export const connectorChangeRoutes: RouteModule = (routes) => {
     level: 'org',
     params: uidParams,
     query: changeQuerySchema,
+    summary: "Lists a changes connector's entries, newest first.",
+    responses: { 200: { type: 'array', items: CHANGE_ENTRY_SCHEMA } },
     async handler({ ctx, params, query, orgId, services, authorize }) {
       await authorize('connectors:query', connectorResource(params.uid));
       const connector = await findChangesConnectorOrFail(services.db, orgId, params.uid);

@@ -37,3 +37,40 @@ export function presentConnector(connector: ConnectorRow, secretFields: string[]
     updated: new Date(Number(connector.updated_at)).toISOString(),
   };
 }
+
+/** What presentConnector sends: jsonData is the connector's own (free-form), secureJsonFields only names the secrets set. */
+export const CONNECTOR_SCHEMA = {
+  type: 'object',
+  properties: {
+    uid: { type: 'string' },
+    orgId: { type: 'string' },
+    name: { type: 'string' },
+    type: { type: 'string' },
+    signalType: { type: 'string' },
+    url: { type: 'string', description: 'empty for a changes connector' },
+    access: { type: 'string' },
+    isDefault: { type: 'boolean' },
+    jsonData: { type: 'object' },
+    secureJsonFields: { type: 'object', additionalProperties: { const: true } },
+    version: { type: 'integer' },
+    readOnly: { type: 'boolean' },
+    created: { type: 'string' },
+    updated: { type: 'string' },
+  },
+  required: [
+    'uid',
+    'orgId',
+    'name',
+    'type',
+    'signalType',
+    'url',
+    'access',
+    'isDefault',
+    'jsonData',
+    'secureJsonFields',
+    'version',
+    'readOnly',
+    'created',
+    'updated',
+  ],
+} as const;

@@ -19,7 +19,7 @@ import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import type { Services } from '../services.ts';
 import { connectorBackendRoutes } from './backend.routes.ts';
 import { connectorChangeRoutes } from './changes.routes.ts';
-import { presentConnector, sealSecrets, secretsOf } from './presenter.ts';
+import { CONNECTOR_SCHEMA, presentConnector, sealSecrets, secretsOf } from './presenter.ts';
 import { connectorAuth, mergeSecrets, type Secrets } from './settings.ts';
 import {
   deleteConnector,
@@ -69,6 +69,23 @@ function checkSettings(jsonData: Record<string, unknown>, secrets: Secrets): voi
 
 const duplicateName = (name: string) => new ConflictError(`a connector named ${name} already exists in this org`);
 
+const CONNECTOR_PAGE_SCHEMA = {
+  type: 'object',
+  properties: {
+    totalCount: { type: 'integer' },
+    connectors: { type: 'array', items: CONNECTOR_SCHEMA },
+    page: { type: 'integer' },
+    perPage: { type: 'integer' },
+  },
+  required: ['totalCount', 'connectors', 'page', 'perPage'],
+} as const;
+
+const CONNECTOR_DELETED_SCHEMA = {
+  type: 'object',
+  properties: { uid: { type: 'string' }, name: { type: 'string' }, message: { type: 'string' } },
+  required: ['uid', 'name', 'message'],
+} as const;
+
 const present = (connector: ConnectorRow, services: Services) => presentConnector(connector, Object.keys(secretsOf(connector, services.secretBox)));
 
 export const connectorRoutes: RouteModule = (routes) => {
@@ -88,6 +105,8 @@ export const connectorRoutes: RouteModule = (routes) => {
       required: ['name', 'type'],
       additionalProperties: false,
     },
+    summary: 'Creates a connector; its secrets are sealed and never answered.',
+    responses: { 201: CONNECTOR_SCHEMA },
     async handler({ ctx, body, principal, orgId, services, authorize }) {
       await authorize('connectors:create');
       const name = connectorName(body.name);
@@ -141,6 +160,8 @@ export const connectorRoutes: RouteModule = (routes) => {
       },
       additionalProperties: false,
     },
+    summary: 'Lists the connectors the caller may read.',
+    responses: { 200: CONNECTOR_PAGE_SCHEMA },
     async handler({ ctx, query, principal, orgId, services, authorize }) {
       await authorize('connectors:read');
       const page = pageOf(query);
@@ -164,6 +185,8 @@ export const connectorRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: uidParams,
+    summary: 'Reads a connector (which secrets are set, never their values).',
+    responses: { 200: CONNECTOR_SCHEMA },
     async handler({ ctx, params, orgId, services, authorize }) {
       await authorize('connectors:read', connectorResource(params.uid));
       ctx.body = present(await findConnectorOrFail(services.db, orgId, params.uid), services);
@@ -186,6 +209,8 @@ export const connectorRoutes: RouteModule = (routes) => {
       },
       additionalProperties: false,
     },
+    summary: 'Updates a connector (optimistic locking on version); secrets left out are kept.',
+    responses: { 200: CONNECTOR_SCHEMA },
     async handler({ ctx, params, body, principal, orgId, services, authorize }) {
       await authorize('connectors:write', connectorResource(params.uid));
       const now = services.clock.now();
@@ -235,6 +260,8 @@ export const connectorRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: uidParams,
+    summary: 'Deletes a connector and every grant on it.',
+    responses: { 200: CONNECTOR_DELETED_SCHEMA },
     async handler({ ctx, params, principal, orgId, services, authorize }) {
       await authorize('connectors:delete', connectorResource(params.uid));
       const now = services.clock.now();

@@ -44,3 +44,50 @@ export function presentDashboard(dashboard: DashboardRow, folder: FolderRow | un
     },
   };
 }
+
+/** What presentDashboard sends: the model (free-form JSON, with its uid, title and version) and its meta. */
+export const DASHBOARD_SCHEMA = {
+  type: 'object',
+  properties: {
+    dashboard: {
+      type: 'object',
+      properties: { uid: { type: 'string' }, title: { type: 'string' }, version: { type: 'integer' } },
+      required: ['uid', 'title', 'version'],
+      additionalProperties: true,
+    },
+    meta: {
+      type: 'object',
+      properties: {
+        slug: { type: 'string' },
+        url: { type: 'string' },
+        folderUid: { type: 'string', description: 'empty for the root' },
+        folderTitle: { type: 'string' },
+        canSave: { type: 'boolean' },
+        canEdit: { type: 'boolean' },
+        canAdmin: { type: 'boolean' },
+        canDelete: { type: 'boolean' },
+        version: { type: 'integer' },
+        created: { type: 'string' },
+        createdBy: { type: 'string' },
+        updated: { type: 'string' },
+        updatedBy: { type: 'string' },
+      },
+      required: ['slug', 'url', 'folderUid', 'folderTitle', 'canSave', 'canEdit', 'canAdmin', 'canDelete', 'version', 'created', 'updated'],
+    },
+  },
+  required: ['dashboard', 'meta'],
+} as const;
+
+/** A saved dashboard as Grafana's `POST /api/dashboards/db` answers it. */
+export const DASHBOARD_SAVED_SCHEMA = {
+  type: 'object',
+  properties: {
+    uid: { type: 'string' },
+    url: { type: 'string' },
+    slug: { type: 'string' },
+    status: { const: 'success' },
+    version: { type: 'integer' },
+    folderUid: { type: 'string', description: 'empty for the root' },
+  },
+  required: ['uid', 'url', 'slug', 'status', 'version', 'folderUid'],
+} as const;

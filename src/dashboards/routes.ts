@@ -14,7 +14,7 @@ import type { RouteModule } from '../http/route.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import { DASHBOARD_GRANTS } from '../permissions/levels.ts';
 import { grantCreatorAdmin } from '../permissions/resource-grants.ts';
-import { dashboardUrl, presentDashboard, slugOf } from './presenter.ts';
+import { DASHBOARD_SAVED_SCHEMA, DASHBOARD_SCHEMA, dashboardUrl, presentDashboard, slugOf } from './presenter.ts';
 import { dashboardSearchRoutes } from './search.routes.ts';
 import { deleteDashboard, findDashboard, findDashboardByTitle, insertDashboard, updateDashboard } from './store.ts';
 import { dashboardAuditTarget, dashboardResource, findDashboardOrFail } from './target.ts';
@@ -24,6 +24,12 @@ function dashboardTitle(title: string): string {
   if (!trimmed) throw new BadRequestError('body.dashboard.title must not be blank');
   return trimmed;
 }
+
+const DASHBOARD_DELETED_SCHEMA = {
+  type: 'object',
+  properties: { uid: { type: 'string' }, title: { type: 'string' }, message: { type: 'string' } },
+  required: ['uid', 'title', 'message'],
+} as const;
 
 const changedMeanwhile = () => new PreconditionFailedError('The dashboard has been changed by someone else', 'version-mismatch');
 
@@ -53,6 +59,8 @@ export const dashboardRoutes: RouteModule = (routes) => {
       required: ['dashboard'],
       additionalProperties: false,
     },
+    summary: 'Creates or overwrites a dashboard by uid (optimistic locking on version), in folderUid or where it is.',
+    responses: { 200: DASHBOARD_SAVED_SCHEMA },
     async handler({ ctx, body, principal, orgId, services, authorize }) {
       // id and version are Grafana's bookkeeping, uid and title live in columns: the rest is the model.
       const { uid: givenUid, title: givenTitle, version: givenVersion, id: _grafanaId, ...model } = body.dashboard;
@@ -116,6 +124,8 @@ export const dashboardRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: uidParams,
+    summary: 'Reads a dashboard: its model, and meta with what the caller may do with it.',
+    responses: { 200: DASHBOARD_SCHEMA },
     async handler({ ctx, params, orgId, services, authorize, filter }) {
       await authorize('dashboards:read', dashboardResource(params.uid));
       const dashboard = await findDashboardOrFail(services.db, orgId, params.uid);
@@ -136,6 +146,8 @@ export const dashboardRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: uidParams,
+    summary: 'Deletes a dashboard and every grant on it.',
+    responses: { 200: DASHBOARD_DELETED_SCHEMA },
     async handler({ ctx, params, principal, orgId, services, authorize }) {
       await authorize('dashboards:delete', dashboardResource(params.uid));
       const now = services.clock.now();

@@ -12,6 +12,27 @@ import { dashboardUrl } from './presenter.ts';
 import { findDashboardsByUids, findDashboardUids } from './store.ts';
 import { dashboardResource } from './target.ts';
 
+/** A hit: a folder (`dash-folder`, with its parent) or a dashboard (`dash-db`, with its folder); root items have no folder fields. */
+const SEARCH_HIT_SCHEMA = {
+  type: 'object',
+  properties: {
+    uid: { type: 'string' },
+    title: { type: 'string' },
+    type: { enum: ['dash-folder', 'dash-db'] },
+    url: { type: 'string' },
+    folderUid: { type: 'string' },
+    folderTitle: { type: 'string' },
+    folderUrl: { type: 'string' },
+  },
+  required: ['uid', 'title', 'type', 'url'],
+} as const;
+
+const SEARCH_PAGE_SCHEMA = {
+  type: 'object',
+  properties: { totalCount: { type: 'integer' }, hits: { type: 'array', items: SEARCH_HIT_SCHEMA }, page: { type: 'integer' }, perPage: { type: 'integer' } },
+  required: ['totalCount', 'hits', 'page', 'perPage'],
+} as const;
+
 export const dashboardSearchRoutes: RouteModule = (routes) => {
   routes.add({
     method: 'get',
@@ -29,6 +50,8 @@ export const dashboardSearchRoutes: RouteModule = (routes) => {
       },
       additionalProperties: false,
     },
+    summary: 'Searches the folders, then the dashboards, the caller may read, by title.',
+    responses: { 200: SEARCH_PAGE_SCHEMA },
     async handler({ ctx, query, orgId, services, authorize, filter: readable }) {
       await authorize(query.type === 'dash-folder' ? 'folders:read' : 'dashboards:read');
       const page = pageOf(query);

@@ -17,3 +17,21 @@ export function presentFolder(folder: FolderRow) {
     updated: new Date(Number(folder.updated_at)).toISOString(),
   };
 }
+
+/** What presentFolder sends; the optional fields are left out when the row has none. */
+export const FOLDER_SCHEMA = {
+  type: 'object',
+  properties: {
+    uid: { type: 'string' },
+    orgId: { type: 'string' },
+    title: { type: 'string' },
+    description: { type: 'string' },
+    parentUid: { type: 'string' },
+    url: { type: 'string' },
+    createdBy: { type: 'string' },
+    created: { type: 'string' },
+    updatedBy: { type: 'string' },
+    updated: { type: 'string' },
+  },
+  required: ['uid', 'orgId', 'title', 'description', 'url', 'created', 'updated'],
+} as const;

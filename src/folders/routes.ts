@@ -14,7 +14,7 @@ import { newUid } from '../db/ids.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import { FOLDER_GRANTS } from '../permissions/levels.ts';
 import { grantCreatorAdmin } from '../permissions/resource-grants.ts';
-import { presentFolder } from './presenter.ts';
+import { FOLDER_SCHEMA, presentFolder } from './presenter.ts';
 import {
   countAlertRulesIn,
   countFolderContents,
@@ -49,6 +49,25 @@ async function childLevel(db: Knex, orgId: string, parent: FolderRow | null): Pr
 
 const tooDeep = () => new BadRequestError(`folders nest at most ${MAX_FOLDER_DEPTH} levels deep`);
 
+const FOLDER_PAGE_SCHEMA = {
+  type: 'object',
+  properties: { totalCount: { type: 'integer' }, folders: { type: 'array', items: FOLDER_SCHEMA }, page: { type: 'integer' }, perPage: { type: 'integer' } },
+  required: ['totalCount', 'folders', 'page', 'perPage'],
+} as const;
+
+/** Grafana's counts of what a folder holds directly, by kind. */
+const FOLDER_COUNTS_SCHEMA = {
+  type: 'object',
+  properties: { folder: { type: 'integer' }, dashboard: { type: 'integer' }, alertrule: { type: 'integer' } },
+  required: ['folder', 'dashboard', 'alertrule'],
+} as const;
+
+const FOLDER_DELETED_SCHEMA = {
+  type: 'object',
+  properties: { message: { type: 'string' }, uid: { type: 'string' }, title: { type: 'string' } },
+  required: ['message', 'uid', 'title'],
+} as const;
+
 export const folderRoutes: RouteModule = (routes) => {
   routes.add({
     method: 'get',
@@ -60,6 +79,8 @@ export const folderRoutes: RouteModule = (routes) => {
       properties: { ...paginationQuerySchema, parentUid: { type: 'string', maxLength: 40 }, query: { type: 'string', maxLength: 190 } },
       additionalProperties: false,
     },
+    summary: 'Lists one level of the folder tree (the root unless parentUid), only the folders the caller may read.',
+    responses: { 200: FOLDER_PAGE_SCHEMA },
     async handler({ ctx, query, orgId, services, authorize, filter }) {
       await authorize('folders:read');
       const page = pageOf(query);
@@ -82,6 +103,8 @@ export const folderRoutes: RouteModule = (routes) => {
       required: ['title'],
       additionalProperties: false,
     },
+    summary: 'Creates a folder, at the root or in parentUid; its creator gets Admin on it.',
+    responses: { 201: FOLDER_SCHEMA },
     async handler({ ctx, body, principal, orgId, services, authorize }) {
       await authorize('folders:create', folderResource(body.parentUid));
       const title = folderTitle(body.title);
@@ -114,6 +137,8 @@ export const folderRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: uidParams,
+    summary: 'Reads a folder.',
+    responses: { 200: FOLDER_SCHEMA },
     async handler({ ctx, params, orgId, services, authorize }) {
       await authorize('folders:read', folderResource(params.uid));
       ctx.body = presentFolder(await findFolderOrFail(services.db, orgId, params.uid));
@@ -126,6 +151,8 @@ export const folderRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: uidParams,
+    summary: 'Counts the subfolders, dashboards and alert rules directly in a folder.',
+    responses: { 200: FOLDER_COUNTS_SCHEMA },
     async handler({ ctx, params, orgId, services, authorize }) {
       await authorize('folders:read', folderResource(params.uid));
       const folder = await findFolderOrFail(services.db, orgId, params.uid);
@@ -146,6 +173,8 @@ export const folderRoutes: RouteModule = (routes) => {
       minProperties: 1,
       additionalProperties: false,
     },
+    summary: 'Renames, describes or moves a folder (parentUid; null moves it to the root).',
+    responses: { 200: FOLDER_SCHEMA },
     async handler({ ctx, params, body, principal, orgId, services, authorize }) {
       const before = await findFolder(services.db, orgId, params.uid);
       // A move also creates a folder in its new parent: the same decision asks folders:create
@@ -195,6 +224,8 @@ export const folderRoutes: RouteModule = (routes) => {
       properties: { forceDeleteRules: { type: 'boolean', default: false } },
       additionalProperties: false,
     },
+    summary: 'Deletes a folder with its subfolders, dashboards and (with forceDeleteRules) alert rules.',
+    responses: { 200: FOLDER_DELETED_SCHEMA },
     async handler({ ctx, params, query, principal, orgId, services, authorize }) {
       await authorize('folders:delete', folderResource(params.uid));
       const now = services.clock.now();

@@ -174,6 +174,25 @@ export function presentGrant(grant: ResolvedGrant, inheritedFrom?: string) {
   };
 }
 
+const nullableText = { type: ['string', 'null'] } as const;
+
+/** What presentGrant sends: one holder (the others null), its level, and for an inherited grant the folder it comes from. */
+export const GRANT_SCHEMA = {
+  type: 'object',
+  properties: {
+    userId: nullableText,
+    userLogin: nullableText,
+    teamId: nullableText,
+    team: nullableText,
+    role: { enum: [...ORG_ROLES, null] },
+    permission: { enum: [1, 2, 4] },
+    permissionName: { enum: ['View', 'Edit', 'Admin'] },
+    inherited: { type: 'boolean' },
+    folderUid: { type: 'string' },
+  },
+  required: ['userId', 'userLogin', 'teamId', 'team', 'role', 'permission', 'permissionName', 'inherited'],
+} as const;
+
 /**
  * The resource's direct grants, then (`inheritFrom`: folder uids, nearest first) those its
  * folders give it through `inheritedFamily`, each marked inherited with the folder it comes from.

@@ -16,7 +16,7 @@ import { findFolderOrFail, folderAuditTarget, folderResource } from '../folders/
 import { actorOf } from '../http/actor.ts';
 import type { RouteModule } from '../http/route.ts';
 import { ALERT_RULE_GRANTS, CONNECTOR_GRANTS, DASHBOARD_GRANTS, FOLDER_GRANTS, type GrantFamily } from './levels.ts';
-import { grantedPermissions, grantItemsSchema, listGrants, replaceGrants, resolveGrantItems } from './resource-grants.ts';
+import { grantedPermissions, GRANT_SCHEMA, grantItemsSchema, listGrants, replaceGrants, resolveGrantItems } from './resource-grants.ts';
 
 /** A resource whose permissions are managed here: where, how it is asked for and found, what it inherits. */
 interface PermissionTarget {
@@ -32,6 +32,8 @@ interface PermissionTarget {
   /** The family through which its folders' grants reach it, when they do (dashboards). */
   inheritsThrough?: GrantFamily;
   updated: string;
+  /** What the resource is called in the API document's summaries. */
+  noun: string;
 }
 
 const TARGETS: PermissionTarget[] = [
@@ -47,6 +49,7 @@ const TARGETS: PermissionTarget[] = [
       return { target: folderAuditTarget(folder), folderUid: null };
     },
     updated: 'Folder permissions updated',
+    noun: 'a folder',
   },
   {
     path: '/api/dashboards/uid/:uid/permissions',
@@ -61,6 +64,7 @@ const TARGETS: PermissionTarget[] = [
     },
     inheritsThrough: FOLDER_GRANTS,
     updated: 'Dashboard permissions updated',
+    noun: 'a dashboard',
   },
   {
     path: '/api/access-control/alert.rules/:folderUid/permissions',
@@ -74,6 +78,7 @@ const TARGETS: PermissionTarget[] = [
       return { target: { type: 'alert.rules', id: folder.uid, name: folder.title }, folderUid: null };
     },
     updated: 'Alert rule permissions updated',
+    noun: 'the alert rules of a folder',
   },
   {
     path: '/api/connectors/:uid/permissions',
@@ -87,6 +92,7 @@ const TARGETS: PermissionTarget[] = [
       return { target: connectorAuditTarget(connector), folderUid: null };
     },
     updated: 'Connector permissions updated',
+    noun: 'a connector',
   },
 ];
 
@@ -96,6 +102,8 @@ async function folderChain(db: Knex, orgId: string, folderUid: string | null): P
   const folder = await findFolderOrFail(db, orgId, folderUid);
   return [folder.uid, ...(await findAncestors(db, orgId, folder)).map((ancestor) => ancestor.uid)];
 }
+
+const MESSAGE_SCHEMA = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const;
 
 const paramsNaming = (param: PermissionTarget['param']) =>
   ({ type: 'object', properties: { [param]: { type: 'string', minLength: 1, maxLength: 40 } }, required: [param] }) as const;
@@ -112,6 +120,8 @@ export const permissionRoutes: RouteModule = (routes) => {
       access: 'authenticated',
       level: 'org',
       params,
+      summary: `Lists the direct grants on ${target.noun}${target.inheritsThrough ? ', then those its folders give it (inherited)' : ''}.`,
+      responses: { 200: { type: 'array', items: GRANT_SCHEMA } },
       async handler({ ctx, params: named, orgId, services, authorize }) {
         const uid = uidOf(named);
         await authorize(target.read, target.resource(uid));
@@ -128,6 +138,8 @@ export const permissionRoutes: RouteModule = (routes) => {
       level: 'org',
       params,
       body: grantItemsSchema,
+      summary: `Replaces the direct grants on ${target.noun}; the caller must hold every permission they give.`,
+      responses: { 200: MESSAGE_SCHEMA },
       async handler({ ctx, params: named, body, principal, orgId, services, authorize }) {
         const uid = uidOf(named);
         await authorize(target.write, target.resource(uid), { delegate: grantedPermissions(target.family, uid, body.items) });
