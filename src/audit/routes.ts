@@ -1,7 +1,7 @@
 import { BadRequestError } from '../errors.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
-import { presentAuditEntry } from './presenter.ts';
+import { AUDIT_PAGE_SCHEMA, presentAuditEntry } from './presenter.ts';
 import { findAuditEntries } from './store.ts';
 
 /** `from`/`to` accept ISO 8601 or epoch milliseconds. */
@@ -30,6 +30,8 @@ export const auditRoutes: RouteModule = (routes) => {
       },
       additionalProperties: false,
     },
+    summary: 'Lists the audit log, newest first, filtered by time, action, actor and outcome (server admin).',
+    responses: { 200: AUDIT_PAGE_SCHEMA },
     async handler({ ctx, query, services, authorize }) {
       await authorize('audit:read');
       const page = pageOf(query);

@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Services } from '../services.ts';
 
-export type ActorType = 'user' | 'service_account' | 'system';
+export const ACTOR_TYPES = ['user', 'service_account', 'system'] as const;
+export type ActorType = (typeof ACTOR_TYPES)[number];
 
 export interface Actor {
   type: ActorType;

@@ -15,11 +15,20 @@ import {
   addMemberByLoginOrEmail,
   changeMemberRole,
   listOrgMembers,
+  MEMBER_ADDED_SCHEMA,
   memberRoleBodySchema,
   membershipTarget,
   removeMember,
 } from './members.ts';
-import { presentOrg, presentOrgUserLookup } from './presenter.ts';
+import {
+  MESSAGE_SCHEMA,
+  ORG_MEMBERS_PAGE_SCHEMA,
+  ORG_SCHEMA,
+  ORG_USER_LOOKUP_SCHEMA,
+  PREFERENCES_SCHEMA,
+  presentOrg,
+  presentOrgUserLookup,
+} from './presenter.ts';
 import { orgTarget, orgUpdateBodySchema, updateOrgDetails } from './routes.ts';
 import { findHumanMembersMatching, findOrgById, findOrgDetails } from './store.ts';
 
@@ -39,6 +48,8 @@ export const currentOrgRoutes: RouteModule = (routes) => {
     path: '/api/org',
     access: 'authenticated',
     level: 'org',
+    summary: 'Reads the active org: name, address, billing email.',
+    responses: { 200: ORG_SCHEMA },
     async handler({ ctx, orgId, services, authorize }) {
       await authorize('orgs:read');
       const org = await findOrgDetails(services.db, orgId);
@@ -53,6 +64,8 @@ export const currentOrgRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     body: orgUpdateBodySchema,
+    summary: 'Changes the name, address or billing email of the active org.',
+    responses: { 200: ORG_SCHEMA },
     async handler(route) {
       const { ctx, orgId, body, authorize } = route;
       await authorize('orgs:write');
@@ -66,6 +79,8 @@ export const currentOrgRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     query: searchQuerySchema,
+    summary: 'Lists the people of the active org with their roles.',
+    responses: { 200: ORG_MEMBERS_PAGE_SCHEMA },
     async handler({ ctx, query, orgId, services, authorize }) {
       await authorize('org.users:read', everyUser);
       ctx.body = await listOrgMembers(services.db, orgId, query);
@@ -86,6 +101,8 @@ export const currentOrgRoutes: RouteModule = (routes) => {
       },
       additionalProperties: false,
     },
+    summary: 'Finds people of the active org by login, email or name, for a user picker.',
+    responses: { 200: { type: 'array', items: ORG_USER_LOOKUP_SCHEMA } },
     async handler({ ctx, query, orgId, services, authorize }) {
       await authorize('org.users:read', everyUser);
       const members = await findHumanMembersMatching(services.db, orgId, query.query?.trim(), query.limit ?? LOOKUP_DEFAULT_LIMIT);
@@ -99,6 +116,8 @@ export const currentOrgRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     body: addMemberBodySchema,
+    summary: 'Adds an existing user to the active org, by login or email, with a role.',
+    responses: { 200: MEMBER_ADDED_SCHEMA },
     async handler(route) {
       const { ctx, orgId, body, authorize } = route;
       await authorize('org.users:add', everyUser);
@@ -113,6 +132,8 @@ export const currentOrgRoutes: RouteModule = (routes) => {
     level: 'org',
     params: userIdParams,
     body: memberRoleBodySchema,
+    summary: 'Changes the role of a member of the active org (ends their sessions).',
+    responses: { 200: MESSAGE_SCHEMA },
     async handler(route) {
       const { ctx, orgId, params, body, authorize, services } = route;
       await authorize('org.users:write', oneUser(params.userId), { targetUser: await membershipTarget(services.db, params.userId) });
@@ -126,6 +147,8 @@ export const currentOrgRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: userIdParams,
+    summary: 'Removes a member from the active org (ends their sessions).',
+    responses: { 200: MESSAGE_SCHEMA },
     async handler(route) {
       const { ctx, orgId, params, authorize, services } = route;
       await authorize('org.users:remove', oneUser(params.userId), { targetUser: await membershipTarget(services.db, params.userId) });
@@ -138,6 +161,8 @@ export const currentOrgRoutes: RouteModule = (routes) => {
     path: '/api/org/preferences',
     access: 'authenticated',
     level: 'org',
+    summary: 'Reads the preferences of the active org: home dashboard, timezone, theme.',
+    responses: { 200: PREFERENCES_SCHEMA },
     async handler({ ctx, orgId, services, authorize }) {
       await authorize('orgs.preferences:read');
       ctx.body = await readPreferences(services.db, 'org', orgId);
@@ -150,6 +175,8 @@ export const currentOrgRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     body: preferencesSchema,
+    summary: 'Replaces the preferences of the active org (an omitted field goes back to its default).',
+    responses: { 200: PREFERENCES_SCHEMA },
     async handler({ ctx, orgId, body, principal, services, authorize }) {
       await authorize('orgs.preferences:write');
       const now = services.clock.now();

@@ -43,6 +43,13 @@ export const addMemberBodySchema = {
 
 export const memberRoleBodySchema = { type: 'object', properties: { role: orgRoleSchema }, required: ['role'], additionalProperties: false } as const;
 
+/** The answer of adding a member: who was added. */
+export const MEMBER_ADDED_SCHEMA = {
+  type: 'object',
+  properties: { message: { type: 'string' }, userId: { type: 'string' } },
+  required: ['message', 'userId'],
+} as const;
+
 /** What the policy needs of the user a role change or removal is about (a server admin is protected). */
 export async function membershipTarget(db: Knex, userId: string): Promise<{ server_admin: boolean }> {
   const user = await findUserById(db, userId);

@@ -18,12 +18,13 @@ import {
   addMemberByLoginOrEmail,
   changeMemberRole,
   listOrgMembers,
+  MEMBER_ADDED_SCHEMA,
   memberRoleBodySchema,
   membershipTarget,
   removeMember,
   type Caller,
 } from './members.ts';
-import { normalizeAddress, presentOrg, presentOrgSummary } from './presenter.ts';
+import { MESSAGE_SCHEMA, normalizeAddress, ORG_MEMBERS_PAGE_SCHEMA, ORG_SCHEMA, ORGS_PAGE_SCHEMA, presentOrg, presentOrgSummary } from './presenter.ts';
 import {
   DEFAULT_ORG_ID,
   deleteOrgAndDependents,
@@ -127,6 +128,8 @@ export const orgRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     query: searchQuerySchema,
+    summary: 'Lists the orgs of the server, by name (server admin).',
+    responses: { 200: ORGS_PAGE_SCHEMA },
     async handler({ ctx, query, services, authorize }) {
       await authorize('orgs:read');
       const page = pageOf(query);
@@ -140,6 +143,8 @@ export const orgRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     body: { type: 'object', properties: { name: nonBlankNameSchema }, required: ['name'], additionalProperties: false },
+    summary: 'Creates an org; the caller becomes its Admin.',
+    responses: { 201: ORG_SCHEMA },
     async handler(route) {
       const { ctx, body, principal, services, authorize } = route;
       await authorize('orgs:create');
@@ -179,6 +184,8 @@ export const orgRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     params: { type: 'object', properties: { name: { type: 'string', minLength: 1, maxLength: 190 } }, required: ['name'] },
+    summary: 'Reads an org found by its name.',
+    responses: { 200: ORG_SCHEMA },
     async handler(route) {
       const { ctx, params, services, authorize } = route;
       // The name must be resolved before the policy can be asked in the org; an unknown name is
@@ -199,6 +206,8 @@ export const orgRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     params: orgIdParams,
+    summary: 'Reads an org: name, address, billing email.',
+    responses: { 200: ORG_SCHEMA },
     async handler(route) {
       const { ctx, params, authorize } = route;
       await authorize('orgs:read', orgResource(params.id), { orgId: params.id });
@@ -213,6 +222,8 @@ export const orgRoutes: RouteModule = (routes) => {
     level: 'server',
     params: orgIdParams,
     body: orgUpdateBodySchema,
+    summary: 'Changes the name, address or billing email of an org.',
+    responses: { 200: ORG_SCHEMA },
     async handler(route) {
       const { ctx, params, body, authorize } = route;
       await authorize('orgs:write', orgResource(params.id), { orgId: params.id });
@@ -226,6 +237,8 @@ export const orgRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     params: orgIdParams,
+    summary: 'Deletes an org with its teams, service accounts and resources.',
+    responses: { 200: MESSAGE_SCHEMA },
     async handler({ ctx, params, principal, services, authorize }) {
       await authorize('orgs:delete', orgResource(params.id));
       if (params.id === DEFAULT_ORG_ID) throw new BadRequestError(`the default org ${DEFAULT_ORG_ID} cannot be deleted`);
@@ -257,6 +270,8 @@ export const orgRoutes: RouteModule = (routes) => {
     level: 'server',
     params: orgIdParams,
     query: searchQuerySchema,
+    summary: 'Lists the people of an org with their roles.',
+    responses: { 200: ORG_MEMBERS_PAGE_SCHEMA },
     async handler({ ctx, params, query, services, authorize }) {
       await authorize('org.users:read', orgResource(params.id), { orgId: params.id });
       ctx.body = await listOrgMembers(services.db, params.id, query);
@@ -270,6 +285,8 @@ export const orgRoutes: RouteModule = (routes) => {
     level: 'server',
     params: orgIdParams,
     body: addMemberBodySchema,
+    summary: 'Adds an existing user to an org, by login or email, with a role.',
+    responses: { 200: MEMBER_ADDED_SCHEMA },
     async handler(route) {
       const { ctx, params, body, authorize } = route;
       await authorize('org.users:add', orgResource(params.id), { orgId: params.id });
@@ -284,6 +301,8 @@ export const orgRoutes: RouteModule = (routes) => {
     level: 'server',
     params: memberParams,
     body: memberRoleBodySchema,
+    summary: 'Changes the org role of a member (ends their sessions).',
+    responses: { 200: MESSAGE_SCHEMA },
     async handler(route) {
       const { ctx, params, body, authorize, services } = route;
       await authorize('org.users:write', orgResource(params.id), { orgId: params.id, targetUser: await membershipTarget(services.db, params.userId) });
@@ -297,6 +316,8 @@ export const orgRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     params: memberParams,
+    summary: 'Removes a member from an org (ends their sessions).',
+    responses: { 200: MESSAGE_SCHEMA },
     async handler(route) {
       const { ctx, params, authorize, services } = route;
       await authorize('org.users:remove', orgResource(params.id), { orgId: params.id, targetUser: await membershipTarget(services.db, params.userId) });

@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import { QUOTA_TARGETS, type Config, type QuotaTarget } from '../config.ts';
 import type { Tx } from '../db/transaction.ts';
 import { countLiveTokensOfOne } from '../identity/api-tokens.store.ts';
-import { assertWithinQuota, findQuotaOverrides, lockQuotaOwner } from './store.ts';
+import { assertWithinQuota, findQuotaOverrides, lockQuotaOwner, UNLIMITED } from './store.ts';
 
 export { QUOTA_TARGETS, type QuotaTarget };
 
@@ -43,6 +43,18 @@ export async function orgQuotaLimits(db: Knex, config: Config, orgId: string): P
   const overrides = await findQuotaOverrides(db, 'org', orgId);
   return Object.fromEntries(QUOTA_TARGETS.map((target) => [target, overrides.get(target) ?? config.quotaDefaults[target]])) as Record<QuotaTarget, number>;
 }
+
+/** One quota of an org as the API shows it (-1: unlimited). */
+export const ORG_QUOTA_SCHEMA = {
+  type: 'object',
+  properties: {
+    orgId: { type: 'string' },
+    target: { enum: QUOTA_TARGETS },
+    limit: { type: 'integer', minimum: UNLIMITED },
+    used: { type: 'integer', minimum: 0 },
+  },
+  required: ['orgId', 'target', 'limit', 'used'],
+} as const;
 
 /** The org's quotas as the API shows them: `[{orgId, target, limit, used}]` (api_keys: the limit per service account). */
 export async function presentOrgQuotas(db: Knex, config: Config, orgId: string, now: number) {

@@ -7,9 +7,9 @@ import { ownRecord } from '../http/subject.ts';
 import { findTargetUser, globalUser, userIdParams } from '../identity/admin-users.target.ts';
 import { userTarget } from '../identity/session-revocation.ts';
 import { findOrgById } from '../orgs/store.ts';
-import { presentOrgQuotas, QUOTA_TARGETS } from './org-quotas.ts';
+import { ORG_QUOTA_SCHEMA, presentOrgQuotas, QUOTA_TARGETS } from './org-quotas.ts';
 import { MAX_QUOTA_LIMIT, UNLIMITED, writeQuota } from './store.ts';
-import { USER_QUOTA_TARGETS, userQuotas } from './user-quotas.ts';
+import { USER_QUOTA_TARGETS, USER_QUOTAS_SCHEMA, userQuotas } from './user-quotas.ts';
 
 /** A limit the column holds (a signed 32-bit integer): -1 is unlimited, anything above the range is 400, not a database error. */
 const quotaLimitSchema = { type: 'integer', minimum: UNLIMITED, maximum: MAX_QUOTA_LIMIT } as const;
@@ -23,6 +23,8 @@ export const quotaRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     params: orgParams,
+    summary: 'Lists the quotas of an org with what each has used.',
+    responses: { 200: { type: 'array', items: ORG_QUOTA_SCHEMA } },
     async handler({ ctx, params, services, authorize }) {
       // Asked of the org itself: its admins read its quotas (server admins administer every org).
       await authorize('orgs.quotas:read', { kind: 'orgs', id: params.orgId }, { orgId: params.orgId });
@@ -42,6 +44,8 @@ export const quotaRoutes: RouteModule = (routes) => {
       required: ['orgId', 'target'],
     },
     body: { type: 'object', properties: { limit: quotaLimitSchema }, required: ['limit'], additionalProperties: false },
+    summary: 'Sets the limit of one quota of an org (server admin).',
+    responses: { 200: ORG_QUOTA_SCHEMA },
     async handler({ ctx, params, body, principal, services, authorize }) {
       // Raising its own quota is not an org admin's call: orgs.quotas:write is a server-admin action.
       await authorize('orgs.quotas:write', { kind: 'orgs', id: params.orgId }, { orgId: params.orgId });
@@ -66,6 +70,8 @@ export const quotaRoutes: RouteModule = (routes) => {
     path: '/api/user/quotas',
     access: 'authenticated',
     level: 'server',
+    summary: 'Lists the quotas of the caller with what each has used.',
+    responses: { 200: USER_QUOTAS_SCHEMA },
     async handler({ ctx, principal, services, authorize }) {
       await authorize('users.quotas:read', ownRecord(principal));
       ctx.body = await userQuotas(services.db, principal.user.id, services.clock.now());
@@ -87,6 +93,8 @@ export const quotaRoutes: RouteModule = (routes) => {
       required: ['target', 'limit'],
       additionalProperties: false,
     },
+    summary: 'Sets the limit of one quota of a user (server admin).',
+    responses: { 200: USER_QUOTAS_SCHEMA },
     async handler({ ctx, params, body, principal, services, authorize }) {
       await authorize('users.quotas:write', globalUser(params.userId));
       const user = await findTargetUser(services.db, params.userId);

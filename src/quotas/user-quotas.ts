@@ -13,6 +13,21 @@ export async function userQuotaLimit(db: Knex, userId: string, target: UserQuota
   return (await findQuotaOverrides(db, 'user', userId)).get(target) ?? UNLIMITED;
 }
 
+/** A user's quotas as the API shows them (-1: unlimited). */
+export const USER_QUOTAS_SCHEMA = {
+  type: 'array',
+  items: {
+    type: 'object',
+    properties: {
+      userId: { type: 'string' },
+      target: { enum: USER_QUOTA_TARGETS },
+      limit: { type: 'integer', minimum: UNLIMITED },
+      used: { type: 'integer', minimum: 0 },
+    },
+    required: ['userId', 'target', 'limit', 'used'],
+  },
+} as const;
+
 export async function userQuotas(db: Knex, userId: string, now: number) {
   const overrides = await findQuotaOverrides(db, 'user', userId);
   return [{ userId, target: 'api_keys', limit: overrides.get('api_keys') ?? UNLIMITED, used: await countLiveTokensOfOne(db, 'pat', userId, now) }];

@@ -8,7 +8,8 @@ import { actorOf } from '../http/actor.ts';
 import { BadRequestError, ConflictError } from '../errors.ts';
 import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
-import { presentTeam } from './presenter.ts';
+import { MESSAGE_SCHEMA } from '../orgs/presenter.ts';
+import { presentTeam, TEAM_CREATED_SCHEMA, TEAM_SCHEMA, TEAMS_PAGE_SCHEMA } from './presenter.ts';
 import {
   countMembersOfTeams,
   deleteTeam,
@@ -48,6 +49,8 @@ export const teamRoutes: RouteModule = (routes) => {
       required: ['name'],
       additionalProperties: false,
     },
+    summary: 'Creates a team in the active org; the caller becomes its admin.',
+    responses: { 201: TEAM_CREATED_SCHEMA },
     async handler({ ctx, body, principal, orgId, services, authorize }) {
       await authorize('teams:create');
       const name = teamName(body.name);
@@ -90,6 +93,8 @@ export const teamRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     query: searchQuerySchema,
+    summary: 'Lists the teams of the active org the caller may read, by name.',
+    responses: { 200: TEAMS_PAGE_SCHEMA },
     async handler({ ctx, query, orgId, services, authorize, filter }) {
       await authorize('teams:read');
       const page = pageOf(query);
@@ -113,6 +118,8 @@ export const teamRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: teamIdParams,
+    summary: 'Reads a team with its member count.',
+    responses: { 200: TEAM_SCHEMA },
     async handler({ ctx, params, orgId, services, authorize }) {
       await authorize('teams:read', teamResource(params.id));
       const team = await findTeamOrFail(services.db, orgId, params.id);
@@ -133,6 +140,8 @@ export const teamRoutes: RouteModule = (routes) => {
       minProperties: 1,
       additionalProperties: false,
     },
+    summary: 'Renames a team or changes its email.',
+    responses: { 200: TEAM_SCHEMA },
     async handler({ ctx, params, body, principal, orgId, services, authorize }) {
       await authorize('teams:write', teamResource(params.id));
       const name = body.name === undefined ? undefined : teamName(body.name);
@@ -167,6 +176,8 @@ export const teamRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: teamIdParams,
+    summary: 'Deletes a team with its memberships.',
+    responses: { 200: MESSAGE_SCHEMA },
     async handler({ ctx, params, principal, orgId, services, authorize }) {
       await authorize('teams:delete', teamResource(params.id));
       const now = services.clock.now();

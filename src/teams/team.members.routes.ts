@@ -10,7 +10,8 @@ import { actorOf } from '../http/actor.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import { listPage, listQuerySchema, pageOf } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
-import { presentTeamMember } from './presenter.ts';
+import { MESSAGE_SCHEMA } from '../orgs/presenter.ts';
+import { presentTeamMember, TEAM_MEMBER_SCHEMA, TEAM_MEMBERS_PAGE_SCHEMA } from './presenter.ts';
 import {
   deleteTeamMember,
   findMembersOfTeamPage,
@@ -44,6 +45,8 @@ export const teamMemberRoutes: RouteModule = (routes) => {
     level: 'org',
     params: teamIdParams,
     query: listQuerySchema,
+    summary: 'Lists the members of a team with their permission (0 Member, 4 Admin).',
+    responses: { 200: TEAM_MEMBERS_PAGE_SCHEMA },
     async handler({ ctx, params, query, orgId, services, authorize }) {
       await authorize('teams:read', teamResource(params.id));
       const team = await findTeamOrFail(services.db, orgId, params.id);
@@ -64,6 +67,8 @@ export const teamMemberRoutes: RouteModule = (routes) => {
       required: ['userId'],
       additionalProperties: false,
     },
+    summary: 'Adds a user of the org to a team, as Member.',
+    responses: { 200: TEAM_MEMBER_SCHEMA },
     async handler({ ctx, params, body, principal, orgId, services, authorize }) {
       await authorize('team.permissions:write', teamResource(params.id));
       const now = services.clock.now();
@@ -99,6 +104,8 @@ export const teamMemberRoutes: RouteModule = (routes) => {
       required: ['permission'],
       additionalProperties: false,
     },
+    summary: 'Sets the permission of a team member (0 Member, 4 Admin).',
+    responses: { 200: TEAM_MEMBER_SCHEMA },
     async handler({ ctx, params, body, principal, orgId, services, authorize }) {
       const { permission } = body;
       // Making someone an admin hands out the team-admin rights: the caller must hold them itself.
@@ -134,6 +141,8 @@ export const teamMemberRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: memberParams,
+    summary: 'Removes a member from a team.',
+    responses: { 200: MESSAGE_SCHEMA },
     async handler({ ctx, params, principal, orgId, services, authorize }) {
       await authorize('team.permissions:write', teamResource(params.id));
       const now = services.clock.now();

@@ -3,6 +3,7 @@ import { recordAudit } from '../audit/writer.ts';
 import { actorOf } from '../http/actor.ts';
 import type { RouteModule } from '../http/route.ts';
 import { preferencesSchema, readPreferences, writePreferences } from '../preferences/store.ts';
+import { PREFERENCES_SCHEMA } from '../orgs/presenter.ts';
 import { findTeamOrFail, teamAuditTarget, teamIdParams, teamResource } from './team-target.ts';
 
 export const teamPreferenceRoutes: RouteModule = (routes) => {
@@ -12,6 +13,8 @@ export const teamPreferenceRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: teamIdParams,
+    summary: 'Reads the preferences of a team: home dashboard, timezone, theme.',
+    responses: { 200: PREFERENCES_SCHEMA },
     async handler({ ctx, params, orgId, services, authorize }) {
       await authorize('teams:read', teamResource(params.id));
       const team = await findTeamOrFail(services.db, orgId, params.id);
@@ -26,6 +29,8 @@ export const teamPreferenceRoutes: RouteModule = (routes) => {
     level: 'org',
     params: teamIdParams,
     body: preferencesSchema,
+    summary: 'Replaces the preferences of a team (an omitted field goes back to its default).',
+    responses: { 200: PREFERENCES_SCHEMA },
     async handler({ ctx, params, body, principal, orgId, services, authorize }) {
       await authorize('teams:write', teamResource(params.id));
       const now = services.clock.now();
