@@ -30,10 +30,10 @@ describe('server administration: stats and settings', () => {
     });
   }
 
-  it('counts users, service accounts, orgs, teams, folders, dashboards, alert rules and active sessions', async () => {
+  it('counts users, service accounts, orgs, teams, folders, dashboards, alert rules, connectors and active sessions', async () => {
     const stats = async () => (await api(app, serverAdmin).get('/api/admin/stats')).body;
     const before = await stats();
-    expect(Object.keys(before).sort()).to.deep.equal(['activeSessions', 'alertRules', 'dashboards', 'folders', 'orgs', 'serviceAccounts', 'teams', 'users']);
+    expect(Object.keys(before).sort()).to.deep.equal(['activeSessions', 'alertRules', 'connectors', 'dashboards', 'folders', 'orgs', 'serviceAccounts', 'teams', 'users']);
 
     const user = await createUser(app);
     await buildServiceAccount(app);
@@ -55,6 +55,7 @@ describe('server administration: stats and settings', () => {
       isPaused: false,
     };
     expect((await api(app, serverAdmin).post('/api/v1/provisioning/alert-rules', rule)).status).to.equal(201);
+    expect((await api(app, serverAdmin).post('/api/connectors', { name: 'Stats deploys', type: 'changes' })).status).to.equal(201);
 
     const after = await stats();
     expect(after).to.deep.equal({
@@ -65,6 +66,7 @@ describe('server administration: stats and settings', () => {
       folders: before.folders + 1,
       dashboards: before.dashboards + 1,
       alertRules: before.alertRules + 1,
+      connectors: before.connectors + 1,
       activeSessions: before.activeSessions + 1,
     });
     expect(after.users).to.equal(await app.count('users', { is_service_account: false }));

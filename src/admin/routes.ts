@@ -19,9 +19,10 @@ const STATS_SCHEMA = {
     folders: count,
     dashboards: count,
     alertRules: count,
+    connectors: count,
     activeSessions: count,
   },
-  required: ['users', 'serviceAccounts', 'orgs', 'teams', 'folders', 'dashboards', 'alertRules', 'activeSessions'],
+  required: ['users', 'serviceAccounts', 'orgs', 'teams', 'folders', 'dashboards', 'alertRules', 'connectors', 'activeSessions'],
 } as const;
 
 /** Every variable by name with its value: a map, since the variables grow with the service. */
@@ -37,11 +38,10 @@ export const adminRoutes: RouteModule = (routes) => {
     path: '/api/admin/stats',
     access: 'authenticated',
     level: 'server',
-    summary: 'Counts users, service accounts, orgs, teams, folders, dashboards, alert rules and active sessions (server admin).',
+    summary: 'Counts users, service accounts, orgs, teams, folders, dashboards, alert rules, connectors and active sessions (server admin).',
     responses: { 200: STATS_SCHEMA },
     async handler({ ctx, services, authorize }) {
       await authorize('server.stats:read');
-      // Connectors are not counted: the service has no connectors yet.
       const [resources, activeSessions] = await Promise.all([
         countResources(services.db),
         countLiveSessions(services.db, services.clock.now(), services.config.session),

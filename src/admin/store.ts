@@ -14,10 +14,11 @@ export interface ResourceCounts {
   folders: number;
   dashboards: number;
   alertRules: number;
+  connectors: number;
 }
 
 export async function countResources(db: Knex): Promise<ResourceCounts> {
-  const [users, serviceAccounts, orgs, teams, folders, dashboards, alertRules] = await Promise.all([
+  const [users, serviceAccounts, orgs, teams, folders, dashboards, alertRules, connectors] = await Promise.all([
     count(db('users').where('is_service_account', false)),
     count(db('users').where('is_service_account', true)),
     count(db('orgs')),
@@ -25,6 +26,7 @@ export async function countResources(db: Knex): Promise<ResourceCounts> {
     count(db('folders')),
     count(db('dashboards')),
     count(db('alert_rules')),
+    count(db('connectors')),
   ]);
-  return { users, serviceAccounts, orgs, teams, folders, dashboards, alertRules };
+  return { users, serviceAccounts, orgs, teams, folders, dashboards, alertRules, connectors };
 }
