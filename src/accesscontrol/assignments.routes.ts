@@ -11,6 +11,7 @@ import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { findUserById } from '../identity/users.store.ts';
 import { assigneeOrFail, assignRole, listAssignedRoles, replaceAssignedRoles, teamAssignee, unassignRole, userAssignee, type Assignee } from './assignments.ts';
+import { ASSIGNED_ROLE_PAGE_SCHEMA, MESSAGE_SCHEMA, PERMISSION_MAP_SCHEMA } from './presenter.ts';
 import { subjectOfUser } from './roles.ts';
 import { isOrgMember } from '../orgs/store.ts';
 
@@ -39,6 +40,12 @@ const replaced = (assignee: Assignee, change: { added: string[]; removed: string
   ...change,
 });
 
+const ROLES_REPLACED_SCHEMA = {
+  type: 'object',
+  properties: { message: { type: 'string' }, added: { type: 'array', items: roleUid }, removed: { type: 'array', items: roleUid } },
+  required: ['message', 'added', 'removed'],
+} as const;
+
 export const roleAssignmentRoutes: RouteModule = (routes) => {
   routes.add({
     method: 'get',
@@ -47,6 +54,8 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
     level: 'org',
     params: userParams,
     query: listQuery,
+    summary: 'The roles assigned to a user of the active org (with its global assignments), one page.',
+    responses: { 200: ASSIGNED_ROLE_PAGE_SCHEMA },
     async handler({ ctx, params, query, orgId, services, authorize }) {
       await authorize('roles:read');
       const assignee = assigneeOrFail(await userAssignee(services.db, orgId, params.userId, false));
@@ -61,6 +70,8 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
     level: 'org',
     params: userParams,
     body: { type: 'object', properties: { roleUid, global: { type: 'boolean' } }, required: ['roleUid'], additionalProperties: false },
+    summary: 'Assigns a role to a user in the active org, or in every org (global).',
+    responses: { 200: MESSAGE_SCHEMA },
     async handler(route) {
       const { ctx, body, params, orgId, services } = route;
       await assignRole(route, await userAssignee(services.db, orgId, params.userId, body.global === true), body.roleUid);
@@ -75,6 +86,8 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
     level: 'org',
     params: userRoleParams,
     query: globalQuery,
+    summary: 'Unassigns a role from a user in the active org, or a global assignment.',
+    responses: { 200: MESSAGE_SCHEMA },
     async handler(route) {
       const { ctx, params, query, orgId, services } = route;
       await unassignRole(route, await userAssignee(services.db, orgId, params.userId, query.global === true), params.roleUid);
@@ -89,6 +102,8 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
     level: 'org',
     params: userParams,
     body: { type: 'object', properties: { roleUids: roleUidsSchema, global: { type: 'boolean' } }, required: ['roleUids'], additionalProperties: false },
+    summary: "Makes the listed roles a user's roles in the active org (or its global ones); managed roles stay.",
+    responses: { 200: ROLES_REPLACED_SCHEMA },
     async handler(route) {
       const { ctx, body, params, orgId, services } = route;
       const request = await userAssignee(services.db, orgId, params.userId, body.global === true);
@@ -104,6 +119,8 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
     level: 'org',
     params: teamParams,
     query: listQuery,
+    summary: 'The roles assigned to a team of the active org, one page.',
+    responses: { 200: ASSIGNED_ROLE_PAGE_SCHEMA },
     async handler({ ctx, params, query, orgId, services, authorize }) {
       await authorize('roles:read');
       const assignee = assigneeOrFail(await teamAssignee(services.db, orgId, params.teamId));
@@ -118,6 +135,8 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
     level: 'org',
     params: teamParams,
     body: { type: 'object', properties: { roleUid }, required: ['roleUid'], additionalProperties: false },
+    summary: 'Assigns a role to a team of the active org.',
+    responses: { 200: MESSAGE_SCHEMA },
     async handler(route) {
       const { ctx, body, params, orgId, services } = route;
       await assignRole(route, await teamAssignee(services.db, orgId, params.teamId), body.roleUid);
@@ -131,6 +150,8 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: teamRoleParams,
+    summary: 'Unassigns a role from a team of the active org.',
+    responses: { 200: MESSAGE_SCHEMA },
     async handler(route) {
       const { ctx, params, orgId, services } = route;
       await unassignRole(route, await teamAssignee(services.db, orgId, params.teamId), params.roleUid);
@@ -145,6 +166,8 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
     level: 'org',
     params: teamParams,
     body: { type: 'object', properties: { roleUids: roleUidsSchema }, required: ['roleUids'], additionalProperties: false },
+    summary: "Makes the listed roles a team's roles; managed roles stay.",
+    responses: { 200: ROLES_REPLACED_SCHEMA },
     async handler(route) {
       const { ctx, body, params, orgId, services } = route;
       const request = await teamAssignee(services.db, orgId, params.teamId);
@@ -159,6 +182,8 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: userParams,
+    summary: 'What a user of the active org may do: each action with the scopes it holds it on.',
+    responses: { 200: PERMISSION_MAP_SCHEMA },
     async handler({ ctx, params, orgId, services, authorize, permissions }) {
       await authorize('users.permissions:read', { kind: 'users', id: params.userId });
       const user = await findUserById(services.db, params.userId);

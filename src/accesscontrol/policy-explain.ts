@@ -101,6 +101,13 @@ export async function redactDecision(decision: Decision, subjectId: string, name
   return { allow: decision.allow, reasons };
 }
 
+/** What redactDecision answers. */
+export const DECISION_SCHEMA = {
+  type: 'object',
+  properties: { allow: { type: 'boolean' }, reasons: { type: 'array', items: { type: 'string' } } },
+  required: ['allow', 'reasons'],
+} as const;
+
 /** A refusal the policy gives because the resource itself is malformed: bad input, not a deny. */
 export function resourceProblem(decision: Decision): string | undefined {
   return decision.reasons.find((reason) => reason.startsWith('unknown resource kind ') || reason.startsWith('resource must be '));
@@ -120,6 +127,49 @@ export type Grant =
   | { roleUid: string; action: string; scope: string; inheritedFrom?: string; via?: RoleRoute }
   | { legacyAcl: { level: number; principal: string }; scope: string; inheritedFrom?: string }
   | { reason: string };
+
+const text = { type: 'string' } as const;
+const roleRouteSchema = {
+  type: 'object',
+  properties: { direct: { const: true }, orgRole: text, teams: { type: 'array', items: text }, serverAdmin: { const: true } },
+} as const;
+const aclGrantSchema = {
+  type: 'object',
+  properties: {
+    legacyAcl: { type: 'object', properties: { level: { type: 'integer' }, principal: text }, required: ['level', 'principal'] },
+    scope: text,
+    inheritedFrom: text,
+  },
+  required: ['legacyAcl', 'scope'],
+} as const;
+const reasonSchema = { type: 'object', properties: { reason: text }, required: ['reason'] } as const;
+
+/** A grant of a member (user or service account): a role's with the member's path to it, an ACL's or a bare reason. */
+export const MEMBER_GRANT_SCHEMA = {
+  anyOf: [
+    {
+      type: 'object',
+      properties: { roleUid: text, action: text, scope: text, inheritedFrom: text, via: roleRouteSchema },
+      required: ['roleUid', 'action', 'scope', 'via'],
+    },
+    aclGrantSchema,
+    reasonSchema,
+  ],
+} as const;
+
+/** A grant a team or an org role holds itself: a role's without a path to it. */
+export const HELD_GRANT_SCHEMA = {
+  anyOf: [
+    { type: 'object', properties: { roleUid: text, action: text, scope: text, inheritedFrom: text }, required: ['roleUid', 'action', 'scope'] },
+    aclGrantSchema,
+    reasonSchema,
+  ],
+} as const;
+
+/** A grant of a role, listed under that role: what it holds where. */
+export const ROLE_OWN_GRANT_SCHEMA = {
+  anyOf: [{ type: 'object', properties: { action: text, scope: text, inheritedFrom: text }, required: ['action', 'scope'] }, aclGrantSchema, reasonSchema],
+} as const;
 
 const ROLE_GRANT = /^role (\S+) grants (\S+) on (\S+)$/;
 const ACL_GRANT = /^legacy ACL grants level (\d+) on (\S+) to (\S+)$/;

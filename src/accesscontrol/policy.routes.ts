@@ -16,7 +16,16 @@ import { findUserById } from '../identity/users.store.ts';
 import { isOrgMember } from '../orgs/store.ts';
 import { findTeamInOrg, findTeamsByIds } from '../teams/store.ts';
 import { ACTIONS, type Action } from './actions.ts';
-import { grantsOf, redactDecision, resourceProblem, type Grant } from './policy-explain.ts';
+import {
+  DECISION_SCHEMA,
+  grantsOf,
+  HELD_GRANT_SCHEMA,
+  MEMBER_GRANT_SCHEMA,
+  redactDecision,
+  resourceProblem,
+  ROLE_OWN_GRANT_SCHEMA,
+  type Grant,
+} from './policy-explain.ts';
 import { findOrgMemberUsers } from './policy.store.ts';
 import { subjectOfUser } from './roles.ts';
 
@@ -99,6 +108,96 @@ interface StandIn {
   key: string;
 }
 
+const strings = { type: 'array', items: { type: 'string' } } as const;
+const mapOf = <S>(value: S) => ({ type: 'object', additionalProperties: value }) as const;
+const setOf = mapOf({ const: true } as const);
+
+/** The org's data document (OrgDocument) as the policy reads it. */
+const POLICY_DATA_SCHEMA = {
+  type: 'object',
+  properties: {
+    org_id: { type: ['string', 'null'] },
+    settings: { type: 'object', properties: { legacy_acl_enabled: { type: 'boolean' } }, required: ['legacy_acl_enabled'] },
+    members: mapOf({
+      type: 'object',
+      properties: { role: { enum: ORG_ROLES }, teams: strings, roles: strings },
+      required: ['role', 'teams', 'roles'],
+    } as const),
+    teams: mapOf({ type: 'object', properties: { roles: strings }, required: ['roles'] } as const),
+    builtin_roles: { type: 'object', propertyNames: { enum: ORG_ROLES }, additionalProperties: strings },
+    // role uid -> action -> scope -> true
+    roles: mapOf(mapOf(setOf)),
+    folders: mapOf({ type: 'object', properties: { scopes: strings }, required: ['scopes'] } as const),
+    dashboards: mapOf({ type: 'object', properties: { folder: { type: 'string' } }, required: ['folder'] } as const),
+    alert_rules: mapOf({ type: 'object', properties: { folder: { type: 'string' } }, required: ['folder'] } as const),
+    restricted_connectors: setOf,
+    // scope -> principal -> level
+    legacy_acl: mapOf(mapOf({ type: 'integer' } as const)),
+    chat_agents: mapOf({ type: 'object', properties: { tools: setOf }, required: ['tools'] } as const),
+  },
+  required: [
+    'org_id',
+    'settings',
+    'members',
+    'teams',
+    'builtin_roles',
+    'roles',
+    'folders',
+    'dashboards',
+    'alert_rules',
+    'restricted_connectors',
+    'legacy_acl',
+    'chat_agents',
+  ],
+} as const;
+
+const holderSchema = {
+  type: 'object',
+  properties: { userId: { type: 'string' }, login: { type: 'string' }, name: { type: 'string' }, grants: { type: 'array', items: MEMBER_GRANT_SCHEMA } },
+  required: ['userId', 'login', 'name', 'grants'],
+} as const;
+
+/** Who-can's answer: the action, the resource as the policy names it, and each kind of holder with the grants that give it. */
+const WHO_CAN_SCHEMA = {
+  type: 'object',
+  properties: {
+    action: { type: 'string' },
+    resource: {
+      oneOf: [
+        { type: 'object', properties: { kind: { type: 'string' }, uid: { type: 'string' } }, required: ['kind', 'uid'] },
+        { type: 'object', properties: { kind: { type: 'string' }, id: { type: 'string' } }, required: ['kind', 'id'] },
+      ],
+    },
+    users: { type: 'array', items: holderSchema },
+    serviceAccounts: { type: 'array', items: holderSchema },
+    teams: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { teamId: { type: 'string' }, name: { type: 'string' }, grants: { type: 'array', items: HELD_GRANT_SCHEMA } },
+        required: ['teamId', 'name', 'grants'],
+      },
+    },
+    roles: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { uid: { type: 'string' }, grants: { type: 'array', items: ROLE_OWN_GRANT_SCHEMA } },
+        required: ['uid', 'grants'],
+      },
+    },
+    orgRoles: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { role: { enum: ORG_ROLES }, grants: { type: 'array', items: HELD_GRANT_SCHEMA } },
+        required: ['role', 'grants'],
+      },
+    },
+  },
+  required: ['action', 'resource', 'users', 'serviceAccounts', 'teams', 'roles', 'orgRoles'],
+} as const;
+
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 export const policyRoutes: RouteModule = (routes) => {
@@ -107,6 +206,8 @@ export const policyRoutes: RouteModule = (routes) => {
     path: '/api/access-control/policy-data',
     access: 'authenticated',
     level: 'org',
+    summary: "The data document the policy decides the active org's requests against.",
+    responses: { 200: POLICY_DATA_SCHEMA },
     async handler({ ctx, orgId, services, authorize }) {
       await authorize('policy.data:read', { kind: 'orgs', id: orgId });
       ctx.body = await services.engine.document(orgId);
@@ -124,6 +225,8 @@ export const policyRoutes: RouteModule = (routes) => {
       required: ['action'],
       additionalProperties: false,
     },
+    summary: 'What the policy decides for the caller, or another user of the org, doing an action, and why.',
+    responses: { 200: DECISION_SCHEMA },
     async handler({ ctx, body, principal, orgId, services, authorize, explain, filter }) {
       const aboutAnother = body.userId !== undefined && body.userId !== principal.user.id;
       // The right to ask is the right to read that user's permissions: everyone may read their own.
@@ -156,6 +259,8 @@ export const policyRoutes: RouteModule = (routes) => {
       additionalProperties: false,
     },
     query: { type: 'object', properties: { action: actionSchema }, required: ['action'], additionalProperties: false },
+    summary: 'Who holds an action on a resource of the active org: users, service accounts, teams, roles and org roles, with their grants.',
+    responses: { 200: WHO_CAN_SCHEMA },
     async handler({ ctx, params, query, orgId, services, authorize }) {
       // Everything the answer shows is in the org's policy data: who may export it may ask.
       await authorize('policy.data:read', { kind: 'orgs', id: orgId });

@@ -20,3 +20,52 @@ export function presentRole(row: RoleRow, permissions: Permission[]) {
 export function presentAssignedRole(row: AssignedRoleRow, permissions: Permission[]) {
   return { ...presentRole(row, permissions), globalAssignment: row.assignment_org_id === null };
 }
+
+const roleProperties = {
+  uid: { type: 'string' },
+  name: { type: 'string' },
+  displayName: { type: 'string' },
+  description: { type: 'string' },
+  groupName: { type: 'string' },
+  global: { type: 'boolean' },
+  hidden: { type: 'boolean' },
+  version: { type: 'integer', minimum: 1 },
+  permissions: {
+    type: 'array',
+    items: { type: 'object', properties: { action: { type: 'string' }, scope: { type: 'string' } }, required: ['action', 'scope'] },
+  },
+} as const;
+
+const roleFields = ['uid', 'name', 'displayName', 'description', 'groupName', 'global', 'hidden', 'version', 'permissions'] as const;
+
+/** What presentRole answers. */
+export const ROLE_SCHEMA = { type: 'object', properties: roleProperties, required: roleFields } as const;
+
+/** What presentAssignedRole answers. */
+export const ASSIGNED_ROLE_SCHEMA = {
+  type: 'object',
+  properties: { ...roleProperties, globalAssignment: { type: 'boolean' } },
+  required: [...roleFields, 'globalAssignment'],
+} as const;
+
+/** One page of roles in the list envelope `{totalCount, roles, page, perPage}`. */
+const rolePageSchema = <S extends typeof ROLE_SCHEMA | typeof ASSIGNED_ROLE_SCHEMA>(role: S) =>
+  ({
+    type: 'object',
+    properties: {
+      totalCount: { type: 'integer', minimum: 0 },
+      roles: { type: 'array', items: role },
+      page: { type: 'integer', minimum: 1 },
+      perPage: { type: 'integer', minimum: 1 },
+    },
+    required: ['totalCount', 'roles', 'page', 'perPage'],
+  }) as const;
+
+export const ROLE_PAGE_SCHEMA = rolePageSchema(ROLE_SCHEMA);
+export const ASSIGNED_ROLE_PAGE_SCHEMA = rolePageSchema(ASSIGNED_ROLE_SCHEMA);
+
+/** What a change that returns nothing else answers: `{message}`. */
+export const MESSAGE_SCHEMA = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const;
+
+/** A user's resolved permissions: `{action: [scope]}`. */
+export const PERMISSION_MAP_SCHEMA = { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } } as const;

@@ -10,7 +10,7 @@ import { BadRequestError, ConflictError } from '../errors.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { lockSetting } from '../settings/store.ts';
-import { presentRole } from './presenter.ts';
+import { MESSAGE_SCHEMA, presentRole, ROLE_PAGE_SCHEMA, ROLE_SCHEMA } from './presenter.ts';
 import {
   assertCustomRole,
   assertCustomRoleName,
@@ -58,6 +58,8 @@ export const roleRoutes: RouteModule = (routes) => {
       properties: { ...paginationQuerySchema, includeHidden: { type: 'boolean', default: false } },
       additionalProperties: false,
     },
+    summary: 'The roles the active org sees (its own and the global ones), one page.',
+    responses: { 200: ROLE_PAGE_SCHEMA },
     async handler({ ctx, query, orgId, services, authorize }) {
       await authorize('roles:read');
       const page = pageOf(query);
@@ -76,6 +78,8 @@ export const roleRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: roleUidParams,
+    summary: 'A role the active org sees, with its permissions.',
+    responses: { 200: ROLE_SCHEMA },
     async handler({ ctx, params, orgId, services, authorize }) {
       await authorize('roles:read', roleRef(params.roleUid));
       const role = await resolveRole(services.db, orgId, params.roleUid);
@@ -102,6 +106,8 @@ export const roleRoutes: RouteModule = (routes) => {
       required: ['uid', 'name', 'displayName', 'permissions'],
       additionalProperties: false,
     },
+    summary: 'Creates a custom role in the active org, or a global one (server admins).',
+    responses: { 201: ROLE_SCHEMA },
     async handler({ ctx, body, principal, orgId, services, authorize }) {
       const global = body.global === true;
       // one decision on the role and all it would grant; its shape is checked once it is allowed
@@ -160,6 +166,8 @@ export const roleRoutes: RouteModule = (routes) => {
       required: ['version'],
       additionalProperties: false,
     },
+    summary: 'Changes a custom role at the version last read.',
+    responses: { 200: ROLE_SCHEMA },
     async handler({ ctx, body, params, principal, orgId, services, authorize }) {
       // One decision, asked before the caller learns whether the role exists (an unknown uid is
       // no probe): roles:write on it and, by delegation, every permission it would grant; a
@@ -219,6 +227,8 @@ export const roleRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: roleUidParams,
+    summary: 'Deletes a custom role and its assignments.',
+    responses: { 200: MESSAGE_SCHEMA },
     async handler({ ctx, params, principal, orgId, services, authorize }) {
       // One decision, asked before the caller learns whether the role exists: deleting takes the
       // role's permissions from its holders, the same delegation as a change.

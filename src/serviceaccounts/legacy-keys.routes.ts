@@ -8,12 +8,28 @@ import { actorOf } from '../http/actor.ts';
 import { listPage, pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { createLegacyKey, deleteLegacyKey, migrateLegacyKeys } from './legacy-keys.ts';
-import { presentLegacyKey } from './presenter.ts';
+import { ISSUED_KEY_SCHEMA, LEGACY_KEY_SCHEMA, MESSAGE_SCHEMA, pageSchema, presentLegacyKey } from './presenter.ts';
 import { findLegacyKeysPage, permissionsOfOrgRole, SERVICE_ACCOUNT_ROLES } from './store.ts';
 import { MAX_SECONDS_TO_LIVE } from './tokens.ts';
 import { nonBlankNameSchema } from '../http/schemas.ts';
 
 const everyServiceAccount = { scope: 'serviceaccounts:*' };
+
+/** Each API_KEYS entry with its account and token; `created: false` when it was migrated before. */
+const MIGRATION_SCHEMA = {
+  type: 'object',
+  properties: {
+    migrated: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { name: { type: 'string' }, serviceAccountId: { type: 'string' }, tokenId: { type: 'string' }, created: { type: 'boolean' } },
+        required: ['name', 'serviceAccountId', 'tokenId', 'created'],
+      },
+    },
+  },
+  required: ['migrated'],
+} as const;
 
 export const legacyKeyRoutes: RouteModule = (routes) => {
   routes.add({
@@ -27,6 +43,8 @@ export const legacyKeyRoutes: RouteModule = (routes) => {
       properties: { ...paginationQuerySchema, includeExpired: { type: 'boolean', default: false } },
       additionalProperties: false,
     },
+    summary: "The active org's legacy API keys (live ones unless includeExpired), one page.",
+    responses: { 200: pageSchema('keys', LEGACY_KEY_SCHEMA) },
     async handler({ ctx, query, orgId, services, authorize }) {
       await authorize('serviceaccounts:read', everyServiceAccount);
       const page = pageOf(query);
@@ -54,6 +72,8 @@ export const legacyKeyRoutes: RouteModule = (routes) => {
       required: ['name', 'role'],
       additionalProperties: false,
     },
+    summary: 'Creates a legacy API key in the active org (a hidden service account with one token); its key is shown in this answer only.',
+    responses: { 201: ISSUED_KEY_SCHEMA },
     async handler({ ctx, body, orgId, principal, services, authorize }) {
       // The key acts with the role, so the caller must hold every permission of it (delegation).
       await authorize('serviceaccounts:write', everyServiceAccount, { delegate: await permissionsOfOrgRole(services.db, orgId, body.role) });
@@ -72,6 +92,8 @@ export const legacyKeyRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: { type: 'object', properties: { id: { type: 'string', minLength: 1, maxLength: 40 } }, required: ['id'] },
+    summary: 'Deletes a legacy API key, and its hidden service account once it holds no live key.',
+    responses: { 200: MESSAGE_SCHEMA },
     async handler({ ctx, params, orgId, principal, services, authorize }) {
       await authorize('serviceaccounts:delete', everyServiceAccount);
       const now = services.clock.now();
@@ -85,6 +107,8 @@ export const legacyKeyRoutes: RouteModule = (routes) => {
     path: '/api/serviceaccounts/migrate',
     access: 'authenticated',
     level: 'server',
+    summary: 'Migrates the API_KEYS entries into hidden service accounts of the main org.',
+    responses: { 200: MIGRATION_SCHEMA },
     async handler({ ctx, principal, services, authorize }) {
       await authorize('serviceaccounts:migrate');
       const now = services.clock.now();

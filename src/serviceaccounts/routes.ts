@@ -11,7 +11,16 @@ import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { countLiveTokens, countLiveTokensOfOne } from '../identity/api-tokens.store.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
-import { presentServiceAccount, presentServiceAccountWithTokens, serviceAccountAuditTarget, serviceAccountResource } from './presenter.ts';
+import {
+  MESSAGE_SCHEMA,
+  pageSchema,
+  presentServiceAccount,
+  presentServiceAccountWithTokens,
+  SERVICE_ACCOUNT_SCHEMA,
+  SERVICE_ACCOUNT_WITH_TOKENS_SCHEMA,
+  serviceAccountAuditTarget,
+  serviceAccountResource,
+} from './presenter.ts';
 import {
   deleteServiceAccount,
   findServiceAccountByName,
@@ -45,6 +54,8 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
       required: ['name', 'role'],
       additionalProperties: false,
     },
+    summary: 'Creates a service account in the active org.',
+    responses: { 201: SERVICE_ACCOUNT_SCHEMA },
     async handler({ ctx, body, orgId, principal, services, authorize }) {
       await authorize('serviceaccounts:create', undefined, { delegate: await permissionsOfOrgRole(services.db, orgId, body.role) });
       const now = services.clock.now();
@@ -77,6 +88,8 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     query: searchQuerySchema,
+    summary: "Searches the active org's service accounts by name or login, one page.",
+    responses: { 200: pageSchema('serviceAccounts', SERVICE_ACCOUNT_WITH_TOKENS_SCHEMA) },
     async handler({ ctx, query, orgId, services, authorize }) {
       await authorize('serviceaccounts:read');
       const page = pageOf(query);
@@ -102,6 +115,8 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: serviceAccountIdParams,
+    summary: 'A service account of the active org, with the number of its live tokens.',
+    responses: { 200: SERVICE_ACCOUNT_WITH_TOKENS_SCHEMA },
     async handler({ ctx, params, orgId, services, authorize }) {
       await authorize('serviceaccounts:read', serviceAccountResource(params.id));
       const account = await findServiceAccountOrFail(services.db, orgId, params.id);
@@ -121,6 +136,8 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
       minProperties: 1,
       additionalProperties: false,
     },
+    summary: "Changes a service account's name, role or disabled state.",
+    responses: { 200: SERVICE_ACCOUNT_WITH_TOKENS_SCHEMA },
     async handler({ ctx, body, params, orgId, principal, services, authorize }) {
       const delegate = body.role ? await permissionsOfOrgRole(services.db, orgId, body.role) : undefined;
       await authorize('serviceaccounts:write', serviceAccountResource(params.id), { delegate });
@@ -174,6 +191,8 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: serviceAccountIdParams,
+    summary: 'Deletes a service account and its tokens.',
+    responses: { 200: MESSAGE_SCHEMA },
     async handler({ ctx, params, orgId, principal, services, authorize }) {
       await authorize('serviceaccounts:delete', serviceAccountResource(params.id));
       const now = services.clock.now();

@@ -11,13 +11,29 @@ import type { RouteModule } from '../http/route.ts';
 import { presentTokenMetadata } from '../identity/api-tokens.ts';
 import { findApiTokenOfUser, findApiTokensOfUserPage, revokeApiToken } from '../identity/api-tokens.store.ts';
 import { lockQuotaOwner } from '../quotas/store.ts';
-import { serviceAccountResource } from './presenter.ts';
+import { ISSUED_KEY_SCHEMA, MESSAGE_SCHEMA, pageSchema, serviceAccountResource } from './presenter.ts';
 import { findServiceAccountOrFail } from './store.ts';
 import { issueServiceAccountToken, newTokenSchema } from './tokens.ts';
 import { idSchema } from '../http/schemas.ts';
 
 const accountParams = { type: 'object', properties: { id: idSchema }, required: ['id'] } as const;
 const tokenParams = { type: 'object', properties: { id: idSchema, tokenId: idSchema }, required: ['id', 'tokenId'] } as const;
+
+/** What presentTokenMetadata (identity/api-tokens.ts) answers: dates as ISO strings. */
+const TOKEN_METADATA_SCHEMA = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    created: { type: 'string' },
+    expiration: { type: ['string', 'null'] },
+    lastUsedAt: { type: ['string', 'null'] },
+    isRevoked: { type: 'boolean' },
+    hasExpired: { type: 'boolean' },
+    secondsUntilExpiration: { type: ['integer', 'null'], minimum: 0 },
+  },
+  required: ['id', 'name', 'created', 'expiration', 'lastUsedAt', 'isRevoked', 'hasExpired', 'secondsUntilExpiration'],
+} as const;
 
 const tokenAuditTarget = (token: { id: string; name: string }) => ({ type: 'service_account_token', id: token.id, name: token.name });
 
@@ -29,6 +45,8 @@ export const serviceAccountTokenRoutes: RouteModule = (routes) => {
     level: 'org',
     params: accountParams,
     query: listQuerySchema,
+    summary: 'The tokens of a service account (metadata, never keys), one page.',
+    responses: { 200: pageSchema('tokens', TOKEN_METADATA_SCHEMA) },
     async handler({ ctx, params, query, orgId, services, authorize }) {
       await authorize('serviceaccounts:read', serviceAccountResource(params.id));
       const account = await findServiceAccountOrFail(services.db, orgId, params.id);
@@ -45,6 +63,8 @@ export const serviceAccountTokenRoutes: RouteModule = (routes) => {
     level: 'org',
     params: accountParams,
     body: newTokenSchema,
+    summary: 'Issues a token of a service account; its key is shown in this answer only.',
+    responses: { 201: ISSUED_KEY_SCHEMA },
     async handler({ ctx, body, params, orgId, principal, services, authorize }) {
       await authorize('serviceaccounts:write', serviceAccountResource(params.id));
       const now = services.clock.now();
@@ -77,6 +97,8 @@ export const serviceAccountTokenRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: tokenParams,
+    summary: 'Revokes a token of a service account.',
+    responses: { 200: MESSAGE_SCHEMA },
     async handler({ ctx, params, orgId, principal, services, authorize }) {
       await authorize('serviceaccounts:write', serviceAccountResource(params.id));
       const now = services.clock.now();
