@@ -35,6 +35,7 @@ import {
   type UserRow,
 } from './users.store.ts';
 import { emailSchema, loginSchema, nameSchema, newPasswordSchema, profileSchema } from '../http/schemas.ts';
+import { MESSAGE_SCHEMA, REVOKED_SESSIONS_SCHEMA, USER_PAGE_SCHEMA, USER_SCHEMA } from './user.responses.ts';
 
 const NEW_USER_ROLE = 'Viewer';
 
@@ -63,6 +64,8 @@ export const adminUserRoutes: RouteModule = (routes) => {
     path: '/api/admin/users',
     access: 'authenticated',
     level: 'server',
+    summary: 'Searches the users of the server (not service accounts) by login, email or name.',
+    responses: { 200: USER_PAGE_SCHEMA },
     query: searchQuerySchema,
     async handler({ ctx, query, services, authorize }) {
       await authorize('users:read');
@@ -77,6 +80,8 @@ export const adminUserRoutes: RouteModule = (routes) => {
     path: '/api/admin/users',
     access: 'authenticated',
     level: 'server',
+    summary: 'Creates a user with a password, a Viewer of the default org.',
+    responses: { 201: USER_SCHEMA },
     body: {
       type: 'object',
       properties: {
@@ -120,6 +125,8 @@ export const adminUserRoutes: RouteModule = (routes) => {
     path: '/api/admin/users/:userId',
     access: 'authenticated',
     level: 'server',
+    summary: "Changes a user's name, email or login.",
+    responses: { 200: USER_SCHEMA },
     params: userIdParams,
     body: profileSchema,
     async handler({ ctx, body, params, principal, services, authorize }) {
@@ -138,6 +145,8 @@ export const adminUserRoutes: RouteModule = (routes) => {
     path: '/api/admin/users/:userId',
     access: 'authenticated',
     level: 'server',
+    summary: 'Deletes a user (never yourself or the last server admin).',
+    responses: { 200: MESSAGE_SCHEMA },
     params: userIdParams,
     async handler({ ctx, params, principal, services, authorize }) {
       await authorize('users:delete', globalUser(params.userId));
@@ -164,6 +173,8 @@ export const adminUserRoutes: RouteModule = (routes) => {
     path: '/api/admin/users/:userId/password',
     access: 'authenticated',
     level: 'server',
+    summary: "Sets a user's password and ends all their sessions.",
+    responses: { 200: REVOKED_SESSIONS_SCHEMA },
     params: userIdParams,
     body: { type: 'object', properties: { password: newPasswordSchema }, required: ['password'], additionalProperties: false },
     async handler({ ctx, body, params, principal, services, authorize }) {
@@ -187,6 +198,8 @@ export const adminUserRoutes: RouteModule = (routes) => {
     path: '/api/admin/users/:userId/permissions',
     access: 'authenticated',
     level: 'server',
+    summary: "Grants or removes a user's server admin flag, ending their sessions when it changes.",
+    responses: { 200: MESSAGE_SCHEMA },
     params: userIdParams,
     body: { type: 'object', properties: { isSvcAdmin: { type: 'boolean' } }, required: ['isSvcAdmin'], additionalProperties: false },
     async handler({ ctx, body, params, principal, services, authorize }) {
@@ -211,6 +224,8 @@ export const adminUserRoutes: RouteModule = (routes) => {
     path: '/api/admin/users/:userId/disable',
     access: 'authenticated',
     level: 'server',
+    summary: 'Disables a user and ends their sessions (never yourself or the last server admin).',
+    responses: { 200: MESSAGE_SCHEMA },
     params: userIdParams,
     async handler({ ctx, params, principal, services, authorize }) {
       await authorize('users:disable', globalUser(params.userId));
@@ -236,6 +251,8 @@ export const adminUserRoutes: RouteModule = (routes) => {
     path: '/api/admin/users/:userId/enable',
     access: 'authenticated',
     level: 'server',
+    summary: 'Enables a disabled user.',
+    responses: { 200: MESSAGE_SCHEMA },
     params: userIdParams,
     async handler({ ctx, params, principal, services, authorize }) {
       await authorize('users:enable', globalUser(params.userId));

@@ -11,6 +11,7 @@ import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
 import { presentSession, sessionLimits } from './sessions.ts';
 import { findLiveSessionsOfUserPage, revokeLiveSessionOfUser } from './sessions.store.ts';
 import { findTargetUser, globalUser, userIdParams } from './admin-users.target.ts';
+import { MESSAGE_SCHEMA, REVOKED_SESSIONS_SCHEMA, SESSION_PAGE_SCHEMA } from './user.responses.ts';
 
 export const adminUserSessionRoutes: RouteModule = (routes) => {
   routes.add({
@@ -18,6 +19,8 @@ export const adminUserSessionRoutes: RouteModule = (routes) => {
     path: '/api/admin/users/:userId/auth-tokens',
     access: 'authenticated',
     level: 'server',
+    summary: "A user's live sessions, newest first.",
+    responses: { 200: SESSION_PAGE_SCHEMA },
     params: userIdParams,
     query: listQuerySchema,
     async handler({ ctx, params, query, principal, services, authorize }) {
@@ -35,6 +38,8 @@ export const adminUserSessionRoutes: RouteModule = (routes) => {
     path: '/api/admin/users/:userId/revoke-auth-token',
     access: 'authenticated',
     level: 'server',
+    summary: "Ends one of a user's sessions (not the one you are using).",
+    responses: { 200: MESSAGE_SCHEMA },
     params: userIdParams,
     body: {
       type: 'object',
@@ -68,6 +73,8 @@ export const adminUserSessionRoutes: RouteModule = (routes) => {
     path: '/api/admin/users/:userId/logout',
     access: 'authenticated',
     level: 'server',
+    summary: "Ends all of a user's sessions (not your own: log out instead).",
+    responses: { 200: REVOKED_SESSIONS_SCHEMA },
     params: userIdParams,
     async handler({ ctx, params, principal, services, authorize }) {
       await authorize('users.sessions:write', globalUser(params.userId));

@@ -10,6 +10,7 @@ import { userQuotaLimit } from '../quotas/user-quotas.ts';
 import { newTokenKey, presentTokenMetadata } from './api-tokens.ts';
 import { countLiveTokensOfOne, findApiTokenOfUser, findApiTokensOfUserPage, insertApiToken, revokeApiToken } from './api-tokens.store.ts';
 import { nameSchema } from '../http/schemas.ts';
+import { MESSAGE_SCHEMA, NEW_TOKEN_SCHEMA, TOKEN_PAGE_SCHEMA } from './user.responses.ts';
 
 export const currentUserAccessTokenRoutes: RouteModule = (routes) => {
   routes.add({
@@ -17,6 +18,8 @@ export const currentUserAccessTokenRoutes: RouteModule = (routes) => {
     path: '/api/user/access-tokens',
     access: 'authenticated',
     level: 'server',
+    summary: "The signed-in user's personal access tokens (never their keys), newest first.",
+    responses: { 200: TOKEN_PAGE_SCHEMA },
     query: listQuerySchema,
     async handler({ ctx, query, principal, services, authorize }) {
       await authorize('users.tokens:read', ownRecord(principal));
@@ -31,6 +34,8 @@ export const currentUserAccessTokenRoutes: RouteModule = (routes) => {
     path: '/api/user/access-tokens',
     access: 'authenticated',
     level: 'server',
+    summary: 'Issues a personal access token; the answer is the only one that holds its key.',
+    responses: { 201: NEW_TOKEN_SCHEMA },
     body: {
       type: 'object',
       properties: {
@@ -82,6 +87,8 @@ export const currentUserAccessTokenRoutes: RouteModule = (routes) => {
     path: '/api/user/access-tokens/:id',
     access: 'authenticated',
     level: 'server',
+    summary: "Revokes one of the signed-in user's personal access tokens.",
+    responses: { 200: MESSAGE_SCHEMA },
     params: { type: 'object', properties: { id: { type: 'string', maxLength: 40 } }, required: ['id'] },
     async handler({ ctx, params, principal, services, authorize }) {
       await authorize('users.tokens:write', ownRecord(principal));

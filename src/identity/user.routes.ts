@@ -18,6 +18,7 @@ import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
 import { presentUser } from './user.presenter.ts';
 import { findAuthLabelsOfUsers, findMembershipsOfUser, findUserById, setDefaultOrg, setUserPassword } from './users.store.ts';
 import { newPasswordSchema, profileSchema } from '../http/schemas.ts';
+import { MESSAGE_SCHEMA, PERMISSION_MAP_SCHEMA, USER_PREFERENCES_SCHEMA, USER_SCHEMA } from './user.responses.ts';
 
 async function currentProfile(services: Services, userId: string) {
   const profile = await services.caches.profiles.get(userId, services.clock.now(), async () => {
@@ -55,6 +56,8 @@ export const currentUserRoutes: RouteModule = (routes) => {
     path: '/api/user',
     access: 'authenticated',
     level: 'server',
+    summary: "The signed-in user's profile, orgs and login labels.",
+    responses: { 200: USER_SCHEMA },
     async handler({ ctx, principal, services, authorize }) {
       await authorize('users:read', ownRecord(principal));
       ctx.body = await currentProfile(services, principal.user.id);
@@ -66,6 +69,8 @@ export const currentUserRoutes: RouteModule = (routes) => {
     path: '/api/user',
     access: 'authenticated',
     level: 'server',
+    summary: "Changes the signed-in user's profile (email or login need the current password).",
+    responses: { 200: USER_SCHEMA },
     body: ownProfileSchema,
     async handler({ ctx, body, principal, services, authorize }) {
       await authorize('users:write', ownRecord(principal));
@@ -99,6 +104,8 @@ export const currentUserRoutes: RouteModule = (routes) => {
     path: '/api/user/password',
     access: 'authenticated',
     level: 'server',
+    summary: "Changes the signed-in user's password and ends their other sessions.",
+    responses: { 200: MESSAGE_SCHEMA },
     body: {
       type: 'object',
       properties: {
@@ -138,6 +145,8 @@ export const currentUserRoutes: RouteModule = (routes) => {
     path: '/api/user/preferences',
     access: 'authenticated',
     level: 'server',
+    summary: "The signed-in user's preferences (home dashboard, timezone, theme).",
+    responses: { 200: USER_PREFERENCES_SCHEMA },
     async handler({ ctx, principal, services, authorize }) {
       await authorize('users.preferences:read', ownRecord(principal));
       ctx.body = await readPreferences(services.db, 'user', principal.user.id);
@@ -149,6 +158,8 @@ export const currentUserRoutes: RouteModule = (routes) => {
     path: '/api/user/preferences',
     access: 'authenticated',
     level: 'server',
+    summary: "Replaces the signed-in user's preferences; an omitted one goes back to its default.",
+    responses: { 200: USER_PREFERENCES_SCHEMA },
     body: preferencesSchema,
     async handler({ ctx, body, principal, services, authorize }) {
       await authorize('users.preferences:write', ownRecord(principal));
@@ -171,6 +182,8 @@ export const currentUserRoutes: RouteModule = (routes) => {
     path: '/api/user/using/:orgId',
     access: 'authenticated',
     level: 'server',
+    summary: "Makes one of the signed-in user's orgs their default (active) org.",
+    responses: { 200: MESSAGE_SCHEMA },
     params: { type: 'object', properties: { orgId: { type: 'string', maxLength: 40 } }, required: ['orgId'] },
     async handler({ ctx, params, principal, services, authorize }) {
       // The policy requires membership of the org; an org that does not exist gets the same
@@ -197,6 +210,8 @@ export const currentUserRoutes: RouteModule = (routes) => {
     path: '/api/user/permissions',
     access: 'authenticated',
     level: 'org',
+    summary: 'What the signed-in user holds in the active org: {action: [scope]}.',
+    responses: { 200: PERMISSION_MAP_SCHEMA },
     async handler({ ctx, principal, authorize, permissions }) {
       await authorize('users.permissions:read', ownRecord(principal));
       ctx.body = await permissions();

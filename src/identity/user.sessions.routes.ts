@@ -9,6 +9,7 @@ import { countAuthLinksOfUser, deleteAuthLinkOfUser, findAuthLinkOfUser, findAut
 import { lockUser } from './users.store.ts';
 import { presentSession, sessionLimits } from './sessions.ts';
 import { findLiveSessionsOfUserPage, revokeLiveSessionOfUser } from './sessions.store.ts';
+import { AUTH_LINK_PAGE_SCHEMA, MESSAGE_SCHEMA, SESSION_PAGE_SCHEMA } from './user.responses.ts';
 
 export const currentUserSessionRoutes: RouteModule = (routes) => {
   routes.add({
@@ -16,6 +17,8 @@ export const currentUserSessionRoutes: RouteModule = (routes) => {
     path: '/api/user/tokens',
     access: 'authenticated',
     level: 'server',
+    summary: "The signed-in user's live sessions, newest first.",
+    responses: { 200: SESSION_PAGE_SCHEMA },
     query: listQuerySchema,
     async handler({ ctx, query, principal, services, authorize }) {
       await authorize('users.sessions:read', ownRecord(principal));
@@ -31,6 +34,8 @@ export const currentUserSessionRoutes: RouteModule = (routes) => {
     path: '/api/user/revoke-auth-token',
     access: 'authenticated',
     level: 'server',
+    summary: "Ends one of the signed-in user's sessions.",
+    responses: { 200: MESSAGE_SCHEMA },
     body: {
       type: 'object',
       properties: { authTokenId: { type: 'string', minLength: 1, maxLength: 40 } },
@@ -60,6 +65,8 @@ export const currentUserSessionRoutes: RouteModule = (routes) => {
     path: '/api/user/auth-tokens',
     access: 'authenticated',
     level: 'server',
+    summary: 'The external logins (LDAP, OAuth, SAML) linked to the signed-in user.',
+    responses: { 200: AUTH_LINK_PAGE_SCHEMA },
     query: listQuerySchema,
     async handler({ ctx, query, principal, services, authorize }) {
       await authorize('users.authlinks:read', ownRecord(principal));
@@ -73,6 +80,8 @@ export const currentUserSessionRoutes: RouteModule = (routes) => {
     path: '/api/user/auth-tokens/:id',
     access: 'authenticated',
     level: 'server',
+    summary: 'Unlinks an external login from the signed-in user, unless it is their only way in.',
+    responses: { 200: MESSAGE_SCHEMA },
     params: { type: 'object', properties: { id: { type: 'string', maxLength: 40 } }, required: ['id'] },
     async handler({ ctx, params, principal, services, authorize }) {
       await authorize('users.authlinks:write', ownRecord(principal));
