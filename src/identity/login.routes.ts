@@ -53,6 +53,22 @@ function loginProviders(services: Services) {
 
 const redirectQuery = { type: 'object', properties: { redirect: { type: 'string', maxLength: 2048 } } } as const;
 
+const LOGIN_PROVIDERS_SCHEMA = {
+  type: 'array',
+  items: {
+    type: 'object',
+    properties: {
+      id: { enum: ['local', ...EXTERNAL_PROVIDERS.map((provider) => provider.id)] },
+      name: { type: 'string' },
+      enabled: { type: 'boolean' },
+      url: { type: 'string' },
+    },
+    required: ['id', 'name', 'enabled', 'url'],
+  },
+} as const;
+
+const MESSAGE_SCHEMA = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const;
+
 /** The login page, carrying a same-site `redirect` on to it. */
 function loginPage(redirect: string | undefined): string {
   const target = safeRedirect(redirect);
@@ -101,6 +117,8 @@ export const loginRoutes: RouteModule = (routes) => {
     method: 'get',
     path: '/api/login/providers',
     access: 'public',
+    summary: 'The login providers: each with its enabled flag and where a browser starts it.',
+    responses: { 200: LOGIN_PROVIDERS_SCHEMA },
     async handler({ ctx, services }) {
       ctx.body = loginProviders(services);
     },
@@ -113,6 +131,8 @@ export const loginRoutes: RouteModule = (routes) => {
       path: `/api/login/${provider}`,
       access: 'public',
       query: redirectQuery,
+      summary: `Starts a ${provider === 'local' ? 'local' : 'LDAP'} login: redirects to the login page, carrying the redirect.`,
+      responses: { 302: null },
       async handler({ ctx, query }) {
         ctx.redirect(loginPage(query.redirect));
       },
@@ -134,6 +154,14 @@ export const loginRoutes: RouteModule = (routes) => {
       additionalProperties: false,
     },
     query: redirectQuery,
+    summary: 'Signs in with a login (or email) and password, local or LDAP; sets the session cookie.',
+    responses: {
+      200: {
+        type: 'object',
+        properties: { message: { type: 'string' }, redirectUrl: { type: 'string' } },
+        required: ['message', 'redirectUrl'],
+      },
+    },
     async handler({ ctx, body, query, services }) {
       if (services.config.disableLoginForm) throw new ForbiddenError('password login is disabled on this server');
       const actor = actorOf(ctx);
@@ -205,6 +233,8 @@ export const loginRoutes: RouteModule = (routes) => {
     method: 'post',
     path: '/api/logout',
     access: 'public',
+    summary: 'Ends the session of the cookie, if any, and clears the cookie.',
+    responses: { 200: MESSAGE_SCHEMA },
     async handler({ ctx, services }) {
       await logout(ctx, services);
       ctx.body = { message: 'logged out' };
@@ -215,6 +245,8 @@ export const loginRoutes: RouteModule = (routes) => {
     method: 'get',
     path: '/api/logout',
     access: 'public',
+    summary: 'Ends the session of the cookie, if any, and redirects the browser to the login page.',
+    responses: { 302: null },
     async handler({ ctx, services }) {
       await logout(ctx, services);
       ctx.redirect('/login');

@@ -60,6 +60,21 @@ export function sealPlatformSettings(input: PlatformSettings, previous: StoredPl
   return next;
 }
 
+/** What presentPlatformSettings shows: a section never submitted is null; the API key only as `apiKeySet`. */
+export const PRESENTED_PLATFORM_SETTINGS_SCHEMA = {
+  type: 'object',
+  properties: {
+    llm: {
+      type: ['object', 'null'],
+      properties: { provider: { type: 'string' }, model: { type: 'string' }, baseUrl: { type: 'string' }, apiKeySet: { type: 'boolean' } },
+      required: ['provider', 'model', 'baseUrl', 'apiKeySet'],
+    },
+    connectors: { type: ['object', 'null'], properties: { metricsUrl: { type: 'string' }, logsUrl: { type: 'string' } } },
+    notifications: { type: ['object', 'null'], properties: { email: { type: 'string' }, webhookUrl: { type: 'string' } } },
+  },
+  required: ['llm', 'connectors', 'notifications'],
+} as const;
+
 export function presentPlatformSettings(stored: StoredPlatformSettings | null) {
   const llm = stored?.llm;
   return {

@@ -15,6 +15,7 @@ import { createFirstAdmin, setupFacts, writeSetupChange } from './setup.ts';
 import { anyHumanUserExists } from './users.store.ts';
 import {
   platformSettingsSchema,
+  PRESENTED_PLATFORM_SETTINGS_SCHEMA,
   presentPlatformSettings,
   sealPlatformSettings,
   type PlatformSettings,
@@ -39,11 +40,24 @@ async function setupState(services: Services) {
   };
 }
 
+const SETUP_STATE_SCHEMA = {
+  type: 'object',
+  properties: {
+    adminExists: { type: 'boolean' },
+    complete: { type: 'boolean' },
+    completedAt: { type: ['string', 'null'] },
+    settings: PRESENTED_PLATFORM_SETTINGS_SCHEMA,
+  },
+  required: ['adminExists', 'complete', 'completedAt', 'settings'],
+} as const;
+
 export const setupRoutes: RouteModule = (routes) => {
   routes.add({
     method: 'get',
     path: '/api/setup/config',
     access: 'public',
+    summary: 'The state of setup: whether an admin exists, whether setup is complete, the platform settings.',
+    responses: { 200: SETUP_STATE_SCHEMA },
     async handler({ ctx, services }) {
       ctx.body = await setupState(services);
     },
@@ -63,6 +77,10 @@ export const setupRoutes: RouteModule = (routes) => {
       },
       required: ['name', 'email', 'password'],
       additionalProperties: false,
+    },
+    summary: 'Creates the first user, a server admin, while no user exists; signs it in.',
+    responses: {
+      201: { type: 'object', properties: { userId: { type: 'string' }, orgId: { type: 'string' } }, required: ['userId', 'orgId'] },
     },
     async handler({ ctx, body, services }) {
       const actor = actorOf(ctx);
@@ -93,6 +111,8 @@ export const setupRoutes: RouteModule = (routes) => {
     path: '/api/setup/config',
     access: 'public',
     body: platformSettingsSchema,
+    summary: 'Saves platform settings from the wizard (anyone before the first user, then a server admin).',
+    responses: { 200: SETUP_STATE_SCHEMA },
     async handler(route) {
       const { ctx, body, services, principal } = route;
       const setup = await setupFacts(services.db);
@@ -111,6 +131,8 @@ export const setupRoutes: RouteModule = (routes) => {
     method: 'post',
     path: '/api/setup/complete',
     access: 'public',
+    summary: 'Marks setup complete (anyone before the first user, then a server admin).',
+    responses: { 200: SETUP_STATE_SCHEMA },
     async handler(route) {
       const { ctx, services, principal } = route;
       const setup = await setupFacts(services.db);

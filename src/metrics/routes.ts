@@ -20,6 +20,8 @@ export const metricsRoutes: RouteModule = (routes) => {
     path: '/metrics',
     access: 'public',
     skipAuthentication: true,
+    summary: 'Metrics in Prometheus text format (Authorization: Bearer <METRICS_TOKEN> when one is set).',
+    responses: { 200: null },
     async handler({ ctx, services }) {
       const expected = services.config.metricsToken;
       if (expected) {

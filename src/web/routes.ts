@@ -13,6 +13,8 @@ export const webRoutes: RouteModule = (routes) => {
     method: 'get',
     path: '/',
     access: 'public',
+    summary: 'The home page (HTML); redirects to the setup wizard before the first user, else to the login page when signed out.',
+    responses: { 200: null, 302: null },
     async handler({ ctx, services }) {
       // A fresh installation has nobody to sign in as: the wizard creates the first admin.
       if (!(await anyHumanUserExists(services.db))) {
@@ -33,6 +35,8 @@ export const webRoutes: RouteModule = (routes) => {
     method: 'get',
     path: '/setup',
     access: 'public',
+    summary: 'The setup wizard page (HTML).',
+    responses: { 200: null },
     async handler({ ctx }) {
       sendPage(ctx, 'setup');
     },
@@ -42,6 +46,8 @@ export const webRoutes: RouteModule = (routes) => {
     method: 'get',
     path: '/login',
     access: 'public',
+    summary: 'The login page (HTML).',
+    responses: { 200: null },
     async handler({ ctx }) {
       sendPage(ctx, 'login');
     },
@@ -51,6 +57,8 @@ export const webRoutes: RouteModule = (routes) => {
     method: 'get',
     path: '/assets/:file',
     access: 'public',
+    summary: 'A script, style sheet or icon of the pages; 304 when the If-None-Match ETag is current.',
+    responses: { 200: null, 304: null },
     params: { type: 'object', properties: { file: { type: 'string' } }, required: ['file'], additionalProperties: false },
     async handler({ ctx, params }) {
       if (!sendAsset(ctx, params.file)) throw new NotFoundError('asset not found');

@@ -89,6 +89,8 @@ export const oauthLoginRoutes: RouteModule = (routes) => {
       path: `/api/login/${id}`,
       access: 'public',
       query: startQuery,
+      summary: `Starts a ${id} OAuth login: redirects to the provider (or, when it cannot be reached, to the login page).`,
+      responses: { 302: null },
       async handler({ ctx, query, services }) {
         const provider = enabledProvider(services, id);
         const checks = { state: client.randomState(), nonce: client.randomNonce(), codeVerifier: client.randomPKCECodeVerifier() };
@@ -117,6 +119,8 @@ export const oauthLoginRoutes: RouteModule = (routes) => {
       path: `/api/login/${id}/callback`,
       access: 'public',
       query: callbackQuery,
+      summary: `Where ${id} sends the browser back: signs the identity in and redirects on (to the login page with a message on failure).`,
+      responses: { 302: null },
       async handler({ ctx, query, services }) {
         const provider = enabledProvider(services, id);
         const actor = actorOf(ctx);

@@ -6,6 +6,7 @@
  */
 import { recordAudit, recordFailure } from '../../../audit/writer.ts';
 import { ConfigError } from '../../../config.ts';
+import { ORG_ROLES } from '../../../authz/types.ts';
 import { BadRequestError, NotFoundError, ServiceUnavailableError } from '../../../errors.ts';
 import { actorOf } from '../../../http/actor.ts';
 import type { RouteModule } from '../../../http/route.ts';
@@ -34,12 +35,61 @@ async function findInDirectory(directory: LdapDirectory, login: string) {
   }
 }
 
+const MESSAGE_SCHEMA = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const;
+
+const SERVER_STATUS_SCHEMA = {
+  type: 'array',
+  items: {
+    type: 'object',
+    properties: {
+      host: { type: 'string' },
+      port: { type: 'integer' },
+      url: { type: 'string' },
+      available: { type: 'boolean' },
+      error: { type: ['string', 'null'] },
+    },
+    required: ['host', 'port', 'url', 'available', 'error'],
+  },
+} as const;
+
+const orgRole = { enum: ORG_ROLES } as const;
+
+const DIRECTORY_USER_SCHEMA = {
+  type: 'object',
+  properties: {
+    dn: { type: 'string' },
+    server: { type: 'string' },
+    login: { type: 'string' },
+    email: { type: ['string', 'null'] },
+    name: { type: ['string', 'null'] },
+    groups: { type: 'array', items: { type: 'string' } },
+    allowed: { type: 'boolean' },
+    // null: no mapping of the server states svc_admin, so the flag is not managed by LDAP
+    svcAdmin: { type: ['boolean', 'null'] },
+    orgRoles: {
+      type: 'array',
+      items: { type: 'object', properties: { orgId: { type: 'string' }, orgRole }, required: ['orgId', 'orgRole'] },
+    },
+    matchedMappings: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { groupDn: { type: 'string' }, orgId: { type: 'string' }, orgRole, svcAdmin: { type: ['boolean', 'null'] } },
+        required: ['groupDn', 'orgId', 'orgRole', 'svcAdmin'],
+      },
+    },
+  },
+  required: ['dn', 'server', 'login', 'email', 'name', 'groups', 'allowed', 'svcAdmin', 'orgRoles', 'matchedMappings'],
+} as const;
+
 export const ldapAdminRoutes: RouteModule = (routes) => {
   routes.add({
     method: 'get',
     path: '/api/admin/ldap/status',
     access: 'authenticated',
     level: 'server',
+    summary: 'Per LDAP server, in order: whether it answers and takes the service bind.',
+    responses: { 200: SERVER_STATUS_SCHEMA },
     async handler({ ctx, services, authorize }) {
       await authorize('ldap.status:read');
       ctx.body = await enabledDirectory(services).status();
@@ -51,6 +101,8 @@ export const ldapAdminRoutes: RouteModule = (routes) => {
     path: '/api/admin/ldap/reload',
     access: 'authenticated',
     level: 'server',
+    summary: 'Re-reads the LDAP config file; a bad file keeps the previous config (400).',
+    responses: { 200: MESSAGE_SCHEMA },
     async handler({ ctx, principal, services, authorize }) {
       await authorize('ldap.config:reload');
       const directory = enabledDirectory(services);
@@ -73,6 +125,8 @@ export const ldapAdminRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     params: userIdParams,
+    summary: 'Syncs one LDAP user from the directory now (disabling it when the directory no longer allows it).',
+    responses: { 200: MESSAGE_SCHEMA },
     async handler({ ctx, params, principal, services, authorize }) {
       await authorize('ldap.user:sync', globalUser(params.userId));
       const directory = enabledDirectory(services);
@@ -111,6 +165,8 @@ export const ldapAdminRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'server',
     params: { type: 'object', properties: { login: loginOrEmailSchema }, required: ['login'] },
+    summary: 'What a login finds in the directory and what its group mappings would give it.',
+    responses: { 200: DIRECTORY_USER_SCHEMA },
     async handler({ ctx, params, services, authorize }) {
       await authorize('ldap.user:read');
       const match = await findInDirectory(enabledDirectory(services), params.login);

@@ -65,6 +65,8 @@ export const samlRoutes: RouteModule = (routes) => {
     method: 'get',
     path: '/api/saml/metadata',
     access: 'public',
+    summary: "The service provider's SAML metadata (XML) for the identity provider.",
+    responses: { 200: null },
     async handler({ ctx, services }) {
       ctx.type = 'application/samlmetadata+xml';
       ctx.body = serviceProvider(services).metadata();
@@ -77,6 +79,8 @@ export const samlRoutes: RouteModule = (routes) => {
     path: '/api/login/saml',
     access: 'public',
     query: redirectQuery,
+    summary: 'Where the login providers list sends a browser for SAML: redirects to /api/saml/login.',
+    responses: { 302: null },
     async handler({ ctx, query, services }) {
       serviceProvider(services);
       const target = safeRedirect(query.redirect);
@@ -89,6 +93,8 @@ export const samlRoutes: RouteModule = (routes) => {
     path: '/api/saml/login',
     access: 'public',
     query: redirectQuery,
+    summary: 'Starts a SAML login: redirects to the identity provider with a new AuthnRequest.',
+    responses: { 302: null },
     async handler({ ctx, query, services }) {
       const request = serviceProvider(services).loginRequest();
       const now = services.clock.now();
@@ -102,6 +108,8 @@ export const samlRoutes: RouteModule = (routes) => {
     path: SAML_ACS_PATH,
     access: 'public',
     body: { type: 'object', properties: { SAMLResponse: samlMessage, RelayState: { type: 'string', maxLength: 2048 } }, required: ['SAMLResponse'] },
+    summary: "Assertion consumer service: signs in with the identity provider's response and redirects on.",
+    responses: { 302: null },
     async handler({ ctx, body, services }) {
       const { settings } = serviceProvider(services);
       const now = services.clock.now();
@@ -130,6 +138,8 @@ export const samlRoutes: RouteModule = (routes) => {
     method: 'get',
     path: '/api/saml/slo',
     access: 'public',
+    summary: 'Single logout: ends the local session, then redirects to the identity provider (or the login page).',
+    responses: { 302: null },
     async handler({ ctx, services }) {
       const provider = serviceProvider(services);
       const principal = ctx.state.principal as Principal | undefined;
@@ -161,6 +171,8 @@ export const samlRoutes: RouteModule = (routes) => {
     path: SAML_SLO_CALLBACK_PATH,
     access: 'public',
     body: { type: 'object', properties: { SAMLResponse: samlMessage, SAMLRequest: samlMessage, RelayState: { type: 'string', maxLength: 2048 } } },
+    summary: "Single logout callback: takes the identity provider's LogoutResponse or LogoutRequest and redirects.",
+    responses: { 302: null },
     async handler({ ctx, body, services }) {
       const provider = serviceProvider(services);
       const encoded = body.SAMLResponse ?? body.SAMLRequest;
