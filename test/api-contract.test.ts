@@ -34,6 +34,11 @@ describe('the API contract', () => {
     });
   });
 
+  it('every route declares its responses', () => {
+    const undeclared = app.built.routes.filter((route) => !route.responses || Object.keys(route.responses).length === 0);
+    expect(undeclared.map((route) => `${route.method.toUpperCase()} ${route.path}`)).to.deep.equal([]);
+  });
+
   it('refuses an undeclared status, an undeclared field, a missing field and a wrong type', () => {
     const check = compileResponseCheck('GET /thing', {
       200: {
