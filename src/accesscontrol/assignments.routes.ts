@@ -11,9 +11,10 @@ import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { findUserById } from '../identity/users.store.ts';
 import { assigneeOrFail, assignRole, listAssignedRoles, replaceAssignedRoles, teamAssignee, unassignRole, userAssignee, type Assignee } from './assignments.ts';
-import { ASSIGNED_ROLE_PAGE_SCHEMA, MESSAGE_SCHEMA, PERMISSION_MAP_SCHEMA } from './presenter.ts';
+import { ASSIGNED_ROLE_PAGE_SCHEMA, PERMISSION_MAP_SCHEMA } from './presenter.ts';
 import { subjectOfUser } from './roles.ts';
 import { isOrgMember } from '../orgs/store.ts';
+import { MESSAGE_SCHEMA } from '../http/responses.ts';
 
 const id = { type: 'string', minLength: 1, maxLength: 40 } as const;
 const roleUid = { type: 'string', minLength: 1, maxLength: 190 } as const;

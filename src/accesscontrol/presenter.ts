@@ -64,8 +64,5 @@ const rolePageSchema = <S extends typeof ROLE_SCHEMA | typeof ASSIGNED_ROLE_SCHE
 export const ROLE_PAGE_SCHEMA = rolePageSchema(ROLE_SCHEMA);
 export const ASSIGNED_ROLE_PAGE_SCHEMA = rolePageSchema(ASSIGNED_ROLE_SCHEMA);
 
-/** What a change that returns nothing else answers: `{message}`. */
-export const MESSAGE_SCHEMA = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const;
-
 /** A user's resolved permissions: `{action: [scope]}`. */
 export const PERMISSION_MAP_SCHEMA = { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } } as const;

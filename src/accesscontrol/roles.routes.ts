@@ -10,7 +10,7 @@ import { BadRequestError, ConflictError } from '../errors.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { lockSetting } from '../settings/store.ts';
-import { MESSAGE_SCHEMA, presentRole, ROLE_PAGE_SCHEMA, ROLE_SCHEMA } from './presenter.ts';
+import { presentRole, ROLE_PAGE_SCHEMA, ROLE_SCHEMA } from './presenter.ts';
 import {
   assertCustomRole,
   assertCustomRoleName,
@@ -26,6 +26,7 @@ import {
 } from './roles.ts';
 import { changeRoleAtVersion, createRole, deleteRole } from './grants.ts';
 import { findPermissionsByRoleIds, findRoleById, findRolesPageInOrg, isRoleUidTaken } from './store.ts';
+import { MESSAGE_SCHEMA } from '../http/responses.ts';
 
 const text = (maxLength: number, minLength = 0) => ({ type: 'string', minLength, maxLength }) as const;
 

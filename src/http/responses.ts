@@ -65,3 +65,20 @@ export function compileResponseCheck(route: string, responses: ResponseSchemas):
     }
   };
 }
+
+/** The answer of a change that has nothing to show but that it happened (a deletion, a removal). */
+export const MESSAGE_SCHEMA = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const;
+
+/** One page of a list (src/http/pagination.ts listPage): `{totalCount, <key>: [item], page, perPage}`. */
+export function listPageSchema<K extends string, Item>(key: K, item: Item) {
+  return {
+    type: 'object',
+    properties: {
+      totalCount: { type: 'integer', minimum: 0 },
+      [key]: { type: 'array', items: item },
+      page: { type: 'integer', minimum: 1 },
+      perPage: { type: 'integer', minimum: 1 },
+    },
+    required: ['totalCount', key, 'page', 'perPage'],
+  } as const;
+}

@@ -35,7 +35,8 @@ import {
   type UserRow,
 } from './users.store.ts';
 import { emailSchema, loginSchema, nameSchema, newPasswordSchema, profileSchema } from '../http/schemas.ts';
-import { MESSAGE_SCHEMA, REVOKED_SESSIONS_SCHEMA, USER_PAGE_SCHEMA, USER_SCHEMA } from './user.responses.ts';
+import { REVOKED_SESSIONS_SCHEMA, USER_PAGE_SCHEMA, USER_SCHEMA } from './user.responses.ts';
+import { MESSAGE_SCHEMA } from '../http/responses.ts';
 
 const NEW_USER_ROLE = 'Viewer';
 

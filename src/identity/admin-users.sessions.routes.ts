@@ -11,7 +11,8 @@ import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
 import { presentSession, sessionLimits } from './sessions.ts';
 import { findLiveSessionsOfUserPage, revokeLiveSessionOfUser } from './sessions.store.ts';
 import { findTargetUser, globalUser, userIdParams } from './admin-users.target.ts';
-import { MESSAGE_SCHEMA, REVOKED_SESSIONS_SCHEMA, SESSION_PAGE_SCHEMA } from './user.responses.ts';
+import { REVOKED_SESSIONS_SCHEMA, SESSION_PAGE_SCHEMA } from './user.responses.ts';
+import { MESSAGE_SCHEMA } from '../http/responses.ts';
 
 export const adminUserSessionRoutes: RouteModule = (routes) => {
   routes.add({

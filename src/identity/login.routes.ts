@@ -22,6 +22,7 @@ import { clearSessionCookie, issueSession, setSessionCookie } from './sessions.t
 import { revokeSession } from './sessions.store.ts';
 import { signInWithLdap } from './providers/ldap/login.ts';
 import { findMembershipsOfUser, findUserByLoginOrEmail, markUserSeen, type UserRow } from './users.store.ts';
+import { MESSAGE_SCHEMA } from '../http/responses.ts';
 
 export const INVALID_CREDENTIALS = 'invalid username or password';
 
@@ -66,8 +67,6 @@ const LOGIN_PROVIDERS_SCHEMA = {
     required: ['id', 'name', 'enabled', 'url'],
   },
 } as const;
-
-const MESSAGE_SCHEMA = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const;
 
 /** The login page, carrying a same-site `redirect` on to it. */
 function loginPage(redirect: string | undefined): string {

@@ -10,7 +10,8 @@ import { userQuotaLimit } from '../quotas/user-quotas.ts';
 import { newTokenKey, presentTokenMetadata } from './api-tokens.ts';
 import { countLiveTokensOfOne, findApiTokenOfUser, findApiTokensOfUserPage, insertApiToken, revokeApiToken } from './api-tokens.store.ts';
 import { nameSchema } from '../http/schemas.ts';
-import { MESSAGE_SCHEMA, NEW_TOKEN_SCHEMA, TOKEN_PAGE_SCHEMA } from './user.responses.ts';
+import { NEW_TOKEN_SCHEMA, TOKEN_PAGE_SCHEMA } from './user.responses.ts';
+import { MESSAGE_SCHEMA } from '../http/responses.ts';
 
 export const currentUserAccessTokenRoutes: RouteModule = (routes) => {
   routes.add({

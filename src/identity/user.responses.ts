@@ -3,16 +3,10 @@
  * a field a presenter gains or loses is a field the contract names (src/http/responses.ts).
  */
 import { ORG_ROLES } from '../authz/types.ts';
+import { listPageSchema } from '../http/responses.ts';
 
 const isoDate = { type: 'string' } as const;
 const nullableIsoDate = { type: ['string', 'null'] } as const;
-
-/** An answer that only says what happened. */
-export const MESSAGE_SCHEMA = {
-  type: 'object',
-  properties: { message: { type: 'string' } },
-  required: ['message'],
-} as const;
 
 /** What revoking a user's sessions answers: what happened and how many sessions ended. */
 export const REVOKED_SESSIONS_SCHEMA = {
@@ -115,20 +109,6 @@ export const NEW_TOKEN_SCHEMA = {
   properties: { id: { type: 'string' }, name: { type: 'string' }, key: { type: 'string' } },
   required: ['id', 'name', 'key'],
 } as const;
-
-/** One page of a list (http/pagination.ts listPage): `{totalCount, <key>: [item], page, perPage}`. */
-export function listPageSchema<K extends string, Item extends object>(key: K, item: Item) {
-  return {
-    type: 'object',
-    properties: {
-      totalCount: { type: 'integer', minimum: 0 },
-      [key]: { type: 'array', items: item },
-      page: { type: 'integer', minimum: 1 },
-      perPage: { type: 'integer', minimum: 1 },
-    },
-    required: ['totalCount', key, 'page', 'perPage'],
-  } as const;
-}
 
 export const USER_PAGE_SCHEMA = listPageSchema('users', USER_SCHEMA);
 export const SESSION_PAGE_SCHEMA = listPageSchema('sessions', SESSION_SCHEMA);

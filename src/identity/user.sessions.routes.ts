@@ -9,7 +9,8 @@ import { countAuthLinksOfUser, deleteAuthLinkOfUser, findAuthLinkOfUser, findAut
 import { lockUser } from './users.store.ts';
 import { presentSession, sessionLimits } from './sessions.ts';
 import { findLiveSessionsOfUserPage, revokeLiveSessionOfUser } from './sessions.store.ts';
-import { AUTH_LINK_PAGE_SCHEMA, MESSAGE_SCHEMA, SESSION_PAGE_SCHEMA } from './user.responses.ts';
+import { AUTH_LINK_PAGE_SCHEMA, SESSION_PAGE_SCHEMA } from './user.responses.ts';
+import { MESSAGE_SCHEMA } from '../http/responses.ts';
 
 export const currentUserSessionRoutes: RouteModule = (routes) => {
   routes.add({

@@ -20,17 +20,10 @@ import {
   membershipTarget,
   removeMember,
 } from './members.ts';
-import {
-  MESSAGE_SCHEMA,
-  ORG_MEMBERS_PAGE_SCHEMA,
-  ORG_SCHEMA,
-  ORG_USER_LOOKUP_SCHEMA,
-  PREFERENCES_SCHEMA,
-  presentOrg,
-  presentOrgUserLookup,
-} from './presenter.ts';
+import { ORG_MEMBERS_PAGE_SCHEMA, ORG_SCHEMA, ORG_USER_LOOKUP_SCHEMA, PREFERENCES_SCHEMA, presentOrg, presentOrgUserLookup } from './presenter.ts';
 import { orgTarget, orgUpdateBodySchema, updateOrgDetails } from './routes.ts';
 import { findHumanMembersMatching, findOrgById, findOrgDetails } from './store.ts';
+import { MESSAGE_SCHEMA } from '../http/responses.ts';
 
 const userIdParams = { type: 'object', properties: { userId: { type: 'string', minLength: 1, maxLength: 40 } }, required: ['userId'] } as const;
 

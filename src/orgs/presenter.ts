@@ -1,8 +1,8 @@
 /** Orgs and their members as the API shows them: whitelists, so no column of ours leaks. */
 import { avatarUrl } from '../identity/user.presenter.ts';
 import { ORG_ROLES } from '../authz/types.ts';
-import type { JSONSchema } from '../http/guard.ts';
 import type { MemberRow, OrgDetailsRow, OrgRow } from './store.ts';
+import { listPageSchema } from '../http/responses.ts';
 
 export const ADDRESS_FIELDS = ['address1', 'address2', 'city', 'zipCode', 'state', 'country'] as const;
 export type OrgAddress = Record<(typeof ADDRESS_FIELDS)[number], string>;
@@ -20,26 +20,6 @@ function parseAddress(stored: string | null): OrgAddress {
     return normalizeAddress(null);
   }
 }
-
-/**
- * What a list endpoint answers (src/http/pagination.ts listPage): `{totalCount, <key>, page, perPage}`,
- * the items under `key`.
- */
-export function listPageSchema(key: string, item: JSONSchema) {
-  return {
-    type: 'object',
-    properties: {
-      totalCount: { type: 'integer', minimum: 0 },
-      [key]: { type: 'array', items: item },
-      page: { type: 'integer', minimum: 1 },
-      perPage: { type: 'integer', minimum: 1 },
-    },
-    required: ['totalCount', key, 'page', 'perPage'],
-  } as const satisfies JSONSchema;
-}
-
-/** The answer of a change that has nothing to show but that it happened (a deletion, a removal). */
-export const MESSAGE_SCHEMA = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const;
 
 /** Preferences of an org or a team as src/preferences/store.ts reads them: every field, '' when unset. */
 export const PREFERENCES_SCHEMA = {

@@ -24,7 +24,7 @@ import {
   removeMember,
   type Caller,
 } from './members.ts';
-import { MESSAGE_SCHEMA, normalizeAddress, ORG_MEMBERS_PAGE_SCHEMA, ORG_SCHEMA, ORGS_PAGE_SCHEMA, presentOrg, presentOrgSummary } from './presenter.ts';
+import { normalizeAddress, ORG_MEMBERS_PAGE_SCHEMA, ORG_SCHEMA, ORGS_PAGE_SCHEMA, presentOrg, presentOrgSummary } from './presenter.ts';
 import {
   DEFAULT_ORG_ID,
   deleteOrgAndDependents,
@@ -38,6 +38,7 @@ import {
   type OrgRow,
 } from './store.ts';
 import { nonBlankNameSchema, optionalEmailSchema } from '../http/schemas.ts';
+import { MESSAGE_SCHEMA } from '../http/responses.ts';
 
 const CREATOR_ROLE = 'Admin';
 

@@ -17,6 +17,7 @@ import { actorOf } from '../http/actor.ts';
 import type { RouteModule } from '../http/route.ts';
 import { ALERT_RULE_GRANTS, CONNECTOR_GRANTS, DASHBOARD_GRANTS, FOLDER_GRANTS, type GrantFamily } from './levels.ts';
 import { grantedPermissions, GRANT_SCHEMA, grantItemsSchema, listGrants, replaceGrants, resolveGrantItems } from './resource-grants.ts';
+import { MESSAGE_SCHEMA } from '../http/responses.ts';
 
 /** A resource whose permissions are managed here: where, how it is asked for and found, what it inherits. */
 interface PermissionTarget {
@@ -102,8 +103,6 @@ async function folderChain(db: Knex, orgId: string, folderUid: string | null): P
   const folder = await findFolderOrFail(db, orgId, folderUid);
   return [folder.uid, ...(await findAncestors(db, orgId, folder)).map((ancestor) => ancestor.uid)];
 }
-
-const MESSAGE_SCHEMA = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const;
 
 const paramsNaming = (param: PermissionTarget['param']) =>
   ({ type: 'object', properties: { [param]: { type: 'string', minLength: 1, maxLength: 40 } }, required: [param] }) as const;

@@ -8,10 +8,11 @@ import { actorOf } from '../http/actor.ts';
 import { listPage, pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { createLegacyKey, deleteLegacyKey, migrateLegacyKeys } from './legacy-keys.ts';
-import { ISSUED_KEY_SCHEMA, LEGACY_KEY_SCHEMA, MESSAGE_SCHEMA, pageSchema, presentLegacyKey } from './presenter.ts';
+import { ISSUED_KEY_SCHEMA, LEGACY_KEY_SCHEMA, presentLegacyKey } from './presenter.ts';
 import { findLegacyKeysPage, permissionsOfOrgRole, SERVICE_ACCOUNT_ROLES } from './store.ts';
 import { MAX_SECONDS_TO_LIVE } from './tokens.ts';
 import { nonBlankNameSchema } from '../http/schemas.ts';
+import { MESSAGE_SCHEMA, listPageSchema } from '../http/responses.ts';
 
 const everyServiceAccount = { scope: 'serviceaccounts:*' };
 
@@ -44,7 +45,7 @@ export const legacyKeyRoutes: RouteModule = (routes) => {
       additionalProperties: false,
     },
     summary: "The active org's legacy API keys (live ones unless includeExpired), one page.",
-    responses: { 200: pageSchema('keys', LEGACY_KEY_SCHEMA) },
+    responses: { 200: listPageSchema('keys', LEGACY_KEY_SCHEMA) },
     async handler({ ctx, query, orgId, services, authorize }) {
       await authorize('serviceaccounts:read', everyServiceAccount);
       const page = pageOf(query);

@@ -39,22 +39,6 @@ export const LEGACY_KEY_SCHEMA = {
 /** A token or key just issued: the only answer that holds its key. */
 export const ISSUED_KEY_SCHEMA = { type: 'object', properties: { id: text, name: text, key: text }, required: ['id', 'name', 'key'] } as const;
 
-/** What a change that returns nothing else answers: `{message}`. */
-export const MESSAGE_SCHEMA = { type: 'object', properties: { message: text }, required: ['message'] } as const;
-
-/** One page of a list in the envelope `{totalCount, <key>, page, perPage}`. */
-export const pageSchema = <K extends string, S>(key: K, item: S) =>
-  ({
-    type: 'object',
-    properties: {
-      totalCount: { type: 'integer', minimum: 0 },
-      [key]: { type: 'array', items: item },
-      page: { type: 'integer', minimum: 1 },
-      perPage: { type: 'integer', minimum: 1 },
-    },
-    required: ['totalCount', key, 'page', 'perPage'],
-  }) as const;
-
 /** The account as the policy names it. */
 export const serviceAccountResource = (id: string) => ({ kind: 'serviceaccounts', id });
 

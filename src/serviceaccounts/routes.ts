@@ -12,8 +12,6 @@ import type { RouteModule } from '../http/route.ts';
 import { countLiveTokens, countLiveTokensOfOne } from '../identity/api-tokens.store.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import {
-  MESSAGE_SCHEMA,
-  pageSchema,
   presentServiceAccount,
   presentServiceAccountWithTokens,
   SERVICE_ACCOUNT_SCHEMA,
@@ -33,6 +31,7 @@ import {
 } from './store.ts';
 import { serviceAccountTokenRoutes } from './tokens.routes.ts';
 import { nonBlankNameSchema } from '../http/schemas.ts';
+import { MESSAGE_SCHEMA, listPageSchema } from '../http/responses.ts';
 
 /** `?orgId` selects the active org (the route layer reads it); the schema must let it through. */
 const roleSchema = { type: 'string', enum: SERVICE_ACCOUNT_ROLES } as const;
@@ -89,7 +88,7 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
     level: 'org',
     query: searchQuerySchema,
     summary: "Searches the active org's service accounts by name or login, one page.",
-    responses: { 200: pageSchema('serviceAccounts', SERVICE_ACCOUNT_WITH_TOKENS_SCHEMA) },
+    responses: { 200: listPageSchema('serviceAccounts', SERVICE_ACCOUNT_WITH_TOKENS_SCHEMA) },
     async handler({ ctx, query, orgId, services, authorize }) {
       await authorize('serviceaccounts:read');
       const page = pageOf(query);

@@ -11,10 +11,11 @@ import type { RouteModule } from '../http/route.ts';
 import { presentTokenMetadata } from '../identity/api-tokens.ts';
 import { findApiTokenOfUser, findApiTokensOfUserPage, revokeApiToken } from '../identity/api-tokens.store.ts';
 import { lockQuotaOwner } from '../quotas/store.ts';
-import { ISSUED_KEY_SCHEMA, MESSAGE_SCHEMA, pageSchema, serviceAccountResource } from './presenter.ts';
+import { ISSUED_KEY_SCHEMA, serviceAccountResource } from './presenter.ts';
 import { findServiceAccountOrFail } from './store.ts';
 import { issueServiceAccountToken, newTokenSchema } from './tokens.ts';
 import { idSchema } from '../http/schemas.ts';
+import { MESSAGE_SCHEMA, listPageSchema } from '../http/responses.ts';
 
 const accountParams = { type: 'object', properties: { id: idSchema }, required: ['id'] } as const;
 const tokenParams = { type: 'object', properties: { id: idSchema, tokenId: idSchema }, required: ['id', 'tokenId'] } as const;
@@ -46,7 +47,7 @@ export const serviceAccountTokenRoutes: RouteModule = (routes) => {
     params: accountParams,
     query: listQuerySchema,
     summary: 'The tokens of a service account (metadata, never keys), one page.',
-    responses: { 200: pageSchema('tokens', TOKEN_METADATA_SCHEMA) },
+    responses: { 200: listPageSchema('tokens', TOKEN_METADATA_SCHEMA) },
     async handler({ ctx, params, query, orgId, services, authorize }) {
       await authorize('serviceaccounts:read', serviceAccountResource(params.id));
       const account = await findServiceAccountOrFail(services.db, orgId, params.id);

@@ -1,7 +1,8 @@
 /** Teams and team members as the API shows them: whitelists, in Grafana's field names. */
 import { avatarUrl } from '../identity/user.presenter.ts';
-import { listPageSchema } from '../orgs/presenter.ts';
+
 import { TEAM_ADMIN, TEAM_MEMBER, type TeamMemberRow, type TeamRow } from './store.ts';
+import { listPageSchema } from '../http/responses.ts';
 
 const teamProperties = {
   id: { type: 'string' },

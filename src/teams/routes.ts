@@ -8,7 +8,7 @@ import { actorOf } from '../http/actor.ts';
 import { BadRequestError, ConflictError } from '../errors.ts';
 import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
-import { MESSAGE_SCHEMA } from '../orgs/presenter.ts';
+
 import { presentTeam, TEAM_CREATED_SCHEMA, TEAM_SCHEMA, TEAMS_PAGE_SCHEMA } from './presenter.ts';
 import {
   countMembersOfTeams,
@@ -27,6 +27,7 @@ import { findTeamOrFail, teamAuditTarget, teamIdParams, teamResource } from './t
 import { teamMemberRoutes } from './team.members.routes.ts';
 import { teamPreferenceRoutes } from './team.preferences.routes.ts';
 import { nameSchema, optionalEmailSchema } from '../http/schemas.ts';
+import { MESSAGE_SCHEMA } from '../http/responses.ts';
 
 /** Names are compared as given, so surrounding blanks are dropped first; a blank name is no name. */
 function teamName(name: string): string {

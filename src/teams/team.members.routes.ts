@@ -10,7 +10,7 @@ import { actorOf } from '../http/actor.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import { listPage, listQuerySchema, pageOf } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
-import { MESSAGE_SCHEMA } from '../orgs/presenter.ts';
+
 import { presentTeamMember, TEAM_MEMBER_SCHEMA, TEAM_MEMBERS_PAGE_SCHEMA } from './presenter.ts';
 import {
   deleteTeamMember,
@@ -24,6 +24,7 @@ import {
 } from './store.ts';
 import { grantTeamAdmin, revokeTeamAdmin, teamAdminPermissions } from './team-admins.ts';
 import { findTeamOrFail, teamAuditTarget, teamIdParams, teamResource } from './team-target.ts';
+import { MESSAGE_SCHEMA } from '../http/responses.ts';
 
 const memberParams = {
   type: 'object',

@@ -19,6 +19,7 @@ import { lockEnabledServerAdminIds, setUserDisabled } from '../../users.store.ts
 import { LdapServerUnavailable, serverLabel } from './client.ts';
 import { isAllowed, mapAccess, type LdapDirectory } from './directory.ts';
 import { identityKey, LDAP_AUTH_MODULE, syncDirectoryUser } from './sync.ts';
+import { MESSAGE_SCHEMA } from '../../../http/responses.ts';
 
 /** Told after authorize, so that only a server admin learns how the server is configured. */
 function enabledDirectory(services: Services): LdapDirectory {
@@ -34,8 +35,6 @@ async function findInDirectory(directory: LdapDirectory, login: string) {
     throw err;
   }
 }
-
-const MESSAGE_SCHEMA = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const;
 
 const SERVER_STATUS_SCHEMA = {
   type: 'array',
