@@ -4,7 +4,8 @@
  * queries only. Lines are bounded by `limit` (Loki's, 100 unless given); a metric query
  * (`count_over_time(...)`) answers series, capped as metrics_query's are.
  */
-import { MAX_LOG_LIMIT, queryLoki } from '../connectors/backends/loki.ts';
+import { queryLoki } from '../connectors/backends/loki.ts';
+import { LOG_QUERY_FIELDS, QUERY_FIELDS, RANGE_BY_DEFAULT } from '../connectors/query-fields.ts';
 import { backendOf } from '../connectors/backends/request.ts';
 import { connectorResource } from '../connectors/target.ts';
 import { STREAMS_RESULT_PROPERTIES } from '../connectors/responses.ts';
@@ -18,14 +19,9 @@ export const logsQuery = defineTool({
     type: 'object',
     properties: {
       connector: connectorArgSchema,
-      query: { type: 'string', minLength: 1, maxLength: 20_000 },
-      type: { type: 'string', enum: ['instant', 'range'], default: 'range' },
-      time: { type: 'number' },
-      start: { type: 'number' },
-      end: { type: 'number' },
-      step: { type: 'number', exclusiveMinimum: 0 },
-      limit: { type: 'integer', minimum: 1, maximum: MAX_LOG_LIMIT },
-      direction: { type: 'string', enum: ['backward', 'forward'] },
+      ...QUERY_FIELDS,
+      type: RANGE_BY_DEFAULT,
+      ...LOG_QUERY_FIELDS,
       maxSeries: maxSeriesSchema,
     },
     required: ['query'],

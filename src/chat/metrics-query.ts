@@ -3,6 +3,7 @@
  * needing `connectors:query` on it; at most 20 series unless the call asks otherwise (series-cap.ts).
  */
 import { queryPrometheus } from '../connectors/backends/prometheus.ts';
+import { INSTANT_BY_DEFAULT, QUERY_FIELDS } from '../connectors/query-fields.ts';
 import { backendOf } from '../connectors/backends/request.ts';
 import { connectorResource } from '../connectors/target.ts';
 import { chooseConnector, CONNECTOR_CHOICE_SCHEMA, connectorArgSchema, presentChoice } from './connector-choice.ts';
@@ -15,12 +16,8 @@ export const metricsQuery = defineTool({
     type: 'object',
     properties: {
       connector: connectorArgSchema,
-      query: { type: 'string', minLength: 1, maxLength: 20_000 },
-      type: { type: 'string', enum: ['instant', 'range'], default: 'instant' },
-      time: { type: 'number' },
-      start: { type: 'number' },
-      end: { type: 'number' },
-      step: { type: 'number', exclusiveMinimum: 0 },
+      ...QUERY_FIELDS,
+      type: INSTANT_BY_DEFAULT,
       maxSeries: maxSeriesSchema,
     },
     required: ['query'],

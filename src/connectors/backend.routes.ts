@@ -9,7 +9,8 @@ import { uidParams } from '../http/resource-uid.ts';
 import { ERROR_SCHEMA } from '../http/responses.ts';
 import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
-import { isLokiReadPath, MAX_LOG_LIMIT, queryLoki, testLoki, type LogsQuery } from './backends/loki.ts';
+import { isLokiReadPath, queryLoki, testLoki, type LogsQuery } from './backends/loki.ts';
+import { INSTANT_BY_DEFAULT, LOG_QUERY_FIELDS, QUERY_FIELDS } from './query-fields.ts';
 import { isPrometheusReadPath, queryPrometheus, testPrometheus, type ConnectivityResult } from './backends/prometheus.ts';
 import { backendOf, type Backend } from './backends/request.ts';
 import { connectivitySchema, QUERY_RESULT_SCHEMA } from './responses.ts';
@@ -71,14 +72,9 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
     body: {
       type: 'object',
       properties: {
-        query: { type: 'string', minLength: 1, maxLength: 20_000 },
-        type: { type: 'string', enum: ['instant', 'range'], default: 'instant' },
-        time: { type: 'number' },
-        start: { type: 'number' },
-        end: { type: 'number' },
-        step: { type: 'number', exclusiveMinimum: 0 },
-        limit: { type: 'integer', minimum: 1, maximum: MAX_LOG_LIMIT },
-        direction: { type: 'string', enum: ['backward', 'forward'] },
+        ...QUERY_FIELDS,
+        type: INSTANT_BY_DEFAULT,
+        ...LOG_QUERY_FIELDS,
       },
       required: ['query'],
       additionalProperties: false,
