@@ -33,7 +33,17 @@ describe('server administration: stats and settings', () => {
   it('counts users, service accounts, orgs, teams, folders, dashboards, alert rules, connectors and active sessions', async () => {
     const stats = async () => (await api(app, serverAdmin).get('/api/admin/stats')).body;
     const before = await stats();
-    expect(Object.keys(before).sort()).to.deep.equal(['activeSessions', 'alertRules', 'connectors', 'dashboards', 'folders', 'orgs', 'serviceAccounts', 'teams', 'users']);
+    expect(Object.keys(before).sort()).to.deep.equal([
+      'activeSessions',
+      'alertRules',
+      'connectors',
+      'dashboards',
+      'folders',
+      'orgs',
+      'serviceAccounts',
+      'teams',
+      'users',
+    ]);
 
     const user = await createUser(app);
     await buildServiceAccount(app);
