@@ -1,6 +1,7 @@
 /** Roles as the API shows them: a whitelist of fields, permissions sorted by action then scope. */
 import type { Permission } from './builtin-roles.ts';
 import type { AssignedRoleRow, RoleRow } from './store.ts';
+import { listPageSchema } from '../http/responses.ts';
 
 export function presentRole(row: RoleRow, permissions: Permission[]) {
   return {
@@ -48,21 +49,8 @@ export const ASSIGNED_ROLE_SCHEMA = {
   required: [...roleFields, 'globalAssignment'],
 } as const;
 
-/** One page of roles in the list envelope `{totalCount, roles, page, perPage}`. */
-const rolePageSchema = <S extends typeof ROLE_SCHEMA | typeof ASSIGNED_ROLE_SCHEMA>(role: S) =>
-  ({
-    type: 'object',
-    properties: {
-      totalCount: { type: 'integer', minimum: 0 },
-      roles: { type: 'array', items: role },
-      page: { type: 'integer', minimum: 1 },
-      perPage: { type: 'integer', minimum: 1 },
-    },
-    required: ['totalCount', 'roles', 'page', 'perPage'],
-  }) as const;
-
-export const ROLE_PAGE_SCHEMA = rolePageSchema(ROLE_SCHEMA);
-export const ASSIGNED_ROLE_PAGE_SCHEMA = rolePageSchema(ASSIGNED_ROLE_SCHEMA);
+export const ROLE_PAGE_SCHEMA = listPageSchema('roles', ROLE_SCHEMA);
+export const ASSIGNED_ROLE_PAGE_SCHEMA = listPageSchema('roles', ASSIGNED_ROLE_SCHEMA);
 
 /** A user's resolved permissions: `{action: [scope]}`. */
 export const PERMISSION_MAP_SCHEMA = { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } } as const;

@@ -30,6 +30,7 @@ import {
   type AlertRuleContent,
   type AlertRuleRow,
 } from './store.ts';
+import { listPageSchema } from '../http/responses.ts';
 
 const textMap = { type: 'object', additionalProperties: { type: 'string', maxLength: 4000 }, maxProperties: 100 } as const;
 
@@ -140,16 +141,7 @@ async function findRuleOrFail(db: Knex, orgId: string, uid: string): Promise<Ale
   return rule;
 }
 
-const ALERT_RULE_PAGE_SCHEMA = {
-  type: 'object',
-  properties: {
-    totalCount: { type: 'integer' },
-    alertRules: { type: 'array', items: ALERT_RULE_SCHEMA },
-    page: { type: 'integer' },
-    perPage: { type: 'integer' },
-  },
-  required: ['totalCount', 'alertRules', 'page', 'perPage'],
-} as const;
+const ALERT_RULE_PAGE_SCHEMA = listPageSchema('alertRules', ALERT_RULE_SCHEMA);
 
 export const alertRuleRoutes: RouteModule = (routes) => {
   routes.add({

@@ -1,5 +1,6 @@
 import type { AuditRow } from './store.ts';
 import { ACTOR_TYPES } from './writer.ts';
+import { listPageSchema } from '../http/responses.ts';
 
 const nullableString = { type: ['string', 'null'] } as const;
 
@@ -41,16 +42,7 @@ export const AUDIT_ENTRY_SCHEMA = {
 } as const;
 
 /** One page of the audit log, newest first: `{totalCount, page, perPage, items}`. */
-export const AUDIT_PAGE_SCHEMA = {
-  type: 'object',
-  properties: {
-    totalCount: { type: 'integer', minimum: 0 },
-    page: { type: 'integer', minimum: 1 },
-    perPage: { type: 'integer', minimum: 1 },
-    items: { type: 'array', items: AUDIT_ENTRY_SCHEMA },
-  },
-  required: ['totalCount', 'page', 'perPage', 'items'],
-} as const;
+export const AUDIT_PAGE_SCHEMA = listPageSchema('items', AUDIT_ENTRY_SCHEMA);
 
 export function presentAuditEntry(row: AuditRow) {
   return {

@@ -32,6 +32,7 @@ import {
   type ConnectorRow,
 } from './store.ts';
 import { CONNECTOR_TYPES, connectorAuditTarget, connectorResource, findConnectorOrFail, SIGNAL_TYPES, type ConnectorType } from './target.ts';
+import { listPageSchema } from '../http/responses.ts';
 
 /** Settings are read back whole on every use: kept small. */
 const MAX_SETTINGS_BYTES = 64 * 1024;
@@ -69,16 +70,7 @@ function checkSettings(jsonData: Record<string, unknown>, secrets: Secrets): voi
 
 const duplicateName = (name: string) => new ConflictError(`a connector named ${name} already exists in this org`);
 
-const CONNECTOR_PAGE_SCHEMA = {
-  type: 'object',
-  properties: {
-    totalCount: { type: 'integer' },
-    connectors: { type: 'array', items: CONNECTOR_SCHEMA },
-    page: { type: 'integer' },
-    perPage: { type: 'integer' },
-  },
-  required: ['totalCount', 'connectors', 'page', 'perPage'],
-} as const;
+const CONNECTOR_PAGE_SCHEMA = listPageSchema('connectors', CONNECTOR_SCHEMA);
 
 const CONNECTOR_DELETED_SCHEMA = {
   type: 'object',

@@ -11,6 +11,7 @@ import type { RouteModule } from '../http/route.ts';
 import { dashboardUrl } from './presenter.ts';
 import { findDashboardsByUids, findDashboardUids } from './store.ts';
 import { dashboardResource } from './target.ts';
+import { listPageSchema } from '../http/responses.ts';
 
 /** A hit: a folder (`dash-folder`, with its parent) or a dashboard (`dash-db`, with its folder); root items have no folder fields. */
 const SEARCH_HIT_SCHEMA = {
@@ -27,11 +28,7 @@ const SEARCH_HIT_SCHEMA = {
   required: ['uid', 'title', 'type', 'url'],
 } as const;
 
-const SEARCH_PAGE_SCHEMA = {
-  type: 'object',
-  properties: { totalCount: { type: 'integer' }, hits: { type: 'array', items: SEARCH_HIT_SCHEMA }, page: { type: 'integer' }, perPage: { type: 'integer' } },
-  required: ['totalCount', 'hits', 'page', 'perPage'],
-} as const;
+const SEARCH_PAGE_SCHEMA = listPageSchema('hits', SEARCH_HIT_SCHEMA);
 
 export const dashboardSearchRoutes: RouteModule = (routes) => {
   routes.add({

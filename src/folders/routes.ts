@@ -32,6 +32,7 @@ import {
 } from './store.ts';
 import { findDestinationFolder, findFolderOrFail, folderAuditTarget, folderResource, folderUidOf } from './target.ts';
 import type { Knex } from 'knex';
+import { listPageSchema } from '../http/responses.ts';
 
 const titleSchema = { type: 'string', minLength: 1, maxLength: 190 } as const;
 const descriptionSchema = { type: 'string', maxLength: 1000 } as const;
@@ -49,11 +50,7 @@ async function childLevel(db: Knex, orgId: string, parent: FolderRow | null): Pr
 
 const tooDeep = () => new BadRequestError(`folders nest at most ${MAX_FOLDER_DEPTH} levels deep`);
 
-const FOLDER_PAGE_SCHEMA = {
-  type: 'object',
-  properties: { totalCount: { type: 'integer' }, folders: { type: 'array', items: FOLDER_SCHEMA }, page: { type: 'integer' }, perPage: { type: 'integer' } },
-  required: ['totalCount', 'folders', 'page', 'perPage'],
-} as const;
+const FOLDER_PAGE_SCHEMA = listPageSchema('folders', FOLDER_SCHEMA);
 
 /** Grafana's counts of what a folder holds directly, by kind. */
 const FOLDER_COUNTS_SCHEMA = {

@@ -53,12 +53,6 @@ export const USER_PREFERENCES_SCHEMA = {
   required: ['homeDashboardUid', 'timezone', 'theme'],
 } as const;
 
-/** What the caller holds in the active org: `{action: [scope]}`. */
-export const PERMISSION_MAP_SCHEMA = {
-  type: 'object',
-  additionalProperties: { type: 'array', items: { type: 'string' } },
-} as const;
-
 /** presentSession (sessions.ts): the device a session was opened from, as the client reported it. */
 export const SESSION_SCHEMA = {
   type: 'object',

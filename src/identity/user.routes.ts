@@ -18,7 +18,8 @@ import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
 import { presentUser } from './user.presenter.ts';
 import { findAuthLabelsOfUsers, findMembershipsOfUser, findUserById, setDefaultOrg, setUserPassword } from './users.store.ts';
 import { newPasswordSchema, profileSchema } from '../http/schemas.ts';
-import { PERMISSION_MAP_SCHEMA, USER_PREFERENCES_SCHEMA, USER_SCHEMA } from './user.responses.ts';
+import { PERMISSION_MAP_SCHEMA } from '../accesscontrol/presenter.ts';
+import { USER_PREFERENCES_SCHEMA, USER_SCHEMA } from './user.responses.ts';
 import { MESSAGE_SCHEMA } from '../http/responses.ts';
 
 async function currentProfile(services: Services, userId: string) {

@@ -16,25 +16,10 @@ import { findServiceAccountOrFail } from './store.ts';
 import { issueServiceAccountToken, newTokenSchema } from './tokens.ts';
 import { idSchema } from '../http/schemas.ts';
 import { MESSAGE_SCHEMA, listPageSchema } from '../http/responses.ts';
+import { TOKEN_METADATA_SCHEMA } from '../identity/user.responses.ts';
 
 const accountParams = { type: 'object', properties: { id: idSchema }, required: ['id'] } as const;
 const tokenParams = { type: 'object', properties: { id: idSchema, tokenId: idSchema }, required: ['id', 'tokenId'] } as const;
-
-/** What presentTokenMetadata (identity/api-tokens.ts) answers: dates as ISO strings. */
-const TOKEN_METADATA_SCHEMA = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    name: { type: 'string' },
-    created: { type: 'string' },
-    expiration: { type: ['string', 'null'] },
-    lastUsedAt: { type: ['string', 'null'] },
-    isRevoked: { type: 'boolean' },
-    hasExpired: { type: 'boolean' },
-    secondsUntilExpiration: { type: ['integer', 'null'], minimum: 0 },
-  },
-  required: ['id', 'name', 'created', 'expiration', 'lastUsedAt', 'isRevoked', 'hasExpired', 'secondsUntilExpiration'],
-} as const;
 
 const tokenAuditTarget = (token: { id: string; name: string }) => ({ type: 'service_account_token', id: token.id, name: token.name });
 
