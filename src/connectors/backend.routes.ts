@@ -9,6 +9,8 @@ import { uidParams } from '../http/resource-uid.ts';
 import { ERROR_SCHEMA } from '../http/responses.ts';
 import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
+import { clusterOf } from '../ops/cluster.ts';
+import { testCluster } from '../ops/connectivity.ts';
 import { isLokiReadPath, queryLoki, testLoki, type LogsQuery } from './backends/loki.ts';
 import { INSTANT_BY_DEFAULT, LOG_QUERY_FIELDS, QUERY_FIELDS } from './query-fields.ts';
 import { isPrometheusReadPath, queryPrometheus, testPrometheus, type ConnectivityResult } from './backends/prometheus.ts';
@@ -35,11 +37,18 @@ const METRICS_API: BackendApi = {
 const LOGS_API: BackendApi = { test: testLoki, query: queryLoki, isReadPath: isLokiReadPath };
 const BACKEND_APIS: Partial<Record<ConnectorType, BackendApi>> = { tsmetrics: METRICS_API, logstore: LOGS_API };
 
-/** A connector's backend and the API it speaks: Prometheus' for metrics, Loki's for logs; changes have none. */
+/** A connector's backend and the API it speaks: Prometheus' for metrics, Loki's for logs; changes and ops connectors have none here. */
 function backendApiOf(connector: ConnectorRow, services: Services): { backend: Backend; api: BackendApi } {
   const api = BACKEND_APIS[connector.type as ConnectorType];
+  if (connector.type === 'kubernetes')
+    throw new BadRequestError('a kubernetes connector is read through POST /api/connectors/:uid/ops/read and changed through plans');
   if (!api) throw new BadRequestError('a changes connector has no backend: its entries are recorded through the API');
   return { backend: backendOf(connector, services), api };
+}
+
+function testBackend(connector: ConnectorRow, services: Services): Promise<ConnectivityResult> {
+  const { backend, api } = backendApiOf(connector, services);
+  return api.test(backend);
 }
 
 export const connectorBackendRoutes: RouteModule = (routes) => {
@@ -55,8 +64,7 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
     async handler({ ctx, params, orgId, services, authorize }) {
       await authorize('connectors:write', connectorResource(params.uid));
       const connector = await findConnectorOrFail(services.db, orgId, params.uid);
-      const { backend, api } = backendApiOf(connector, services);
-      const result = await api.test(backend);
+      const result = connector.type === 'kubernetes' ? await testCluster(await clusterOf(connector, services)) : await testBackend(connector, services);
       // As Grafana's health check: a failed test is a 400 whose body says why.
       ctx.status = result.status === 'OK' ? 200 : 400;
       ctx.body = result;

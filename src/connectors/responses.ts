@@ -13,7 +13,14 @@ export const connectivitySchema = (status: 'OK' | 'ERROR') =>
       message: { type: 'string' },
       details: {
         type: 'object',
-        properties: { labels: { type: 'array', items: { type: 'string' } }, status: { type: 'integer' }, error: { type: 'string' } },
+        properties: {
+          labels: { type: 'array', items: { type: 'string' } },
+          status: { type: 'integer' },
+          error: { type: 'string' },
+          // a kubernetes connector: the cluster's version, and what its identity may not list
+          version: { type: 'string' },
+          denied: { type: 'array', items: { type: 'string' } },
+        },
       },
     },
     required: ['status', 'message', 'details'],

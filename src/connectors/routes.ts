@@ -20,6 +20,7 @@ import type { Services } from '../services.ts';
 import { connectorBackendRoutes } from './backend.routes.ts';
 import { connectorChangeRoutes } from './changes.routes.ts';
 import { CONNECTOR_SCHEMA, presentConnector, sealSecrets, secretsOf } from './presenter.ts';
+import { assertOpsUrl, opsSettings } from '../ops/settings.ts';
 import { connectorAuth, mergeSecrets, type Secrets } from './settings.ts';
 import {
   deleteConnector,
@@ -58,14 +59,20 @@ function connectorUrl(type: ConnectorType, url: string | undefined): string {
     return '';
   }
   if (!url) throw new BadRequestError(`body.url is required for a ${type} connector`);
-  return parseBackendUrl(url, 'body.url').toString();
+  const parsed = parseBackendUrl(url, 'body.url').toString();
+  if (type === 'kubernetes') assertOpsUrl(parsed);
+  return parsed;
 }
 
-/** Throws 400 when the settings are too large or their auth cannot work (the message names fields, never values). */
-function checkSettings(jsonData: Record<string, unknown>, secrets: Secrets): void {
+/**
+ * Throws 400 when the settings are too large or cannot work: their auth, and a kubernetes
+ * connector's allowlists (the message names fields, never values).
+ */
+function checkSettings(type: ConnectorType, jsonData: Record<string, unknown>, secrets: Secrets): void {
   if (JSON.stringify(jsonData).length > MAX_SETTINGS_BYTES) throw new BadRequestError(`body.jsonData is larger than ${MAX_SETTINGS_BYTES} bytes`);
   if (JSON.stringify(secrets).length > MAX_SETTINGS_BYTES) throw new BadRequestError(`body.secureJsonData is larger than ${MAX_SETTINGS_BYTES} bytes`);
-  connectorAuth(jsonData, secrets);
+  if (type === 'kubernetes') opsSettings(jsonData, secrets);
+  else connectorAuth(jsonData, secrets);
 }
 
 const duplicateName = (name: string) => new ConflictError(`a connector named ${name} already exists in this org`);
@@ -106,7 +113,7 @@ export const connectorRoutes: RouteModule = (routes) => {
       const url = connectorUrl(type, body.url);
       const jsonData = body.jsonData ?? {};
       const secrets = mergeSecrets({}, body.secureJsonData as Secrets | undefined);
-      checkSettings(jsonData, secrets);
+      checkSettings(type, jsonData, secrets);
       const now = services.clock.now();
       const uid = body.uid ?? newUid();
       const created = await services.transact(async (tx) => {
@@ -219,7 +226,7 @@ export const connectorRoutes: RouteModule = (routes) => {
         const url = body.url === undefined ? current.url : connectorUrl(type, body.url);
         const jsonData = (body.jsonData ?? JSON.parse(current.json_data ?? '{}')) as Record<string, unknown>;
         const secrets = mergeSecrets(secretsOf(current, services.secretBox), body.secureJsonData as Secrets | undefined);
-        checkSettings(jsonData, secrets);
+        checkSettings(type, jsonData, secrets);
         const content = {
           name,
           type,

@@ -4,10 +4,13 @@ import type { ResourceRef } from '../authz/types.ts';
 import { NotFoundError } from '../errors.ts';
 import { findConnector, type ConnectorRow } from './store.ts';
 
-/** Connector types and the signal each reads; `changes` has no backend (entries are recorded by hand). */
-export const CONNECTOR_TYPES = { tsmetrics: 'metrics', logstore: 'logs', changes: 'changes' } as const;
+/**
+ * Connector types and the signal each reads; `changes` has no backend (entries are recorded by
+ * hand), `kubernetes` is the ops connector (allowlisted reads and approved plans, src/ops).
+ */
+export const CONNECTOR_TYPES = { tsmetrics: 'metrics', logstore: 'logs', changes: 'changes', kubernetes: 'ops' } as const;
 export type ConnectorType = keyof typeof CONNECTOR_TYPES;
-export const SIGNAL_TYPES = ['metrics', 'logs', 'changes'] as const;
+export const SIGNAL_TYPES = ['metrics', 'logs', 'changes', 'ops'] as const;
 
 export const connectorResource = (uid: string): ResourceRef => ({ kind: 'connectors', uid });
 

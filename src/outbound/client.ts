@@ -19,7 +19,7 @@ export interface OutboundLimits {
 }
 
 export interface OutboundRequest {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   url: URL;
   headers?: Record<string, string>;
   body?: string;
