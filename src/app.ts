@@ -28,6 +28,7 @@ import { dashboardRoutes } from './dashboards/routes.ts';
 import { permissionRoutes } from './permissions/routes.ts';
 import { connectorRoutes } from './connectors/routes.ts';
 import { chatRoutes } from './chat/routes.ts';
+import { opsRoutes } from './ops/routes.ts';
 import { RouteRegistrar, type RouteEntry, type RouteModule } from './http/route.ts';
 import { resolvePersonalAccessToken, TOKEN_PREFIX } from './identity/api-tokens.ts';
 import { adminUserRoutes } from './identity/admin-users.routes.ts';
@@ -68,6 +69,7 @@ export const ROUTE_MODULES: RouteModule[] = [
   alertRuleRoutes,
   permissionRoutes,
   connectorRoutes,
+  opsRoutes,
   chatRoutes,
   accessControlRoutes,
   roleRoutes,

@@ -82,6 +82,8 @@ export interface Config {
   connectorAllowedNetworks: string[];
   /** Limits of every request the service makes to a backend. */
   outbound: { connectTimeoutMs: number; timeoutMs: number; maxResponseBytes: number };
+  /** OPS_READ_MAX_BYTES: the most an ops connector's read answers (lists are cut to fit, logs are cut by the cluster). */
+  opsReadMaxBytes: number;
   /** SVC_AUTH_LDAP_ENABLED and the TOML file of the LDAP servers (LDAP_CONFIG_FILE); read by identity/providers/ldap. */
   ldap: { enabled: boolean; configFile: string };
   /** The OAuth 2.0 login providers (OAUTH_<P>_*); null = not configured, refused at both endpoints. */
@@ -516,6 +518,7 @@ export function loadConfig(env: Env = process.env): Config {
       timeoutMs: readInt(env, 'OUTBOUND_TIMEOUT_MS', 30_000, 1),
       maxResponseBytes: readInt(env, 'OUTBOUND_MAX_RESPONSE_BYTES', 10 * 1024 * 1024, 1024),
     },
+    opsReadMaxBytes: readInt(env, 'OPS_READ_MAX_BYTES', 1024 * 1024, 1024),
     ldap: { enabled: readBool(env, 'SVC_AUTH_LDAP_ENABLED', false), configFile: path.resolve(env.LDAP_CONFIG_FILE?.trim() || 'config/ldap.toml') },
     oauth: readOAuth(env),
     saml: readSaml(env),
@@ -589,6 +592,7 @@ export function effectiveSettings(config: Config): Record<string, string | numbe
     OUTBOUND_CONNECT_TIMEOUT_MS: config.outbound.connectTimeoutMs,
     OUTBOUND_TIMEOUT_MS: config.outbound.timeoutMs,
     OUTBOUND_MAX_RESPONSE_BYTES: config.outbound.maxResponseBytes,
+    OPS_READ_MAX_BYTES: config.opsReadMaxBytes,
     SVC_AUTH_LDAP_ENABLED: config.ldap.enabled,
     LDAP_CONFIG_FILE: config.ldap.configFile,
     ...oauthSettings(config.oauth),
