@@ -20,7 +20,11 @@ build_kube_apiserver() {
   for module in $staged; do
     go mod edit -replace "$module=$module@$STAGING_VERSION"
   done
-  go build -trimpath -o "$1" ./cmd/kube-apiserver
+  # what a release build stamps (hack/lib/version.sh): else /version says v0.0.0-master
+  local stamp="k8s.io/component-base/version" minor="${STAGING_VERSION#v0.}"
+  go build -trimpath -o "$1" \
+    -ldflags "-X $stamp.gitVersion=$KUBERNETES_VERSION -X $stamp.gitMajor=1 -X $stamp.gitMinor=${minor%%.*} -X $stamp.gitTreeState=clean" \
+    ./cmd/kube-apiserver
 }
 
 cached_go_build kube-apiserver "$KUBERNETES_VERSION" "k8s.io/kubernetes@$KUBERNETES_VERSION" build_kube_apiserver

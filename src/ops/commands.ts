@@ -116,14 +116,16 @@ export function parseReadCommand(text: string): ReadCommand {
       continue;
     }
     const value = inline ?? rest[++index];
-    if (value === undefined || value === '' || value.startsWith('-') || !WORD.test(value)) throw new BadRequestError(`command: ${flag} needs a value`);
+    if (value === undefined || value === '' || value.startsWith('-')) throw new BadRequestError(`command: ${flag} needs a value`);
+    if (!WORD.test(value)) throw new BadRequestError(`command: ${JSON.stringify(value.slice(0, 60))} is not a name kubectl would take`);
     options[option] = value;
   }
   if (options.namespace !== undefined && options.allNamespaces) throw new BadRequestError('command: -n and -A cannot both be given');
   const namespace = options.namespace;
   const allNamespaces = options.allNamespaces === 'true';
   const noPositional = () => {
-    if (positional.length > 0) throw new BadRequestError(`command: ${verb} takes no ${positional.length === 1 ? 'argument' : 'arguments'}, got ${positional.join(' ')}`);
+    if (positional.length > 0)
+      throw new BadRequestError(`command: ${verb} takes no ${positional.length === 1 ? 'argument' : 'arguments'}, got ${positional.join(' ')}`);
   };
 
   switch (verb) {

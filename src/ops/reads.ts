@@ -58,7 +58,9 @@ async function list(cluster: Cluster, kind: KindInfo, namespaces: Array<string |
       more = true;
       break;
     }
-    const page = await onCluster(() => cluster.objects.list(kind.apiVersion, kind.kind, namespace, undefined, undefined, undefined, undefined, selector, remaining));
+    const page = await onCluster(() =>
+      cluster.objects.list(kind.apiVersion, kind.kind, namespace, undefined, undefined, undefined, undefined, selector, remaining),
+    );
     items.push(...page.items);
     if (page.metadata?._continue) more = true;
   }
@@ -134,7 +136,8 @@ async function events(cluster: Cluster, command: Extract<ReadCommand, { verb: 'e
     about = { kind: allowedKind(cluster.settings, word, FIELD), name };
   }
   const lines: EventLine[] = [];
-  for (const namespace of namespacesOf(cluster, eventsKind, command.namespace, command.allNamespaces)) lines.push(...(await eventsIn(cluster, namespace!, about)));
+  for (const namespace of namespacesOf(cluster, eventsKind, command.namespace, command.allNamespaces))
+    lines.push(...(await eventsIn(cluster, namespace!, about)));
   return fitted(lines, maxBytes, (kept) => ({ events: kept }));
 }
 
@@ -144,7 +147,10 @@ async function describe(cluster: Cluster, command: Extract<ReadCommand, { verb: 
   const object = await onCluster(() => cluster.objects.read({ apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name: command.name, namespace } }));
   // events are shown when the allowlist lets them be read at all, as kubectl describe shows them
   const mayReadEvents = namespace !== undefined && cluster.settings.kinds.some((allowed) => allowed.name === 'events');
-  return { result: { object: shown(object), events: mayReadEvents ? await eventsIn(cluster, namespace, { kind, name: command.name }) : null }, truncated: false };
+  return {
+    result: { object: shown(object), events: mayReadEvents ? await eventsIn(cluster, namespace, { kind, name: command.name }) : null },
+    truncated: false,
+  };
 }
 
 async function logs(cluster: Cluster, command: Extract<ReadCommand, { verb: 'logs' }>, maxBytes: number): Promise<ReadResult> {
@@ -169,7 +175,12 @@ async function top(cluster: Cluster, command: Extract<ReadCommand, { verb: 'top'
       throw new BadGatewayError('top reads the metrics API (metrics.k8s.io), which this cluster does not serve: it needs metrics-server');
     throw error;
   }
-  const rows = (answer.items ?? []).map((item) => ({ name: item.metadata?.name, namespace: item.metadata?.namespace, usage: item.usage ?? null, containers: item.containers ?? null }));
+  const rows = (answer.items ?? []).map((item) => ({
+    name: item.metadata?.name,
+    namespace: item.metadata?.namespace,
+    usage: item.usage ?? null,
+    containers: item.containers ?? null,
+  }));
   return fitted(rows, maxBytes, (kept) => ({ items: kept }));
 }
 
@@ -192,8 +203,10 @@ function rolloutStatus(kind: KindInfo, object: K8s.V1Deployment | K8s.V1Stateful
   const replicas = status?.replicas ?? 0;
   const available = kind.name === 'statefulsets' ? (status?.readyReplicas ?? 0) : (status?.availableReplicas ?? 0);
   if (updated < wanted) return { done: false, message: `Waiting for ${name} rollout to finish: ${updated} out of ${wanted} new replicas have been updated...` };
-  if (replicas > updated) return { done: false, message: `Waiting for ${name} rollout to finish: ${replicas - updated} old replicas are pending termination...` };
-  if (available < updated) return { done: false, message: `Waiting for ${name} rollout to finish: ${available} of ${updated} updated replicas are available...` };
+  if (replicas > updated)
+    return { done: false, message: `Waiting for ${name} rollout to finish: ${replicas - updated} old replicas are pending termination...` };
+  if (available < updated)
+    return { done: false, message: `Waiting for ${name} rollout to finish: ${available} of ${updated} updated replicas are available...` };
   return { done: true, message: `${name} successfully rolled out` };
 }
 
@@ -237,7 +250,15 @@ async function apiResources(cluster: Cluster): Promise<ReadResult> {
     const list = (await cluster.getJson(apiVersion === 'v1' ? '/api/v1' : `/apis/${apiVersion}`)) as K8s.V1APIResourceList;
     for (const resource of list.resources ?? []) {
       const allowed = cluster.settings.kinds.find((kind) => kind.name === resource.name && kind.apiVersion === apiVersion);
-      if (allowed) resources.push({ name: resource.name, shortNames: resource.shortNames ?? [], apiVersion, namespaced: resource.namespaced, kind: resource.kind, verbs: resource.verbs });
+      if (allowed)
+        resources.push({
+          name: resource.name,
+          shortNames: resource.shortNames ?? [],
+          apiVersion,
+          namespaced: resource.namespaced,
+          kind: resource.kind,
+          verbs: resource.verbs,
+        });
     }
   }
   return { result: { resources }, truncated: false };
@@ -245,7 +266,10 @@ async function apiResources(cluster: Cluster): Promise<ReadResult> {
 
 async function version(cluster: Cluster): Promise<ReadResult> {
   const info = await onCluster(() => cluster.version.getCode());
-  return { result: { gitVersion: info.gitVersion, major: info.major, minor: info.minor, platform: info.platform, goVersion: info.goVersion }, truncated: false };
+  return {
+    result: { gitVersion: info.gitVersion, major: info.major, minor: info.minor, platform: info.platform, goVersion: info.goVersion },
+    truncated: false,
+  };
 }
 
 /** Runs the command on the cluster, within the connector's allowlists and the size bound. */
@@ -270,4 +294,3 @@ export function runRead(cluster: Cluster, command: ReadCommand, maxBytes: number
       return version(cluster);
   }
 }
-

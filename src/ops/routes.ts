@@ -34,7 +34,8 @@ export const OPS_READ_RESULT_SCHEMA = {
 /** The connector `uid` of the org when it is an ops connector: 404 when missing, 400 for another type. Call after authorize(). */
 export async function findOpsConnectorOrFail(services: Services, orgId: string, uid: string): Promise<ConnectorRow> {
   const connector = await findConnectorOrFail(services.db, orgId, uid);
-  if (connector.type !== 'kubernetes') throw new BadRequestError(`connector ${uid} is of type ${connector.type}: only a kubernetes connector runs ops commands`);
+  if (connector.type !== 'kubernetes')
+    throw new BadRequestError(`connector ${uid} is of type ${connector.type}: only a kubernetes connector runs ops commands`);
   return connector;
 }
 

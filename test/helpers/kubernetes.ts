@@ -260,6 +260,8 @@ const OPS_RULES = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['patch', 'update'] },
   { apiGroups: [''], resources: ['pods'], verbs: ['delete'] },
   { apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'] },
+  // what `top` reads; the cluster has no metrics-server, so it answers 404 rather than 403
+  { apiGroups: ['metrics.k8s.io'], resources: ['pods', 'nodes'], verbs: ['get', 'list'] },
 ];
 
 function podTemplate(app: string, image: string, extraLabels: Record<string, string> = {}) {
