@@ -101,7 +101,7 @@ describe('chat tools', function () {
       const res = await call(viewer, 'dashboards_search');
       expect(res.status).to.equal(404);
       expect(res.body).to.deep.equal({
-        message: 'no chat tool dashboards_search: the tools are connectors_list, metrics_query, logs_query, changes_list, changes_record',
+        message: 'no chat tool dashboards_search: the tools are connectors_list, metrics_query, logs_query, changes_list, changes_record, ops_read',
       });
       const refused = await call(narrowed, 'dashboards_search');
       expect(refused.status).to.equal(403);
@@ -133,9 +133,9 @@ describe('chat tools', function () {
 
     it('every agent type may call its tools; an agent type not allowed the tool is refused by the policy, saying why', async () => {
       expect(Object.fromEntries(Object.entries(DEFAULT_CHAT_AGENTS).map(([agentType, { tools }]) => [agentType, Object.keys(tools)]))).to.deep.equal({
-        investigator: ['connectors_list', 'metrics_query', 'logs_query', 'changes_list'],
+        investigator: ['connectors_list', 'metrics_query', 'logs_query', 'changes_list', 'ops_read'],
         dashboard_builder: ['connectors_list', 'metrics_query', 'logs_query'],
-        operator: ['connectors_list', 'metrics_query', 'logs_query', 'changes_list', 'changes_record'],
+        operator: ['connectors_list', 'metrics_query', 'logs_query', 'changes_list', 'changes_record', 'ops_read'],
       });
       for (const agentType of Object.keys(DEFAULT_CHAT_AGENTS)) {
         expect((await call(viewer, 'connectors_list', {}, { agentType })).status, agentType).to.equal(200);
@@ -190,11 +190,12 @@ describe('chat tools', function () {
           metrics: [choice('prom-main', 'metrics', true), choice('prom-narrow', 'metrics')],
           logs: [choice('logs-only', 'logs')],
           changes: [choice('changes-a', 'changes'), choice('changes-b', 'changes')],
+          ops: [],
         },
       });
       expect(JSON.stringify(res.body)).not.to.contain(BASIC_PASSWORD).and.not.to.contain(prometheus!.url);
       const narrow = await call(narrowed, 'connectors_list');
-      expect(narrow.body).to.deep.equal({ status: 'ok', bySignal: { metrics: [choice('prom-narrow', 'metrics')], logs: [], changes: [] } });
+      expect(narrow.body).to.deep.equal({ status: 'ok', bySignal: { metrics: [choice('prom-narrow', 'metrics')], logs: [], changes: [], ops: [] } });
     });
 
     it('with a signal type: the default, else the only readable one, else ambiguous with the candidates, else none', async () => {
