@@ -122,6 +122,18 @@ describe('ops connector: settings, connectivity and reads on a real kube-apiserv
       });
     }
 
+    it('the outbound address policy applies: a cloud metadata address is refused before anything is sent', async () => {
+      const uid = await connector({ url: 'https://169.254.169.254:6443' });
+      for (const [path, body] of [
+        [`/api/connectors/${uid}/ops/read`, { command: 'version' }],
+        [`/api/connectors/${uid}/test`, undefined],
+      ] as const) {
+        const res = await as(admin).post(path, body);
+        expect(res.status, path).to.equal(400);
+        expect(res.body.message, path).to.match(/169\.254\.169\.254.*(refused|not allowed)/);
+      }
+    });
+
     it('the metrics query and the proxy refuse it with where to go instead', async () => {
       const query = await as(viewer).post(`/api/connectors/${cluster}/query`, { query: 'up' });
       expect(query.status).to.equal(400);
