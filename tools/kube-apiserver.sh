@@ -20,11 +20,14 @@ build_kube_apiserver() {
   for module in $staged; do
     go mod edit -replace "$module=$module@$STAGING_VERSION"
   done
-  # what a release build stamps (hack/lib/version.sh): else /version says v0.0.0-master
-  local stamp="k8s.io/component-base/version" minor="${STAGING_VERSION#v0.}"
-  go build -trimpath -o "$1" \
-    -ldflags "-X $stamp.gitVersion=$KUBERNETES_VERSION -X $stamp.gitMajor=1 -X $stamp.gitMinor=${minor%%.*} -X $stamp.gitTreeState=clean" \
-    ./cmd/kube-apiserver
+  # The version stamps a release build sets: the module source has no git metadata, so without
+  # them /version (and `--version`) says v0.0.0-master+$Format:%H$.
+  local minor="${KUBERNETES_VERSION#v1.}" ldflags="" pkg
+  minor="${minor%%.*}"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+  done
+  go build -trimpath -ldflags "$ldflags" -o "$1" ./cmd/kube-apiserver
 }
 
 cached_go_build kube-apiserver "$KUBERNETES_VERSION" "k8s.io/kubernetes@$KUBERNETES_VERSION" build_kube_apiserver

@@ -92,7 +92,8 @@ function request(url: string, ca: string, method: string, apiPath: string, token
   });
 }
 
-async function startEtcd(dir: string): Promise<{ child: ChildProcess; url: string; log: string }> {
+/** Starts etcd into `children` (so the caller stops it whatever happens) and resolves with its client URL once healthy. */
+async function startEtcd(dir: string, children: ChildProcess[]): Promise<string> {
   const [clientPort, peerPort] = [await freePort(), await freePort()];
   const url = `http://127.0.0.1:${clientPort}`;
   const peer = `http://127.0.0.1:${peerPort}`;
@@ -114,16 +115,16 @@ async function startEtcd(dir: string): Promise<{ child: ChildProcess; url: strin
     { cwd: dir, stdio: ['ignore', out, out] },
   );
   fs.closeSync(out);
+  children.push(child);
   for (let attempt = 0; attempt < 200; attempt++) {
-    if (exitedCode(child) !== null) throw Object.assign(new Error(`etcd exited (${exitedCode(child)}): ${tail(log)}`), { child });
+    if (exitedCode(child) !== null) throw new Error(`etcd exited (${exitedCode(child)}): ${tail(log)}`);
     try {
-      if ((await fetch(`${url}/health`)).status === 200) return { child, url, log };
+      if ((await fetch(`${url}/health`)).status === 200) return url;
     } catch {
       // not listening yet
     }
     await sleep(50);
   }
-  await kill(child);
   throw new Error(`etcd did not become healthy: ${tail(log)}`);
 }
 
@@ -132,12 +133,11 @@ export async function startKubernetes(): Promise<RunningKubernetes> {
   const children: ChildProcess[] = [];
   const stop = async () => {
     // The API server first: it must not outlive its storage.
-    for (const child of children.reverse()) await kill(child);
+    for (const child of [...children].reverse()) await kill(child);
     fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const etcd = await startEtcd(dir);
-    children.push(etcd.child);
+    const etcdUrl = await startEtcd(dir, children);
 
     // The service-account keys are mandatory flags, though no test here mints a service-account token.
     const { publicKey, privateKey } = await promisify(generateKeyPair)('rsa', {
@@ -170,8 +170,9 @@ export async function startKubernetes(): Promise<RunningKubernetes> {
     const apiserver = spawn(
       KUBE_APISERVER_BIN,
       [
-        `--etcd-servers=${etcd.url}`,
+        `--etcd-servers=${etcdUrl}`,
         '--bind-address=127.0.0.1',
+        // Else it advertises the address of the default route, and fails to start on a host without one.
         '--advertise-address=127.0.0.1',
         `--secure-port=${port}`,
         `--cert-dir=${certDir}`,
@@ -183,9 +184,7 @@ export async function startKubernetes(): Promise<RunningKubernetes> {
         '--service-cluster-ip-range=10.96.0.0/16',
         // Pods would otherwise need a `default` ServiceAccount, which only the controller-manager creates.
         '--disable-admission-plugins=ServiceAccount',
-        // No flow-control bootstrap objects to write and watch: ready sooner.
-        '--enable-priority-and-fairness=false',
-        // The `kubernetes` Service's endpoint would be the loopback address, which the API refuses (a log line every 10 s).
+        // It would make the advertised loopback address the `kubernetes` Service's endpoint, which the API refuses (an error every 10 s).
         '--endpoint-reconciler-type=none',
         '--v=0',
       ],
@@ -216,8 +215,6 @@ export async function startKubernetes(): Promise<RunningKubernetes> {
       request(url, ca, method, apiPath, options.token ?? tokens.admin, body, options.contentType);
     return { url, ca, tokens, api, stop };
   } catch (err) {
-    const child = (err as { child?: ChildProcess }).child;
-    if (child) children.push(child);
     await stop();
     throw err;
   }
