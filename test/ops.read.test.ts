@@ -164,6 +164,24 @@ describe('ops connector: settings, connectivity and reads on a real kube-apiserv
       });
     });
 
+    it('OK with a client certificate instead of a token; ERROR for a certificate of a CA the cluster does not trust', async () => {
+      const mtls = (cert: string, key: string) =>
+        connector({
+          jsonData: { namespaces: NAMESPACES, kinds: KINDS, tlsAuth: true, tlsAuthWithCACert: true },
+          secureJsonData: { tlsClientCert: cert, tlsClientKey: key, tlsCACert: kube.ca },
+        });
+      const trusted = await mtls(kube.clientCerts.clientCert, kube.clientCerts.clientKey);
+      const ok = await as(admin).post(`/api/connectors/${trusted}/test`);
+      expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
+      expect(ok.body.details).to.deep.equal({ version, denied: [] });
+      const pods = await read('get pods -n shop', viewer, trusted);
+      expect(pods.body.result.items.map((pod: { metadata: { name: string } }) => pod.metadata.name)).to.deep.equal([SEED.pod]);
+      const untrusted = await mtls(kube.clientCerts.otherClientCert, kube.clientCerts.otherClientKey);
+      const refused = await as(admin).post(`/api/connectors/${untrusted}/test`);
+      expect(refused.status).to.equal(400);
+      expect(refused.body.message).to.equal("the cluster refused the connector's credentials (401): check its token or client certificate");
+    });
+
     it("ERROR for a token the cluster does not know, and for a CA that did not sign the cluster's certificate", async () => {
       const unknown = await connector({ secureJsonData: { bearerToken: 'not-a-cluster-token-0001', tlsCACert: kube.ca } });
       const refused = await as(admin).post(`/api/connectors/${unknown}/test`);

@@ -13,6 +13,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { makeTestCerts, type TestCerts } from './certs.ts';
 import { freePort } from './prometheus.ts';
 
 export const KUBERNETES_VERSION = 'v1.31.4';
@@ -26,6 +27,8 @@ export const KUBERNETES_AVAILABLE = fs.existsSync(KUBE_APISERVER_BIN) && fs.exis
 
 /** The users of the token file: `gatehouse` gets exactly the ClusterRole CLUSTER_ROLE, `nobody-user` nothing. */
 export const USERS = { admin: 'admin', gatehouse: 'gatehouse', nobody: 'nobody-user' } as const;
+/** The user of the trusted client certificate (its CN, test/helpers/certs.ts), bound to the same ClusterRole as `gatehouse`. */
+export const CERTIFICATE_USER = 'client';
 
 export interface KubeResponse {
   status: number;
@@ -46,6 +49,8 @@ export interface RunningKubernetes {
   /** PEM of the self-signed serving certificate (and its CA): trust it to reach `url`. */
   ca: string;
   tokens: { admin: string; gatehouse: string; nobody: string };
+  /** A client certificate the server trusts (`--client-ca-file`): user `client` (its CN), bound like `gatehouse`; and one of a CA it does not trust. */
+  clientCerts: Pick<TestCerts, 'clientCert' | 'clientKey' | 'otherClientCert' | 'otherClientKey'>;
   api(method: string, apiPath: string, body?: unknown, options?: KubeRequestOptions): Promise<KubeResponse>;
   stop(): Promise<void>;
 }
@@ -148,6 +153,10 @@ export async function startKubernetes(): Promise<RunningKubernetes> {
     fs.writeFileSync(path.join(dir, 'sa.pub'), publicKey);
     fs.writeFileSync(path.join(dir, 'sa.key'), privateKey, { mode: 0o600 });
 
+    // client certificates are the other way a connector authenticates: CN=client is the user
+    const certs = makeTestCerts();
+    fs.copyFileSync(certs.paths.ca, path.join(dir, 'client-ca.crt'));
+    fs.rmSync(certs.dir, { recursive: true, force: true });
     const token = () => randomBytes(24).toString('hex');
     const tokens = { admin: token(), gatehouse: token(), nobody: token() };
     // token,user,uid[,"group,..."]: only the admin has a group; the others are just system:authenticated.
@@ -177,6 +186,7 @@ export async function startKubernetes(): Promise<RunningKubernetes> {
         `--secure-port=${port}`,
         `--cert-dir=${certDir}`,
         `--token-auth-file=${path.join(dir, 'tokens.csv')}`,
+        `--client-ca-file=${path.join(dir, 'client-ca.crt')}`,
         '--authorization-mode=RBAC',
         '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
         `--service-account-key-file=${path.join(dir, 'sa.pub')}`,
@@ -213,7 +223,8 @@ export async function startKubernetes(): Promise<RunningKubernetes> {
     }
     const api = (method: string, apiPath: string, body?: unknown, options: KubeRequestOptions = {}) =>
       request(url, ca, method, apiPath, options.token ?? tokens.admin, body, options.contentType);
-    return { url, ca, tokens, api, stop };
+    const { clientCert, clientKey, otherClientCert, otherClientKey } = certs;
+    return { url, ca, tokens, clientCerts: { clientCert, clientKey, otherClientCert, otherClientKey }, api, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -283,7 +294,7 @@ export async function seedCluster(kube: RunningKubernetes): Promise<void> {
   await send('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
     metadata: { name: SEED.clusterRoleBinding },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: SEED.clusterRole },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: USERS.gatehouse }],
+    subjects: [USERS.gatehouse, CERTIFICATE_USER].map((name) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name })),
   });
 
   await send('POST', '/api/v1/nodes', { metadata: { name: SEED.node, labels: { 'kubernetes.io/hostname': SEED.node, 'kubernetes.io/os': 'linux' } } });
