@@ -4,6 +4,7 @@ import { changesRecord } from './changes-record.ts';
 import { connectorsList } from './connectors-list.ts';
 import { logsQuery } from './logs-query.ts';
 import { metricsQuery } from './metrics-query.ts';
+import { opsPlanCreate } from './ops-plan-create.ts';
 import type { ChatTool } from './tool.ts';
 
 export const CHAT_TOOLS: ReadonlyMap<string, ChatTool> = new Map([
@@ -12,4 +13,5 @@ export const CHAT_TOOLS: ReadonlyMap<string, ChatTool> = new Map([
   ['logs_query', logsQuery],
   ['changes_list', changesList],
   ['changes_record', changesRecord],
+  ['ops_plan_create', opsPlanCreate],
 ]);
