@@ -36,7 +36,10 @@ export interface DecisionLogEntry {
   bundles: { authz: { revision: string | null } };
 }
 
-type LoggedInput = Pick<AuthzInput, 'subject' | 'org_id' | 'action' | 'resource' | 'chat' | 'delegate' | 'target_user' | 'destination' | 'setup' | 'requires' | 'author'>;
+type LoggedInput = Pick<
+  AuthzInput,
+  'subject' | 'org_id' | 'action' | 'resource' | 'chat' | 'delegate' | 'target_user' | 'destination' | 'setup' | 'requires' | 'author'
+>;
 
 const resourceOf = (ref: ResourceRef): ResourceRef =>
   'scope' in ref ? { scope: ref.scope } : 'uid' in ref ? { kind: ref.kind, uid: ref.uid } : { kind: ref.kind, id: ref.id };

@@ -94,7 +94,10 @@ export async function findPlanPage(
 ): Promise<{ totalCount: number; rows: PlanRow[] }> {
   if (connectorUids.length === 0) return { totalCount: 0, rows: [] };
   return findPage<PlanRow>(
-    () => filtered(db, orgId, filter).whereIn('connector_uid', connectorUids).select(...PLAN_COLUMNS),
+    () =>
+      filtered(db, orgId, filter)
+        .whereIn('connector_uid', connectorUids)
+        .select(...PLAN_COLUMNS),
     [
       { column: 'created_at', order: 'desc' },
       { column: 'id', order: 'desc' },

@@ -88,8 +88,7 @@ export function resolveStep(settings: OpsSettings, input: StepInput, field: stri
     if (fields[name] === true && input[name] === undefined) throw new BadRequestError(`${field}.${name} is required for ${kind}`);
     if (fields[name] === undefined && input[name] !== undefined) throw new BadRequestError(`${field}.${name} is not used by ${kind}`);
   }
-  if (input.patch && JSON.stringify(input.patch).length > MAX_PATCH_BYTES)
-    throw new BadRequestError(`${field}.patch is larger than ${MAX_PATCH_BYTES} bytes`);
+  if (input.patch && JSON.stringify(input.patch).length > MAX_PATCH_BYTES) throw new BadRequestError(`${field}.patch is larger than ${MAX_PATCH_BYTES} bytes`);
   return {
     kind,
     resource,
@@ -141,8 +140,7 @@ async function undoPatch(cluster: Cluster, step: Step): Promise<{ revision: numb
     .filter(({ revision }) => Number.isInteger(revision) && revision > 0)
     .sort((a, b) => b.revision - a.revision);
   const current = Number(deployment.metadata?.annotations?.[REVISION]) || owned[0]?.revision || 0;
-  const chosen =
-    step.toRevision === undefined ? owned.find(({ revision }) => revision < current) : owned.find(({ revision }) => revision === step.toRevision);
+  const chosen = step.toRevision === undefined ? owned.find(({ revision }) => revision < current) : owned.find(({ revision }) => revision === step.toRevision);
   if (!chosen) {
     const known = owned.map(({ revision }) => revision).join(', ') || 'none';
     throw new NotFoundError(
