@@ -6,13 +6,15 @@
  * the author: the policy decides both in the one decision of the request (authz.authorship).
  * The work is in plans.ts, which the chat tool `ops_plan_create` calls too.
  */
+import type { Action } from '../accesscontrol/actions.ts';
 import type { Authorship } from '../authz/types.ts';
+import { NotFoundError } from '../errors.ts';
 import { connectorResource, findConnectorOrFail } from '../connectors/target.ts';
 import { actorOf } from '../http/actor.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import { uidParams } from '../http/resource-uid.ts';
 import { listPageSchema } from '../http/responses.ts';
-import type { RouteModule } from '../http/route.ts';
+import type { RouteContext, RouteModule } from '../http/route.ts';
 import { subjectOf } from '../http/subject.ts';
 import {
   approvePlan,
@@ -20,14 +22,13 @@ import {
   currentPlan,
   expireDuePlans,
   findOpsConnectorOrFail,
-  findPlanOrFail,
   PLAN_SCHEMA,
   planSchema,
   presentPlan,
   proposePlan,
   rejectPlan,
 } from './plans.ts';
-import { findPlanConnectorUids, findPlanPage, PLAN_STATES, type PlanRow, type PlanState } from './plans.store.ts';
+import { findPlanConnectorUids, findPlanPage, findPlanRow, PLAN_STATES, type PlanRow, type PlanState } from './plans.store.ts';
 
 const planParams = {
   type: 'object',
@@ -39,6 +40,24 @@ const PLAN_PAGE_SCHEMA = listPageSchema('plans', PLAN_SCHEMA);
 
 /** The plan's author as the policy compares it with the caller. */
 const authorOf = (plan: PlanRow, must: Authorship['must']): Authorship => ({ kind: plan.created_by_kind as Authorship['kind'], id: plan.created_by, must });
+
+type PlanRoute = Pick<RouteContext<unknown, unknown, { id: string }>, 'params' | 'orgId' | 'services' | 'authorize'>;
+
+/**
+ * The plan the route names, once the caller may do `action` on its connector (with the authorship
+ * rule when `must` says so): the one decision of the route. An unknown plan (or one of another
+ * org) is asked about without a target first, so only a caller who holds the action somewhere
+ * learns that it does not exist.
+ */
+async function authorizedPlan({ params, orgId, services, authorize }: PlanRoute, action: Action, must?: Authorship['must']): Promise<PlanRow> {
+  const plan = await findPlanRow(services.db, orgId, params.id);
+  if (!plan) {
+    await authorize(action);
+    throw new NotFoundError(`ops plan ${params.id} not found`);
+  }
+  await authorize(action, connectorResource(plan.connector_uid), must ? { author: authorOf(plan, must) } : {});
+  return plan;
+}
 
 export const opsPlanRoutes: RouteModule = (routes) => {
   routes.add({
@@ -94,10 +113,9 @@ export const opsPlanRoutes: RouteModule = (routes) => {
     params: planParams,
     summary: 'Reads an ops plan: its steps with their dry runs and, once run, their outcomes.',
     responses: { 200: PLAN_SCHEMA },
-    async handler({ ctx, params, orgId, services, authorize }) {
-      const plan = await findPlanOrFail(services.db, orgId, params.id);
-      await authorize('connectors:query', connectorResource(plan.connector_uid));
-      ctx.body = presentPlan(await currentPlan(services, plan, services.clock.now()));
+    async handler(route) {
+      const plan = await authorizedPlan(route, 'connectors:query');
+      route.ctx.body = presentPlan(await currentPlan(route.services, plan, route.services.clock.now()));
     },
   });
 
@@ -109,9 +127,9 @@ export const opsPlanRoutes: RouteModule = (routes) => {
     params: planParams,
     summary: "Approves a pending ops plan (write on its connector, and not the plan's author) and runs its steps in order, stopping at the first failure.",
     responses: { 200: PLAN_SCHEMA },
-    async handler({ ctx, params, principal, orgId, services, authorize }) {
-      const plan = await findPlanOrFail(services.db, orgId, params.id);
-      await authorize('connectors:write', connectorResource(plan.connector_uid), { author: authorOf(plan, 'differ') });
+    async handler(route) {
+      const { ctx, principal, orgId, services } = route;
+      const plan = await authorizedPlan(route, 'connectors:write', 'differ');
       const connector = await findConnectorOrFail(services.db, orgId, plan.connector_uid);
       ctx.body = await approvePlan(services, actorOf(ctx, principal), plan, connector, principal.user.id);
     },
@@ -130,9 +148,9 @@ export const opsPlanRoutes: RouteModule = (routes) => {
     },
     summary: 'Rejects a pending ops plan (write on its connector); nothing runs.',
     responses: { 200: PLAN_SCHEMA },
-    async handler({ ctx, params, body, principal, orgId, services, authorize }) {
-      const plan = await findPlanOrFail(services.db, orgId, params.id);
-      await authorize('connectors:write', connectorResource(plan.connector_uid));
+    async handler(route) {
+      const { ctx, body, principal, services } = route;
+      const plan = await authorizedPlan(route, 'connectors:write');
       ctx.body = await rejectPlan(services, actorOf(ctx, principal), plan, principal.user.id, body.reason);
     },
   });
@@ -145,9 +163,9 @@ export const opsPlanRoutes: RouteModule = (routes) => {
     params: planParams,
     summary: 'Cancels a pending ops plan: only its author may; nothing runs.',
     responses: { 200: PLAN_SCHEMA },
-    async handler({ ctx, params, principal, orgId, services, authorize }) {
-      const plan = await findPlanOrFail(services.db, orgId, params.id);
-      await authorize('connectors:query', connectorResource(plan.connector_uid), { author: authorOf(plan, 'match') });
+    async handler(route) {
+      const { ctx, principal, services } = route;
+      const plan = await authorizedPlan(route, 'connectors:query', 'match');
       ctx.body = await cancelPlan(services, actorOf(ctx, principal), plan, principal.user.id);
     },
   });

@@ -148,7 +148,7 @@ export async function findOpsConnectorOrFail(db: Knex, orgId: string, uid: strin
 }
 
 /** The plan `id` of the org; one of another org is as unknown as a missing one. */
-export async function findPlanOrFail(db: Knex, orgId: string, id: string): Promise<PlanRow> {
+async function findPlanOrFail(db: Knex, orgId: string, id: string): Promise<PlanRow> {
   const plan = await findPlanRow(db, orgId, id);
   if (!plan) throw new NotFoundError(`ops plan ${id} not found`);
   return plan;
@@ -286,20 +286,18 @@ export async function currentPlan(services: Services, plan: PlanRow, now: number
   return findPlanOrFail(services.db, plan.org_id, plan.id);
 }
 
-/** 409 saying why a plan cannot leave the state it is in (after currentPlan: an expired plan says when). */
-function notPending(plan: PlanRow, verb: string): ConflictError {
+/** 409 saying why a plan cannot be `decided` (after currentPlan: an expired plan says when). */
+function notPending(plan: PlanRow, decided: Decision['state']): ConflictError {
   if (plan.state === 'expired') return new ConflictError(`plan ${plan.id} expired at ${new Date(Number(plan.expires_at)).toISOString()}`);
-  return new ConflictError(`plan ${plan.id} is ${plan.state}: only a pending plan can be ${verb}`);
+  return new ConflictError(`plan ${plan.id} is ${plan.state}: only a pending plan can be ${decided}`);
 }
 
 type Decision = { state: 'approved' } | { state: 'rejected'; reason: string | null } | { state: 'cancelled' };
 
-const VERBS: Record<Decision['state'], string> = { approved: 'approved', rejected: 'rejected', cancelled: 'cancelled' };
-
 /** Moves a pending plan to `decision` for `deciderId`, audited; 409 when it is no longer pending (or its time ran out). */
 async function decide(services: Services, actor: Actor, plan: PlanRow, deciderId: string, decision: Decision, now: number): Promise<void> {
   const current = await currentPlan(services, plan, now);
-  if (current.state !== 'pending') throw notPending(current, VERBS[decision.state]);
+  if (current.state !== 'pending') throw notPending(current, decision.state);
   const changes: Partial<PlanRow> = {
     state: decision.state,
     decided_by: deciderId,
@@ -313,7 +311,7 @@ async function decide(services: Services, actor: Actor, plan: PlanRow, deciderId
     return true;
   });
   // another request moved it first, or its time ran out in between
-  if (!moved) throw notPending(await currentPlan(services, await findPlanOrFail(services.db, plan.org_id, plan.id), now), VERBS[decision.state]);
+  if (!moved) throw notPending(await currentPlan(services, await findPlanOrFail(services.db, plan.org_id, plan.id), now), decision.state);
 }
 
 export async function rejectPlan(services: Services, actor: Actor, plan: PlanRow, deciderId: string, reason: string | undefined): Promise<Plan> {
