@@ -518,11 +518,13 @@ describe('ops plans on a real kube-apiserver', function () {
       onOpen = await propose([{ kind: 'cordon', target: `node/${SEED.node}` }], viewer, open, 'on open');
     });
 
-    it('a plan: 401; 403 without query on its connector; 404 when unknown', async () => {
+    it('a plan: 401; 403 without query on its connector; 404 when unknown to a caller who may query some connector', async () => {
       expect((await app.request('GET', `/api/ops/plans/${onOps.id}`)).status).to.equal(401);
       for (const who of [viewer, none]) expect((await as(who).get(`/api/ops/plans/${onOps.id}`)).status).to.equal(403);
       expect((await as(viewer).get(`/api/ops/plans/${onOpen.id}`)).status).to.equal(200);
       expect((await as(admin).get('/api/ops/plans/nope')).status).to.equal(404);
+      // who may query no connector learns nothing of which plans exist
+      expect((await as(none).get('/api/ops/plans/nope')).status).to.equal(403);
     });
 
     it('the list: 401; 403 for role None; only plans on connectors the caller may query; by state and connector; paged', async () => {
