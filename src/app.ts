@@ -27,6 +27,7 @@ import { alertRuleRoutes } from './alerting/routes.ts';
 import { dashboardRoutes } from './dashboards/routes.ts';
 import { permissionRoutes } from './permissions/routes.ts';
 import { connectorRoutes } from './connectors/routes.ts';
+import { opsPlanRoutes } from './ops/plans.routes.ts';
 import { chatRoutes } from './chat/routes.ts';
 import { opsRoutes } from './ops/routes.ts';
 import { RouteRegistrar, type RouteEntry, type RouteModule } from './http/route.ts';
@@ -70,6 +71,7 @@ export const ROUTE_MODULES: RouteModule[] = [
   permissionRoutes,
   connectorRoutes,
   opsRoutes,
+  opsPlanRoutes,
   chatRoutes,
   accessControlRoutes,
   roleRoutes,

@@ -80,6 +80,8 @@ export interface Config {
   apiKeys: LegacyApiKey[];
   /** CONNECTOR_ALLOWED_NETWORKS: CIDRs the service may reach although the address policy refuses them (loopback in development). */
   connectorAllowedNetworks: string[];
+  /** How long an ops plan waits for its approval (OPS_PLAN_TTL_MS) before it expires. */
+  opsPlanTtlMs: number;
   /** Limits of every request the service makes to a backend. */
   outbound: { connectTimeoutMs: number; timeoutMs: number; maxResponseBytes: number };
   /** OPS_READ_MAX_BYTES: the most an ops connector's read answers (lists are cut to fit, logs are cut by the cluster). */
@@ -513,6 +515,7 @@ export function loadConfig(env: Env = process.env): Config {
     rotateSecrets: readRotateSecrets(env),
     apiKeys: readApiKeys(env),
     connectorAllowedNetworks: readIpRanges(env, ALLOWED_NETWORKS_VARIABLE),
+    opsPlanTtlMs: readInt(env, 'OPS_PLAN_TTL_MS', 3_600_000, 1),
     outbound: {
       connectTimeoutMs: readInt(env, 'OUTBOUND_CONNECT_TIMEOUT_MS', 5_000, 1),
       timeoutMs: readInt(env, 'OUTBOUND_TIMEOUT_MS', 30_000, 1),
@@ -589,6 +592,7 @@ export function effectiveSettings(config: Config): Record<string, string | numbe
     DECISION_LOG_PATH: config.decisionLog?.target === 'file' ? config.decisionLog.path : null,
     DECISION_LOG_SAMPLE: config.decisionLog?.sample ?? null,
     CONNECTOR_ALLOWED_NETWORKS: config.connectorAllowedNetworks,
+    OPS_PLAN_TTL_MS: config.opsPlanTtlMs,
     OUTBOUND_CONNECT_TIMEOUT_MS: config.outbound.connectTimeoutMs,
     OUTBOUND_TIMEOUT_MS: config.outbound.timeoutMs,
     OUTBOUND_MAX_RESPONSE_BYTES: config.outbound.maxResponseBytes,

@@ -101,7 +101,7 @@ describe('chat tools', function () {
       const res = await call(viewer, 'dashboards_search');
       expect(res.status).to.equal(404);
       expect(res.body).to.deep.equal({
-        message: 'no chat tool dashboards_search: the tools are connectors_list, metrics_query, logs_query, changes_list, changes_record, ops_read',
+        message: 'no chat tool dashboards_search: the tools are connectors_list, metrics_query, logs_query, changes_list, changes_record, ops_read, ops_plan_create',
       });
       const refused = await call(narrowed, 'dashboards_search');
       expect(refused.status).to.equal(403);
@@ -135,7 +135,7 @@ describe('chat tools', function () {
       expect(Object.fromEntries(Object.entries(DEFAULT_CHAT_AGENTS).map(([agentType, { tools }]) => [agentType, Object.keys(tools)]))).to.deep.equal({
         investigator: ['connectors_list', 'metrics_query', 'logs_query', 'changes_list', 'ops_read'],
         dashboard_builder: ['connectors_list', 'metrics_query', 'logs_query'],
-        operator: ['connectors_list', 'metrics_query', 'logs_query', 'changes_list', 'changes_record', 'ops_read'],
+        operator: ['connectors_list', 'metrics_query', 'logs_query', 'changes_list', 'changes_record', 'ops_read', 'ops_plan_create'],
       });
       for (const agentType of Object.keys(DEFAULT_CHAT_AGENTS)) {
         expect((await call(viewer, 'connectors_list', {}, { agentType })).status, agentType).to.equal(200);

@@ -4,6 +4,7 @@
 #   document (policies/README.md); everything that decides is here.
 package authz
 
+import data.authz.authorship
 import data.authz.chat
 import data.authz.delegation
 import data.authz.legacy
@@ -39,9 +40,11 @@ _decision(grants) := {"allow": true, "reasons": grants} if {
 # A refusal carries a message for the caller only when what it says is safe to show: a
 # delegation refusal names nothing but the caller's own permissions and the role's, which the
 # caller sent or may read; a refused move names the create action the destination folder (the
-# caller's own choice) lacks; the closed setup wizard tells a caller who has not signed in to do
-# so; a refused chat check names the agent type, tool and permission mode (the caller's own) and
-# the agent types' tools (documented). Every other refusal says only which action was refused.
+# caller's own choice) lacks; an authorship refusal names the rule (a plan's author may not
+# approve it), never who the author is; the closed setup wizard tells a caller who has not signed
+# in to do so; a refused chat check names the agent type, tool and permission mode (the caller's
+# own) and the agent types' tools (documented). Every other refusal says only which action was
+# refused.
 _refusal(grants) := {"allow": false, "reasons": sort(_denials), "message": concat("; ", sort(chat.problems))} if {
 	not chat.allows(input)
 } else := {"allow": false, "reasons": sort(_denials), "message": delegation_message} if {
@@ -55,6 +58,10 @@ _refusal(grants) := {"allow": false, "reasons": sort(_denials), "message": conca
 	count(grants) > 0
 	subject.is_active
 	not _destination_allows(input)
+} else := {"allow": false, "reasons": sort(_denials), "message": authorship.message} if {
+	count(grants) > 0
+	subject.is_active
+	not authorship.allows(input)
 } else := {"allow": false, "reasons": sort(_denials), "message": requires_message} if {
 	count(grants) > 0
 	subject.is_active
@@ -95,8 +102,9 @@ _granted_by(resource) := concat("", ["role ", resource.uid, " grants"]) if {
 # The one definition of "allowed", shared by decision and filter: some grant matched (grants,
 # from grants_on) and no rule refuses the request (a server-only action, delegation, a server
 # admin's membership, a move to a folder the subject may not create in, a requirement not
-# granted). The refusals read only request.action and the request's own facts, never its
-# resource, so filter asks them once per item with the input as is (and each item's requires).
+# granted, the author of a plan approving it or another user cancelling it). The refusals read
+# only request.action and the request's own facts, never its resource, so filter asks them once
+# per item with the input as is (and each item's requires).
 is_allowed(grants, request) if {
 	count(grants) > 0
 	not server.refuses(request.action)
@@ -104,6 +112,7 @@ is_allowed(grants, request) if {
 	not delegation.protects_server_admin(request)
 	_destination_allows(request)
 	requirements_met(request)
+	authorship.allows(request)
 }
 
 # Some requests need more than their own action (request.requires, a list of {action,
@@ -238,6 +247,11 @@ _denials contains problem if {
 _denials contains "the request's requires must be a list of {action, resource}" if {
 	input.requires
 	not is_array(input.requires)
+}
+
+_denials contains authorship.problem if {
+	subject.is_active
+	not authorship.allows(input)
 }
 
 _denials contains delegation.server_admin_refusal if {

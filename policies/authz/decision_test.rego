@@ -416,6 +416,41 @@ test_every_requirement_must_be_granted_narrowing_included if {
 	_allowed(_requiring(request(user("u_admin"), "alert.rules:read", {"kind": "alert.rules", "uid": "r_deep"}), ["c_restricted"]))
 }
 
+_authored_by(req, author_id, must) := object.union(req, {"author": {"kind": "user", "id": author_id, "must": must}})
+
+_plan_connector := {"kind": "connectors", "uid": "c_open"}
+
+test_a_plan_is_approved_by_a_writer_other_than_its_author if {
+	approve := request(user("u_admin"), "connectors:write", _plan_connector)
+	_allowed(_authored_by(approve, "u_editor", "differ"))
+	_decide(_authored_by(approve, "u_admin", "differ")) == {
+		"allow": false,
+		"reasons": ["the subject is the author, and the author may not do this"],
+		"message": "permission denied: a plan's author may not approve it; another user must",
+	}
+}
+
+test_an_author_without_the_action_is_told_only_the_action_is_missing if {
+	refused := _decide(_authored_by(request(user("u_viewer"), "connectors:write", _plan_connector), "u_admin", "differ"))
+	not refused.allow
+	not refused.message
+}
+
+test_only_the_author_cancels_a_plan if {
+	cancel := request(user("u_viewer"), "connectors:query", _plan_connector)
+	_allowed(_authored_by(cancel, "u_viewer", "match"))
+	_decide(_authored_by(cancel, "u_editor", "match")) == {
+		"allow": false,
+		"reasons": ["the subject is not the author, and only the author may do this"],
+		"message": "permission denied: only a plan's author may cancel it",
+	}
+}
+
+test_a_malformed_author_is_refused_without_a_message if {
+	refused := _decide(object.union(request(user("u_admin"), "connectors:write", _plan_connector), {"author": {"id": "u_editor"}}))
+	refused == {"allow": false, "reasons": ["the request's author must be {kind, id, must: differ|match}"]}
+}
+
 test_requirements_do_not_replace_the_action_itself if {
 	refused := _decide(_requiring(request(user("u_viewer"), "dashboards:write", dashboard("d_deep")), ["c_open"]))
 	not refused.allow

@@ -36,7 +36,10 @@ export interface DecisionLogEntry {
   bundles: { authz: { revision: string | null } };
 }
 
-type LoggedInput = Pick<AuthzInput, 'subject' | 'org_id' | 'action' | 'resource' | 'chat' | 'delegate' | 'target_user' | 'destination' | 'setup' | 'requires'>;
+type LoggedInput = Pick<
+  AuthzInput,
+  'subject' | 'org_id' | 'action' | 'resource' | 'chat' | 'delegate' | 'target_user' | 'destination' | 'setup' | 'requires' | 'author'
+>;
 
 const resourceOf = (ref: ResourceRef): ResourceRef =>
   'scope' in ref ? { scope: ref.scope } : 'uid' in ref ? { kind: ref.kind, uid: ref.uid } : { kind: ref.kind, id: ref.id };
@@ -59,6 +62,7 @@ function loggedInput(input: AuthzInput): LoggedInput {
   if (input.destination) logged.destination = resourceOf(input.destination);
   if (input.setup) logged.setup = { open: input.setup.open };
   if (input.requires) logged.requires = input.requires.map(({ action, resource }) => ({ action, resource: resourceOf(resource) }));
+  if (input.author) logged.author = { kind: input.author.kind, id: input.author.id, must: input.author.must };
   return logged;
 }
 

@@ -48,6 +48,15 @@ export interface AuthzInput {
   setup?: { open: boolean };
   /** Each must be allowed too, in the same decision (narrowing included). */
   requires?: Requirement[];
+  /** Who authored the target (an ops plan): the subject must be someone else (`differ`) or that author (`match`). */
+  author?: Authorship;
+}
+
+/** The author of what a request acts on, and whether the subject must be someone else or that author. */
+export interface Authorship {
+  kind: Subject['kind'];
+  id: string;
+  must: 'differ' | 'match';
 }
 
 /**

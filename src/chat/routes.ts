@@ -6,6 +6,7 @@
 import { NotFoundError } from '../errors.ts';
 import { actorOf } from '../http/actor.ts';
 import type { RouteModule } from '../http/route.ts';
+import { subjectOf } from '../http/subject.ts';
 import { CHAT_TOOLS } from './tools.ts';
 
 const shortText = { type: 'string', minLength: 1, maxLength: 64 } as const;
@@ -44,6 +45,7 @@ export const chatRoutes: RouteModule = (routes) => {
         services,
         actor: actorOf(ctx, principal),
         userId: principal.user.id,
+        subject: subjectOf(principal),
         filter,
         authorize: (action, resource) => authorize(action, resource, { chat }),
       });

@@ -7,7 +7,7 @@
  */
 import type { Action } from '../accesscontrol/actions.ts';
 import type { Actor } from '../audit/writer.ts';
-import type { ResourceRef } from '../authz/types.ts';
+import type { ResourceRef, Subject } from '../authz/types.ts';
 import { compileGuard, type Guard, type Infer, type JSONSchema } from '../http/guard.ts';
 import type { RouteContext } from '../http/route.ts';
 import type { Services } from '../services.ts';
@@ -19,6 +19,8 @@ export interface ToolCall<A> {
   /** Who acts, for the audit entry of a write: the caller, whose agent called the tool. */
   actor: Actor;
   userId: string;
+  /** The caller as the policy sees it: what a tool records as its author (an ops plan's). */
+  subject: Subject;
   /** The one decision of the call: `action` on `resource`, with the chat checks. Before the tool acts. */
   authorize(action: Action, resource?: ResourceRef): Promise<void>;
   /** The items the caller may do `action` on (RBAC only: the call's decision has made the chat checks). */

@@ -5,6 +5,7 @@ import { connectorsList } from './connectors-list.ts';
 import { logsQuery } from './logs-query.ts';
 import { metricsQuery } from './metrics-query.ts';
 import { opsRead } from './ops-read.ts';
+import { opsPlanCreate } from './ops-plan-create.ts';
 import type { ChatTool } from './tool.ts';
 
 export const CHAT_TOOLS: ReadonlyMap<string, ChatTool> = new Map([
@@ -14,4 +15,5 @@ export const CHAT_TOOLS: ReadonlyMap<string, ChatTool> = new Map([
   ['changes_list', changesList],
   ['changes_record', changesRecord],
   ['ops_read', opsRead],
+  ['ops_plan_create', opsPlanCreate],
 ]);

@@ -11,6 +11,7 @@ import { dialectOf } from '../db/knex.ts';
 import { whereContains } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
 import { deleteChangeRows } from './changes.store.ts';
+import { deletePlanRows } from '../ops/plans.store.ts';
 
 export interface ConnectorRow {
   org_id: string;
@@ -161,9 +162,10 @@ export async function updateConnector(tx: Tx, current: ConnectorRow, content: Co
   return updated > 0;
 }
 
-/** Deletes the connector, its change entries and every grant on it. */
+/** Deletes the connector, its change entries, its ops plans and every grant on it. */
 export async function deleteConnector(tx: Tx, connector: ConnectorRow): Promise<void> {
   await deleteChangeRows(tx, connector.org_id, connector.uid);
+  await deletePlanRows(tx, connector.org_id, connector.uid);
   await removeGrantsOnResources(tx, connector.org_id, { connectorUids: [connector.uid] });
   await tx.db('connectors').where({ org_id: connector.org_id, uid: connector.uid }).delete();
 }

@@ -81,6 +81,8 @@ export interface AuthorizeOptions {
   setup?: AuthzInput['setup'];
   /** What the action needs besides, each allowed in the same decision (an alert rule: query on its connectors). */
   requires?: AuthzInput['requires'];
+  /** Who authored the target: approving an ops plan needs someone else, cancelling it its author. */
+  author?: AuthzInput['author'];
 }
 
 export interface RouteSpec<B, Q, P> {
@@ -196,6 +198,7 @@ export class RouteRegistrar {
           if (options.destination) input.destination = options.destination;
           if (options.setup) input.setup = options.setup;
           if (options.requires) input.requires = options.requires;
+          if (options.author) input.author = options.author;
           const decision = await services.engine.authorize(input);
           if (!decision.allow) {
             // The reasons can name scopes the caller may not see (a dashboard's folder), so

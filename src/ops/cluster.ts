@@ -27,6 +27,12 @@ export interface Cluster {
   authorization: K8s.AuthorizationV1Api;
   /** A GET of a path the typed APIs do not cover (the metrics API): the parsed JSON. */
   getJson(path: string): Promise<unknown>;
+  /**
+   * A PATCH of an object's path (query included, e.g. `?dryRun=All`) with the body sent as it is:
+   * KubernetesObjectApi.patch passes a patch through the library's models, which drop the fields
+   * they do not know (a misspelt field would vanish instead of being refused by the cluster).
+   */
+  patchJson(path: string, body: unknown, contentType: K8s.PatchStrategy): Promise<unknown>;
 }
 
 type Method = OutboundRequest['method'];
@@ -49,6 +55,12 @@ export async function clusterOf(connector: ConnectorRow, services: Pick<Services
       { text: async () => response.body.toString('utf8'), binary: async () => response.body },
     );
   };
+  const requestJson = async (request: OutboundRequest): Promise<unknown> => {
+    const response = await services.outbound.request(request);
+    const text = response.body.toString('utf8');
+    if (response.status >= 300) throw clusterError(new k8s.ApiException(response.status, 'request failed', text, {}));
+    return JSON.parse(text) as unknown;
+  };
   const configuration = k8s.createConfiguration({
     baseServer: new k8s.ServerConfiguration(base, {}),
     httpApi: k8s.wrapHttpLibrary({ send }),
@@ -62,12 +74,9 @@ export async function clusterOf(connector: ConnectorRow, services: Pick<Services
     objects: new k8s.KubernetesObjectApi(configuration),
     version: new k8s.VersionApi(configuration),
     authorization: new k8s.AuthorizationV1Api(configuration),
-    async getJson(path) {
-      const response = await services.outbound.request({ method: 'GET', url: new URL(`${base}${path}`), auth });
-      const text = response.body.toString('utf8');
-      if (response.status >= 300) throw clusterError(new k8s.ApiException(response.status, 'request failed', text, {}));
-      return JSON.parse(text) as unknown;
-    },
+    getJson: (path) => requestJson({ method: 'GET', url: new URL(`${base}${path}`), auth }),
+    patchJson: (path, body, contentType) =>
+      requestJson({ method: 'PATCH', url: new URL(`${base}${path}`), headers: { 'content-type': contentType }, body: JSON.stringify(body), auth }),
   };
 }
 
