@@ -263,7 +263,7 @@ describe('ops plans on a real kube-apiserver', function () {
       const changes = await as(admin).post('/api/connectors', { name: 'deploys', type: 'changes' });
       const other = await as(admin).post(plans(changes.body.uid), plan('x', steps));
       expect(other.status).to.equal(400);
-      expect(other.body.message).to.equal(`connector ${changes.body.uid} is of type changes: only a kubernetes connector runs ops plans`);
+      expect(other.body.message).to.equal(`connector ${changes.body.uid} is of type changes: only a kubernetes connector runs ops reads and plans`);
       expect((await as(admin).post(plans('nope'), plan('x', steps))).status).to.equal(404);
     });
   });

@@ -372,7 +372,7 @@ describe('ops connector: settings, connectivity and reads on a real kube-apiserv
       const changes = await as(admin).post('/api/connectors', { name: 'ops-changes', type: 'changes' });
       const wrong = await read('version', admin, changes.body.uid);
       expect(wrong.status).to.equal(400);
-      expect(wrong.body.message).to.equal(`connector ${changes.body.uid} is of type changes: only a kubernetes connector runs ops commands`);
+      expect(wrong.body.message).to.equal(`connector ${changes.body.uid} is of type changes: only a kubernetes connector runs ops reads and plans`);
     });
   });
 

@@ -5,7 +5,8 @@
  * plan, so a read_only agent may not), with `connectors:query` on the connector like the route.
  * Approving a plan is never a chat tool: a person decides, through the API.
  */
-import { findOpsConnectorOrFail, PLAN_SCHEMA, planSchema, proposePlan } from '../ops/plans.ts';
+import { findOpsConnectorOrFail } from '../ops/connector.ts';
+import { PLAN_SCHEMA, planSchema, proposePlan } from '../ops/plans.ts';
 import { connectorResource } from '../connectors/target.ts';
 import { chooseConnector, CONNECTOR_CHOICE_SCHEMA, connectorArgSchema, presentChoice } from './connector-choice.ts';
 import { defineTool } from './tool.ts';

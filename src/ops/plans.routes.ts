@@ -16,18 +16,8 @@ import { uidParams } from '../http/resource-uid.ts';
 import { listPageSchema } from '../http/responses.ts';
 import type { RouteContext, RouteModule } from '../http/route.ts';
 import { subjectOf } from '../http/subject.ts';
-import {
-  approvePlan,
-  cancelPlan,
-  currentPlan,
-  expireDuePlans,
-  findOpsConnectorOrFail,
-  PLAN_SCHEMA,
-  planSchema,
-  presentPlan,
-  proposePlan,
-  rejectPlan,
-} from './plans.ts';
+import { approvePlan, cancelPlan, currentPlan, expireDuePlans, PLAN_SCHEMA, planSchema, presentPlan, proposePlan, rejectPlan } from './plans.ts';
+import { findOpsConnectorOrFail } from './connector.ts';
 import { findPlanConnectorUids, findPlanPage, findPlanRow, PLAN_STATES, type PlanRow, type PlanState } from './plans.store.ts';
 
 const planParams = {

@@ -140,13 +140,6 @@ export type Plan = ReturnType<typeof presentPlan>;
 
 const auditTarget = (plan: Pick<PlanRow, 'id' | 'title'>) => ({ type: 'ops_plan', id: plan.id, name: plan.title });
 
-/** The connector `uid` of the org when it runs ops plans: 404 when missing, 400 for another type. Call after authorize(). */
-export async function findOpsConnectorOrFail(db: Knex, orgId: string, uid: string): Promise<ConnectorRow> {
-  const connector = await findConnectorOrFail(db, orgId, uid);
-  if (connector.type !== 'kubernetes') throw new BadRequestError(`connector ${uid} is of type ${connector.type}: only a kubernetes connector runs ops plans`);
-  return connector;
-}
-
 /** The plan `id` of the org; one of another org is as unknown as a missing one. */
 async function findPlanOrFail(db: Knex, orgId: string, id: string): Promise<PlanRow> {
   const plan = await findPlanRow(db, orgId, id);

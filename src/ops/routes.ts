@@ -3,12 +3,12 @@
  * allowlisted kubectl-style read (src/ops/commands.ts) on a kubernetes connector's cluster, with
  * `connectors:query` on the connector. The chat tool `ops_read` does the same through runOpsRead.
  */
-import { BadRequestError } from '../errors.ts';
 import { uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
 import type { ConnectorRow } from '../connectors/store.ts';
-import { connectorResource, findConnectorOrFail } from '../connectors/target.ts';
+import { connectorResource } from '../connectors/target.ts';
+import { findOpsConnectorOrFail } from './connector.ts';
 import { clusterOf } from './cluster.ts';
 import { ALLOWLIST_TEXT, MAX_COMMAND_LENGTH, parseReadCommand } from './commands.ts';
 import { runRead } from './reads.ts';
@@ -31,14 +31,6 @@ export const OPS_READ_RESULT_SCHEMA = {
   required: ['command', 'result', 'truncated'],
 } as const;
 
-/** The connector `uid` of the org when it is an ops connector: 404 when missing, 400 for another type. Call after authorize(). */
-export async function findOpsConnectorOrFail(services: Services, orgId: string, uid: string): Promise<ConnectorRow> {
-  const connector = await findConnectorOrFail(services.db, orgId, uid);
-  if (connector.type !== 'kubernetes')
-    throw new BadRequestError(`connector ${uid} is of type ${connector.type}: only a kubernetes connector runs ops commands`);
-  return connector;
-}
-
 /** Parses and runs a read command on the connector's cluster (the caller has authorized connectors:query). */
 export async function runOpsRead(services: Services, connector: ConnectorRow, command: string) {
   const parsed = parseReadCommand(command);
@@ -59,7 +51,7 @@ export const opsRoutes: RouteModule = (routes) => {
     responses: { 200: OPS_READ_RESULT_SCHEMA },
     async handler({ ctx, params, body, orgId, services, authorize }) {
       await authorize('connectors:query', connectorResource(params.uid));
-      const connector = await findOpsConnectorOrFail(services, orgId, params.uid);
+      const connector = await findOpsConnectorOrFail(services.db, orgId, params.uid);
       ctx.body = await runOpsRead(services, connector, body.command);
     },
   });
