@@ -481,6 +481,11 @@ describe('ops plans on a real kube-apiserver', function () {
         expect(refused.body.message).to.equal(`plan ${proposed.id} is rejected: only a pending plan can be ${verb}`);
       }
       expect((await node()).spec.unschedulable ?? false).to.equal(false);
+      // the reason is optional, and so is the body
+      const another = await propose([{ kind: 'cordon', target: `node/${SEED.node}` }]);
+      const bare = await app.request('POST', `/api/ops/plans/${another.id}/reject`, { cookie: approver.cookie });
+      expect(bare.status, JSON.stringify(bare.body)).to.equal(200);
+      expect(bare.body).to.deep.include({ state: 'rejected', rejectionReason: null });
     });
 
     it('reject without a reason keeps none', async () => {

@@ -29,8 +29,10 @@ export interface Guard {
 /** `part` names where the value sits in messages: a route part, or a field of the body checked on its own (`body.args`). */
 export function compileGuard(part: 'body' | 'query' | 'params' | `body.${string}`, schema: JSONSchema): Guard {
   const validate: ValidateFunction = (part === 'query' || part === 'params' ? coercingAjv : ajv).compile(schema as object);
+  // a body whose every field is optional may be left out (`POST …/reject` without a reason)
+  const fallback = part === 'body' && !(schema as { required?: unknown[] }).required?.length ? {} : undefined;
   return (value) => {
-    const candidate = value === undefined && part === 'body' ? undefined : value;
+    const candidate = value ?? fallback;
     if (candidate === undefined) {
       throw new BadRequestError('request body is required');
     }

@@ -54,3 +54,10 @@ export function kindOf(word: string, field: string): KindInfo {
   if (!info) throw new BadRequestError(`${field}: unknown resource kind ${word}; the known kinds are ${KINDS.map((k) => k.name).join(', ')}`);
   return info;
 }
+
+/** The API path of one object: `/apis/apps/v1/namespaces/shop/deployments/web`, `/api/v1/nodes/node-1`. */
+export function objectPath(kind: KindInfo, namespace: string | undefined, name: string): string {
+  const group = kind.apiVersion.includes('/') ? `/apis/${kind.apiVersion}` : `/api/${kind.apiVersion}`;
+  const scope = namespace === undefined ? '' : `/namespaces/${encodeURIComponent(namespace)}`;
+  return `${group}${scope}/${kind.name}/${encodeURIComponent(name)}`;
+}

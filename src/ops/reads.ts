@@ -8,7 +8,8 @@ import type * as K8s from '@kubernetes/client-node';
 import { BadGatewayError, BadRequestError, ServiceError } from '../errors.ts';
 import { onCluster, type Cluster } from './cluster.ts';
 import type { ReadCommand } from './commands.ts';
-import type { KindInfo } from './kinds.ts';
+import { objectPath, type KindInfo } from './kinds.ts';
+import { deploymentRevisions } from './revisions.ts';
 import { allowedKind, allowedNamespace } from './settings.ts';
 
 export interface ReadResult {
@@ -211,33 +212,25 @@ function rolloutStatus(kind: KindInfo, object: K8s.V1Deployment | K8s.V1Stateful
 }
 
 const ROLLOUT_KINDS = ['deployments', 'statefulsets', 'daemonsets'];
-export const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
-
-/** The ReplicaSets a deployment owns, by revision: what rollout history shows and rollout undo goes back to. */
-export async function revisionsOf(cluster: Cluster, deployment: K8s.V1Deployment, namespace: string) {
-  const sets = await onCluster(() => cluster.apps.listNamespacedReplicaSet({ namespace, limit: 500 }));
-  return sets.items
-    .filter((set) => set.metadata?.ownerReferences?.some((owner) => owner.uid === deployment.metadata?.uid && owner.controller))
-    .map((set) => ({ revision: Number(set.metadata?.annotations?.[REVISION_ANNOTATION] ?? 0), set }))
-    .filter(({ revision }) => revision > 0)
-    .sort((a, b) => a.revision - b.revision);
-}
 
 async function rollout(cluster: Cluster, command: Extract<ReadCommand, { verb: 'rollout status' | 'rollout history' }>): Promise<ReadResult> {
   const kind = allowedKind(cluster.settings, command.kind, FIELD);
   if (!ROLLOUT_KINDS.includes(kind.name)) throw new BadRequestError(`${FIELD}: rollout works on ${ROLLOUT_KINDS.join(', ')}, not ${kind.name}`);
   const namespace = allowedNamespace(cluster.settings, kind, command.namespace, FIELD)!;
-  const object = (await onCluster(() =>
-    cluster.objects.read({ apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name: command.name, namespace } }),
-  )) as K8s.V1Deployment;
-  if (command.verb === 'rollout status') return { result: rolloutStatus(kind, object), truncated: false };
+  if (command.verb === 'rollout status') {
+    const object = (await onCluster(() =>
+      cluster.objects.read({ apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name: command.name, namespace } }),
+    )) as K8s.V1Deployment;
+    return { result: rolloutStatus(kind, object), truncated: false };
+  }
   if (kind.name !== 'deployments') throw new BadRequestError(`${FIELD}: rollout history is kept for deployments only here`);
-  const revisions = (await revisionsOf(cluster, object, namespace)).map(({ revision, set }) => ({
+  const { revisions: owned } = await deploymentRevisions(cluster, objectPath(kind, namespace, command.name), namespace);
+  const revisions = owned.map(({ revision, replicaSet }) => ({
     revision,
-    replicaSet: set.metadata?.name ?? '',
-    images: (set.spec?.template?.spec?.containers ?? []).map((container) => container.image ?? ''),
-    changeCause: set.metadata?.annotations?.['kubernetes.io/change-cause'] ?? null,
-    created: set.metadata?.creationTimestamp ? new Date(set.metadata.creationTimestamp).toISOString() : null,
+    replicaSet: replicaSet.metadata?.name ?? '',
+    images: (replicaSet.spec?.template?.spec?.containers ?? []).map((container) => container.image ?? ''),
+    changeCause: replicaSet.metadata?.annotations?.['kubernetes.io/change-cause'] ?? null,
+    created: replicaSet.metadata?.creationTimestamp ?? null,
   }));
   return { result: { deployment: command.name, namespace, revisions }, truncated: false };
 }

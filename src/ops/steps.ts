@@ -7,7 +7,8 @@
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { Infer } from '../http/guard.ts';
 import { onCluster, type Cluster } from './cluster.ts';
-import type { KindInfo } from './kinds.ts';
+import { objectPath, type KindInfo } from './kinds.ts';
+import { deploymentRevisions } from './revisions.ts';
 import { allowedKind, allowedNamespace, type OpsSettings } from './settings.ts';
 
 export const STEP_KINDS = ['scale', 'rollout-restart', 'rollout-undo', 'cordon', 'uncordon', 'delete-pod', 'apply-patch'] as const;
@@ -100,25 +101,12 @@ export function resolveStep(settings: OpsSettings, input: StepInput, field: stri
   };
 }
 
-/** The API path of the step's object: `/apis/apps/v1/namespaces/shop/deployments/web`. */
-function objectPath({ resource, namespace, name }: Pick<Step, 'resource' | 'namespace' | 'name'>): string {
-  const group = resource.apiVersion.includes('/') ? `/apis/${resource.apiVersion}` : `/api/${resource.apiVersion}`;
-  const scope = namespace === undefined ? '' : `/namespaces/${encodeURIComponent(namespace)}`;
-  return `${group}${scope}/${resource.name}/${encodeURIComponent(name)}`;
-}
-
 /** `deployments/web in shop`, `nodes/node-1`. */
 export function describeObject(step: Pick<Step, 'resource' | 'namespace' | 'name'>): string {
   return `${step.resource.name}/${step.name}${step.namespace === undefined ? '' : ` in ${step.namespace}`}`;
 }
 
-const REVISION = 'deployment.kubernetes.io/revision';
 const RESTARTED_AT = 'kubectl.kubernetes.io/restartedAt';
-
-interface ObjectJson {
-  metadata?: { uid?: string; annotations?: Record<string, string>; ownerReferences?: Array<{ uid?: string }> };
-  spec?: { selector?: { matchLabels?: Record<string, string> }; template?: { metadata?: { labels?: Record<string, string> } } };
-}
 
 /**
  * kubectl's `rollout undo`: the ReplicaSet the deployment owns with the asked revision (else the
@@ -126,30 +114,19 @@ interface ObjectJson {
  * label the controller adds, replaces the deployment's.
  */
 async function undoPatch(cluster: Cluster, step: Step): Promise<{ revision: number; patch: unknown[] }> {
-  const deployment = (await cluster.getJson(objectPath(step))) as ObjectJson;
-  const labels = deployment.spec?.selector?.matchLabels ?? {};
-  const selector = Object.entries(labels)
-    .map(([key, value]) => `${key}=${value}`)
-    .join(',');
-  const list = (await cluster.getJson(
-    `/apis/apps/v1/namespaces/${encodeURIComponent(step.namespace!)}/replicasets${selector ? `?labelSelector=${encodeURIComponent(selector)}` : ''}`,
-  )) as { items?: ObjectJson[] };
-  const owned = (list.items ?? [])
-    .filter((rs) => rs.metadata?.ownerReferences?.some((owner) => owner.uid !== undefined && owner.uid === deployment.metadata?.uid))
-    .map((rs) => ({ rs, revision: Number(rs.metadata?.annotations?.[REVISION]) }))
-    .filter(({ revision }) => Number.isInteger(revision) && revision > 0)
-    .sort((a, b) => b.revision - a.revision);
-  const current = Number(deployment.metadata?.annotations?.[REVISION]) || owned[0]?.revision || 0;
-  const chosen = step.toRevision === undefined ? owned.find(({ revision }) => revision < current) : owned.find(({ revision }) => revision === step.toRevision);
+  const { revisions, current } = await deploymentRevisions(cluster, objectPath(step.resource, step.namespace, step.name), step.namespace!);
+  const newestFirst = [...revisions].reverse();
+  const chosen =
+    step.toRevision === undefined ? newestFirst.find(({ revision }) => revision < current) : revisions.find(({ revision }) => revision === step.toRevision);
   if (!chosen) {
-    const known = owned.map(({ revision }) => revision).join(', ') || 'none';
+    const known = revisions.map(({ revision }) => revision).join(', ') || 'none';
     throw new NotFoundError(
       step.toRevision === undefined
         ? `${describeObject(step)} has no revision before ${current} to roll back to (revisions: ${known})`
         : `${describeObject(step)} has no revision ${step.toRevision} (revisions: ${known})`,
     );
   }
-  const template = structuredClone(chosen.rs.spec?.template ?? {});
+  const template = structuredClone(chosen.replicaSet.spec?.template ?? {});
   delete template.metadata?.labels?.['pod-template-hash'];
   return { revision: chosen.revision, patch: [{ op: 'replace', path: '/spec/template', value: template }] };
 }
@@ -166,31 +143,39 @@ export async function runStep(cluster: Cluster, step: Step, dryRun: boolean, now
   const done = (what: string) => (dryRun ? `the cluster accepts it (dry run): ${what}` : what);
   switch (step.kind) {
     case 'scale':
-      await cluster.patchJson(`${objectPath(step)}/scale${query}`, { spec: { replicas: step.replicas } }, PatchStrategy.MergePatch);
+      await cluster.patchJson(
+        `${objectPath(step.resource, step.namespace, step.name)}/scale${query}`,
+        { spec: { replicas: step.replicas } },
+        PatchStrategy.MergePatch,
+      );
       return done(`scaled ${object} to ${step.replicas} replicas`);
     case 'rollout-restart': {
       // kubectl's timestamp: RFC 3339 to the second
       const restartedAt = new Date(now).toISOString().replace(/\.\d+Z$/, 'Z');
       const patch = { spec: { template: { metadata: { annotations: { [RESTARTED_AT]: restartedAt } } } } };
-      await cluster.patchJson(`${objectPath(step)}${query}`, patch, PatchStrategy.StrategicMergePatch);
+      await cluster.patchJson(`${objectPath(step.resource, step.namespace, step.name)}${query}`, patch, PatchStrategy.StrategicMergePatch);
       return done(`restarted ${object} (${RESTARTED_AT} ${restartedAt})`);
     }
     case 'rollout-undo': {
       const { revision, patch } = await undoPatch(cluster, step);
-      await cluster.patchJson(`${objectPath(step)}${query}`, patch, PatchStrategy.JsonPatch);
+      await cluster.patchJson(`${objectPath(step.resource, step.namespace, step.name)}${query}`, patch, PatchStrategy.JsonPatch);
       return done(`rolled ${object} back to revision ${revision}`);
     }
     case 'cordon':
     case 'uncordon': {
       const unschedulable = step.kind === 'cordon';
-      await cluster.patchJson(`${objectPath(step)}${query}`, { spec: { unschedulable } }, PatchStrategy.StrategicMergePatch);
+      await cluster.patchJson(
+        `${objectPath(step.resource, step.namespace, step.name)}${query}`,
+        { spec: { unschedulable } },
+        PatchStrategy.StrategicMergePatch,
+      );
       return done(`${unschedulable ? 'cordoned' : 'uncordoned'} ${object}`);
     }
     case 'delete-pod':
       await onCluster(() => cluster.core.deleteNamespacedPod({ name: step.name, namespace: step.namespace!, ...(dryRun && { dryRun: 'All' }) }));
       return done(`deleted ${object}`);
     case 'apply-patch':
-      await cluster.patchJson(`${objectPath(step)}${query}`, step.patch, PatchStrategy.StrategicMergePatch);
+      await cluster.patchJson(`${objectPath(step.resource, step.namespace, step.name)}${query}`, step.patch, PatchStrategy.StrategicMergePatch);
       return done(`patched ${object}`);
   }
 }
