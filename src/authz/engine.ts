@@ -36,6 +36,24 @@ interface OrgPolicy {
   replay: PolicyFragment[] | null;
   /** With verifyDocuments: the loaded document as a plain value, rebuilt and patched alongside the wasm copy. */
   mirror: Record<string, unknown> | null;
+  /**
+   * permissions() answers by subject (permissionsKey), valid for the document as loaded: the
+   * policy reads only its input and this document, so an answer changes only when the document
+   * does, and every setData or patch empties it.
+   */
+  permissions: Map<string, Readonly<PermissionMap>>;
+}
+
+/** Past this many subjects an org's permission answers are dropped and gathered again. */
+const MAX_CACHED_PERMISSIONS = 1024;
+
+/** The whole subject as one key: the policy reads its fields (authz/subject), so two answers differ only if they do. */
+const permissionsKey = (subject: Subject) => JSON.stringify(subject);
+
+/** A permission map shared by the requests that ask it again: frozen, so none of them can change another's answer. */
+function frozen(map: PermissionMap): Readonly<PermissionMap> {
+  for (const scopes of Object.values(map)) Object.freeze(scopes);
+  return Object.freeze(map);
 }
 
 export interface EngineStats {
@@ -201,14 +219,21 @@ export class AuthzEngine implements PolicyChangeListener {
     }
   }
 
-  async permissions(subject: Subject, orgId: string | null): Promise<PermissionMap> {
+  /** What `subject` holds in the org, `{action: [scope]}`; frozen: a repeat of the same question gets the same object. */
+  async permissions(subject: Subject, orgId: string | null): Promise<Readonly<PermissionMap>> {
     try {
+      // ready() first: it applies every change notified so far, emptying the cache if the document changed.
       const org = await this.ready(orgId);
+      const key = permissionsKey(subject);
+      const cached = org.permissions.get(key);
+      if (cached) return cached;
       const result = org.instance.evaluate('authz/permissions', { subject, org_id: orgId });
       if (!result || typeof result !== 'object') return {};
       // Sorting is the caller's job: sort() in wasm is quadratic on large scope sets.
       const sorted: PermissionMap = {};
       for (const action of Object.keys(result).sort()) sorted[action] = [...(result as PermissionMap)[action]!].sort();
+      if (org.permissions.size >= MAX_CACHED_PERMISSIONS) org.permissions.clear();
+      org.permissions.set(key, frozen(sorted));
       return sorted;
     } catch (err) {
       this.failClosed(err);
@@ -314,7 +339,18 @@ export class AuthzEngine implements PolicyChangeListener {
       if (!org) {
         // others may have filled the map while this call waited for its instance
         if (!recycled) this.evictLeastRecentlyUsed();
-        org = { instance, lastUsed: 0, needsRebuild: true, pending: [], revision: -1, documentBytes: 0, refreshing: null, replay: null, mirror: null };
+        org = {
+          instance,
+          lastUsed: 0,
+          needsRebuild: true,
+          pending: [],
+          revision: -1,
+          documentBytes: 0,
+          refreshing: null,
+          replay: null,
+          mirror: null,
+          permissions: new Map(),
+        };
         this.orgs.set(key, org);
       }
     }
@@ -362,6 +398,7 @@ export class AuthzEngine implements PolicyChangeListener {
     try {
       const revision = await this.readRevision(orgId);
       const patches = (await Promise.all(batch.map((fragment) => loadFragment(this.db, orgId, fragment)))).flat();
+      if (patches.length > 0) org.permissions.clear();
       for (const patch of patches) {
         org.instance.patch(patch.path, patch.value);
         if (org.mirror) patchMirror(org.mirror, patch.path, patch.value);
@@ -381,6 +418,7 @@ export class AuthzEngine implements PolicyChangeListener {
     const document = await buildOrgDocument(this.db, orgId, this.options);
     const json = encoder.encode(JSON.stringify(document));
     org.instance.setData(json.buffer as ArrayBuffer);
+    org.permissions.clear();
     if (this.options.verifyDocuments) org.mirror = JSON.parse(JSON.stringify(document)) as Record<string, unknown>;
     org.documentBytes = json.byteLength;
     org.revision = revision;
