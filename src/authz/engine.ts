@@ -37,15 +37,30 @@ interface OrgPolicy {
   /** With verifyDocuments: the loaded document as a plain value, rebuilt and patched alongside the wasm copy. */
   mirror: Record<string, unknown> | null;
   /**
-   * permissions() answers by subject (permissionsKey), valid for the document as loaded: the
-   * policy reads only its input and this document, so an answer changes only when the document
-   * does, and every setData or patch empties it.
+   * Answers given against the document as loaded: decisions by their input's JSON, permission
+   * maps by subject (permissionsKey). The policy reads only its input and this document (no
+   * clock, nothing else), so an answer changes only when the document does, and every setData or
+   * patch empties both (forgetAnswers).
    */
+  decisions: Map<string, Readonly<Decision>>;
   permissions: Map<string, Readonly<PermissionMap>>;
 }
 
-/** Past this many subjects an org's permission answers are dropped and gathered again. */
-const MAX_CACHED_PERMISSIONS = 1024;
+/** Past this many entries an org's kept answers of one kind are dropped and gathered again. */
+const MAX_CACHED_ANSWERS = 4096;
+/** An input longer than this (a role's delegated permissions, a chat context) is evaluated every time rather than kept. */
+const MAX_CACHED_INPUT_CHARS = 2048;
+
+function forgetAnswers(org: OrgPolicy): void {
+  org.decisions.clear();
+  org.permissions.clear();
+}
+
+/** A decision shared by the requests that ask the same again: frozen, so none can change another's. */
+function frozenDecision(decision: Decision): Readonly<Decision> {
+  Object.freeze(decision.reasons);
+  return Object.freeze(decision);
+}
 
 /** The whole subject as one key: the policy reads its fields (authz/subject), so two answers differ only if they do. */
 const permissionsKey = (subject: Subject) => JSON.stringify(subject);
@@ -132,6 +147,8 @@ export class AuthzEngine implements PolicyChangeListener {
   private ticks = 0;
   /** An instance with no data document, for the entry points that read only their input. */
   private inputOnly: Promise<PolicyInstance> | null = null;
+  /** activeOrg() answers by their input's JSON. */
+  private readonly activeOrgAnswers = new Map<string, Readonly<Decision>>();
 
   constructor(
     private readonly db: Knex,
@@ -184,12 +201,21 @@ export class AuthzEngine implements PolicyChangeListener {
     });
   }
 
+  /** The decision for `input`; the same input asked again against the same document is answered from org.decisions. */
   private async decide(input: AuthzInput): Promise<{ result: Decision; evalNanoseconds: number }> {
+    // ready() first: it applies every change notified so far, emptying the kept answers if the document changed.
     const org = await this.ready(input.org_id);
     const started = performance.now();
-    const result = org.instance.evaluate('authz/decision', input) as Decision | undefined;
+    const json = JSON.stringify(input);
+    const kept = org.decisions.get(json);
+    if (kept) return { result: kept, evalNanoseconds: Math.round((performance.now() - started) * 1e6) };
+    const result = org.instance.evaluateJson('authz/decision', json) as Decision | undefined;
     const evalNanoseconds = Math.round((performance.now() - started) * 1e6);
     if (!result || typeof result.allow !== 'boolean' || !Array.isArray(result.reasons)) throw new Error('policy returned no decision');
+    if (json.length <= MAX_CACHED_INPUT_CHARS) {
+      if (org.decisions.size >= MAX_CACHED_ANSWERS) org.decisions.clear();
+      org.decisions.set(json, frozenDecision(result));
+    }
     return { result, evalNanoseconds };
   }
 
@@ -209,9 +235,18 @@ export class AuthzEngine implements PolicyChangeListener {
   async activeOrg(input: ActiveOrgInput): Promise<Decision> {
     try {
       this.inputOnly ??= this.policy.instantiate();
-      const result = (await this.inputOnly).evaluate('authz/active_org', input) as Decision | undefined;
+      const instance = await this.inputOnly;
+      // It reads only the input: an answer once given stays right.
+      const json = JSON.stringify(input);
+      const kept = this.activeOrgAnswers.get(json);
+      if (kept) return kept;
+      const result = instance.evaluateJson('authz/active_org', json) as Decision | undefined;
       if (!result || typeof result.allow !== 'boolean' || !Array.isArray(result.reasons)) {
         return this.failClosed(new Error('policy returned no active-org decision'));
+      }
+      if (json.length <= MAX_CACHED_INPUT_CHARS) {
+        if (this.activeOrgAnswers.size >= MAX_CACHED_ANSWERS) this.activeOrgAnswers.clear();
+        this.activeOrgAnswers.set(json, frozenDecision(result));
       }
       return result;
     } catch (err) {
@@ -232,7 +267,7 @@ export class AuthzEngine implements PolicyChangeListener {
       // Sorting is the caller's job: sort() in wasm is quadratic on large scope sets.
       const sorted: PermissionMap = {};
       for (const action of Object.keys(result).sort()) sorted[action] = [...(result as PermissionMap)[action]!].sort();
-      if (org.permissions.size >= MAX_CACHED_PERMISSIONS) org.permissions.clear();
+      if (org.permissions.size >= MAX_CACHED_ANSWERS) org.permissions.clear();
       org.permissions.set(key, frozen(sorted));
       return sorted;
     } catch (err) {
@@ -349,6 +384,7 @@ export class AuthzEngine implements PolicyChangeListener {
           refreshing: null,
           replay: null,
           mirror: null,
+          decisions: new Map(),
           permissions: new Map(),
         };
         this.orgs.set(key, org);
@@ -398,7 +434,7 @@ export class AuthzEngine implements PolicyChangeListener {
     try {
       const revision = await this.readRevision(orgId);
       const patches = (await Promise.all(batch.map((fragment) => loadFragment(this.db, orgId, fragment)))).flat();
-      if (patches.length > 0) org.permissions.clear();
+      if (patches.length > 0) forgetAnswers(org);
       for (const patch of patches) {
         org.instance.patch(patch.path, patch.value);
         if (org.mirror) patchMirror(org.mirror, patch.path, patch.value);
@@ -418,7 +454,7 @@ export class AuthzEngine implements PolicyChangeListener {
     const document = await buildOrgDocument(this.db, orgId, this.options);
     const json = encoder.encode(JSON.stringify(document));
     org.instance.setData(json.buffer as ArrayBuffer);
-    org.permissions.clear();
+    forgetAnswers(org);
     if (this.options.verifyDocuments) org.mirror = JSON.parse(JSON.stringify(document)) as Record<string, unknown>;
     org.documentBytes = json.byteLength;
     org.revision = revision;
