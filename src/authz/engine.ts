@@ -36,6 +36,39 @@ interface OrgPolicy {
   replay: PolicyFragment[] | null;
   /** With verifyDocuments: the loaded document as a plain value, rebuilt and patched alongside the wasm copy. */
   mirror: Record<string, unknown> | null;
+  /**
+   * Answers given against the document as loaded: decisions by their input's JSON, permission
+   * maps by subject (permissionsKey). The policy reads only its input and this document (no
+   * clock, nothing else), so an answer changes only when the document does, and every setData or
+   * patch empties both (forgetAnswers).
+   */
+  decisions: Map<string, Readonly<Decision>>;
+  permissions: Map<string, Readonly<PermissionMap>>;
+}
+
+/** Past this many entries an org's kept answers of one kind are dropped and gathered again. */
+const MAX_CACHED_ANSWERS = 4096;
+/** An input longer than this (a role's delegated permissions, a chat context) is evaluated every time rather than kept. */
+const MAX_CACHED_INPUT_CHARS = 2048;
+
+function forgetAnswers(org: OrgPolicy): void {
+  org.decisions.clear();
+  org.permissions.clear();
+}
+
+/** A decision shared by the requests that ask the same again: frozen, so none can change another's. */
+function frozenDecision(decision: Decision): Readonly<Decision> {
+  Object.freeze(decision.reasons);
+  return Object.freeze(decision);
+}
+
+/** The whole subject as one key: the policy reads its fields (authz/subject), so two answers differ only if they do. */
+const permissionsKey = (subject: Subject) => JSON.stringify(subject);
+
+/** A permission map shared by the requests that ask it again: frozen, so none of them can change another's answer. */
+function frozen(map: PermissionMap): Readonly<PermissionMap> {
+  for (const scopes of Object.values(map)) Object.freeze(scopes);
+  return Object.freeze(map);
 }
 
 export interface EngineStats {
@@ -114,6 +147,8 @@ export class AuthzEngine implements PolicyChangeListener {
   private ticks = 0;
   /** An instance with no data document, for the entry points that read only their input. */
   private inputOnly: Promise<PolicyInstance> | null = null;
+  /** activeOrg() answers by their input's JSON. */
+  private readonly activeOrgAnswers = new Map<string, Readonly<Decision>>();
 
   constructor(
     private readonly db: Knex,
@@ -166,12 +201,21 @@ export class AuthzEngine implements PolicyChangeListener {
     });
   }
 
+  /** The decision for `input`; the same input asked again against the same document is answered from org.decisions. */
   private async decide(input: AuthzInput): Promise<{ result: Decision; evalNanoseconds: number }> {
+    // ready() first: it applies every change notified so far, emptying the kept answers if the document changed.
     const org = await this.ready(input.org_id);
     const started = performance.now();
-    const result = org.instance.evaluate('authz/decision', input) as Decision | undefined;
+    const json = JSON.stringify(input);
+    const kept = org.decisions.get(json);
+    if (kept) return { result: kept, evalNanoseconds: Math.round((performance.now() - started) * 1e6) };
+    const result = org.instance.evaluateJson('authz/decision', json) as Decision | undefined;
     const evalNanoseconds = Math.round((performance.now() - started) * 1e6);
     if (!result || typeof result.allow !== 'boolean' || !Array.isArray(result.reasons)) throw new Error('policy returned no decision');
+    if (json.length <= MAX_CACHED_INPUT_CHARS) {
+      if (org.decisions.size >= MAX_CACHED_ANSWERS) org.decisions.clear();
+      org.decisions.set(json, frozenDecision(result));
+    }
     return { result, evalNanoseconds };
   }
 
@@ -191,9 +235,18 @@ export class AuthzEngine implements PolicyChangeListener {
   async activeOrg(input: ActiveOrgInput): Promise<Decision> {
     try {
       this.inputOnly ??= this.policy.instantiate();
-      const result = (await this.inputOnly).evaluate('authz/active_org', input) as Decision | undefined;
+      const instance = await this.inputOnly;
+      // It reads only the input: an answer once given stays right.
+      const json = JSON.stringify(input);
+      const kept = this.activeOrgAnswers.get(json);
+      if (kept) return kept;
+      const result = instance.evaluateJson('authz/active_org', json) as Decision | undefined;
       if (!result || typeof result.allow !== 'boolean' || !Array.isArray(result.reasons)) {
         return this.failClosed(new Error('policy returned no active-org decision'));
+      }
+      if (json.length <= MAX_CACHED_INPUT_CHARS) {
+        if (this.activeOrgAnswers.size >= MAX_CACHED_ANSWERS) this.activeOrgAnswers.clear();
+        this.activeOrgAnswers.set(json, frozenDecision(result));
       }
       return result;
     } catch (err) {
@@ -201,14 +254,21 @@ export class AuthzEngine implements PolicyChangeListener {
     }
   }
 
-  async permissions(subject: Subject, orgId: string | null): Promise<PermissionMap> {
+  /** What `subject` holds in the org, `{action: [scope]}`; frozen: a repeat of the same question gets the same object. */
+  async permissions(subject: Subject, orgId: string | null): Promise<Readonly<PermissionMap>> {
     try {
+      // ready() first: it applies every change notified so far, emptying the cache if the document changed.
       const org = await this.ready(orgId);
+      const key = permissionsKey(subject);
+      const cached = org.permissions.get(key);
+      if (cached) return cached;
       const result = org.instance.evaluate('authz/permissions', { subject, org_id: orgId });
       if (!result || typeof result !== 'object') return {};
       // Sorting is the caller's job: sort() in wasm is quadratic on large scope sets.
       const sorted: PermissionMap = {};
       for (const action of Object.keys(result).sort()) sorted[action] = [...(result as PermissionMap)[action]!].sort();
+      if (org.permissions.size >= MAX_CACHED_ANSWERS) org.permissions.clear();
+      org.permissions.set(key, frozen(sorted));
       return sorted;
     } catch (err) {
       this.failClosed(err);
@@ -314,7 +374,19 @@ export class AuthzEngine implements PolicyChangeListener {
       if (!org) {
         // others may have filled the map while this call waited for its instance
         if (!recycled) this.evictLeastRecentlyUsed();
-        org = { instance, lastUsed: 0, needsRebuild: true, pending: [], revision: -1, documentBytes: 0, refreshing: null, replay: null, mirror: null };
+        org = {
+          instance,
+          lastUsed: 0,
+          needsRebuild: true,
+          pending: [],
+          revision: -1,
+          documentBytes: 0,
+          refreshing: null,
+          replay: null,
+          mirror: null,
+          decisions: new Map(),
+          permissions: new Map(),
+        };
         this.orgs.set(key, org);
       }
     }
@@ -362,6 +434,7 @@ export class AuthzEngine implements PolicyChangeListener {
     try {
       const revision = await this.readRevision(orgId);
       const patches = (await Promise.all(batch.map((fragment) => loadFragment(this.db, orgId, fragment)))).flat();
+      if (patches.length > 0) forgetAnswers(org);
       for (const patch of patches) {
         org.instance.patch(patch.path, patch.value);
         if (org.mirror) patchMirror(org.mirror, patch.path, patch.value);
@@ -381,6 +454,7 @@ export class AuthzEngine implements PolicyChangeListener {
     const document = await buildOrgDocument(this.db, orgId, this.options);
     const json = encoder.encode(JSON.stringify(document));
     org.instance.setData(json.buffer as ArrayBuffer);
+    forgetAnswers(org);
     if (this.options.verifyDocuments) org.mirror = JSON.parse(JSON.stringify(document)) as Record<string, unknown>;
     org.documentBytes = json.byteLength;
     org.revision = revision;

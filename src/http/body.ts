@@ -35,7 +35,9 @@ export function jsonBody(limitBytes: number, formPaths: ReadonlySet<string> = ne
   const parseJson = koaBody({ json: true, urlencoded: false, text: false, multipart: false, jsonLimit: limitBytes, jsonStrict: true, onError: rethrow });
   const parseForm = koaBody({ json: false, urlencoded: true, text: false, multipart: false, formLimit: limitBytes, onError: rethrow });
   return async function parseBody(ctx: Context, next: Next): Promise<void> {
-    const hasBody = METHODS_WITH_BODY.has(ctx.method) && (Number(ctx.get('content-length') || 0) > 0 || !!ctx.get('transfer-encoding'));
+    // koa-body reads no body of other methods either: GET and HEAD skip the content-type checks.
+    if (!METHODS_WITH_BODY.has(ctx.method)) return next();
+    const hasBody = Number(ctx.get('content-length') || 0) > 0 || !!ctx.get('transfer-encoding');
     if (hasBody && ctx.path.startsWith(FORM_PATH_PREFIX) && ctx.is('application/x-www-form-urlencoded')) {
       ctx.request.body = await readRawForm(ctx, limitBytes);
       return next();

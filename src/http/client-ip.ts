@@ -11,6 +11,11 @@ import type { IpRanges } from '../net/ip-ranges.ts';
 export function resolveClientIp(peer: string | undefined, forwardedFor: string, trusted: IpRanges): string | null {
   const socketIp = peer ? normalizeIp(peer) : null;
   if (!socketIp || !trusted.contains(socketIp)) return socketIp;
+  return nearestUntrustedHop(socketIp, forwardedFor, trusted);
+}
+
+/** The client behind a trusted proxy at `socketIp`: the nearest X-Forwarded-For hop that is not a trusted proxy too. */
+function nearestUntrustedHop(socketIp: string, forwardedFor: string, trusted: IpRanges): string {
   const hops = forwardedFor
     .split(',')
     .map((hop) => normalizeIp(hop.trim()))
@@ -23,11 +28,14 @@ export function resolveClientIp(peer: string | undefined, forwardedFor: string, 
 
 /** `trusted`: the TRUSTED_PROXIES, built once in app.ts and shared with the request log. */
 export function clientIpMiddleware(trusted: IpRanges) {
-  return async function setClientIp(ctx: Context, next: Next): Promise<void> {
+  return function setClientIp(ctx: Context, next: Next): Promise<void> {
     const peer = ctx.req.socket.remoteAddress;
-    ctx.state.clientIp = resolveClientIp(peer, ctx.get('x-forwarded-for'), trusted);
-    ctx.state.fromTrustedProxy = !!peer && trusted.contains(peer);
-    await next();
+    const socketIp = peer ? normalizeIp(peer) : null;
+    // contains() reads ::ffff:10.0.0.1 as 10.0.0.1: the normalized address is trusted exactly when the peer is
+    const fromProxy = !!socketIp && trusted.contains(socketIp);
+    ctx.state.clientIp = fromProxy ? nearestUntrustedHop(socketIp, ctx.get('x-forwarded-for'), trusted) : socketIp;
+    ctx.state.fromTrustedProxy = fromProxy;
+    return next();
   };
 }
 

@@ -25,10 +25,13 @@ export type EntryKind = 'cidr' | 'address-or-cidr';
 
 export class IpRanges {
   private readonly list = new BlockList();
+  /** No entry: nothing is contained, which a request's path learns without parsing an address. */
+  readonly isEmpty: boolean;
 
   /** Throws an Error naming `variable` and the first malformed entry (config.ts makes it a ConfigError). */
   constructor(entries: readonly string[], variable: string, kind: EntryKind = 'cidr') {
     for (const entry of entries) this.add(entry, variable, kind);
+    this.isEmpty = entries.length === 0;
   }
 
   private add(entry: string, variable: string, kind: EntryKind): void {
@@ -48,6 +51,7 @@ export class IpRanges {
 
   /** Whether `address` is in the set; false for anything that is not an IP address. */
   contains(address: string): boolean {
+    if (this.isEmpty) return false;
     const ip = canonicalIp(address);
     return !!ip && this.list.check(ip.address, ip.family);
   }
