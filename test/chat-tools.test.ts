@@ -101,7 +101,8 @@ describe('chat tools', function () {
       const res = await call(viewer, 'dashboards_search');
       expect(res.status).to.equal(404);
       expect(res.body).to.deep.equal({
-        message: 'no chat tool dashboards_search: the tools are connectors_list, metrics_query, logs_query, changes_list, changes_record, ops_read, ops_plan_create',
+        message:
+          'no chat tool dashboards_search: the tools are connectors_list, metrics_query, logs_query, changes_list, changes_record, ops_read, ops_plan_create',
       });
       const refused = await call(narrowed, 'dashboards_search');
       expect(refused.status).to.equal(403);

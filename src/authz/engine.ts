@@ -46,8 +46,11 @@ interface OrgPolicy {
   permissions: Map<string, Readonly<PermissionMap>>;
 }
 
-/** Past this many entries an org's kept answers of one kind are dropped and gathered again. */
-const MAX_CACHED_ANSWERS = 4096;
+/**
+ * Past this many entries an org's kept answers of one kind are dropped and gathered again: with
+ * AUTHZ_MAX_LOADED_ORGS orgs loaded (256 by default), it bounds what the caches may hold.
+ */
+const MAX_CACHED_ANSWERS = 512;
 /** An input longer than this (a role's delegated permissions, a chat context) is evaluated every time rather than kept. */
 const MAX_CACHED_INPUT_CHARS = 2048;
 
