@@ -4,7 +4,7 @@
  * `POST /api/connectors/:uid/ops/read` runs it; needs `connectors:query` on the connector.
  */
 import { connectorResource } from '../connectors/target.ts';
-import { OPS_READ_BODY_SCHEMA, OPS_READ_RESULT_SCHEMA, runOpsRead } from '../ops/routes.ts';
+import { OPS_READ_BODY_SCHEMA, OPS_READ_RESULT_SCHEMA, runOpsRead } from '../ops/reads.ts';
 import { chooseConnector, CONNECTOR_CHOICE_SCHEMA, connectorArgSchema, presentChoice } from './connector-choice.ts';
 import { defineTool } from './tool.ts';
 

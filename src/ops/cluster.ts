@@ -80,8 +80,8 @@ export async function clusterOf(connector: ConnectorRow, services: Pick<Services
   };
 }
 
-/** The Status a cluster answers with a refusal: `{message, reason, code}`. */
-function statusOf(body: unknown): { message?: string; reason?: string } {
+/** The message of the Status a cluster answers with a refusal (`{message, reason, code}`). */
+function statusOf(body: unknown): { message?: string } {
   if (typeof body === 'string') {
     try {
       return statusOf(JSON.parse(body));
@@ -89,7 +89,7 @@ function statusOf(body: unknown): { message?: string; reason?: string } {
       return { message: body.slice(0, 300) };
     }
   }
-  if (body && typeof body === 'object') return body as { message?: string; reason?: string };
+  if (body && typeof body === 'object') return body as { message?: string };
   return {};
 }
 

@@ -6,8 +6,10 @@
  */
 import type * as K8s from '@kubernetes/client-node';
 import { BadGatewayError, BadRequestError, ServiceError } from '../errors.ts';
-import { onCluster, type Cluster } from './cluster.ts';
-import type { ReadCommand } from './commands.ts';
+import type { ConnectorRow } from '../connectors/store.ts';
+import type { Services } from '../services.ts';
+import { clusterOf, onCluster, type Cluster } from './cluster.ts';
+import { MAX_COMMAND_LENGTH, parseReadCommand, type ReadCommand } from './commands.ts';
 import { objectPath, type KindInfo } from './kinds.ts';
 import { deploymentRevisions } from './revisions.ts';
 import { allowedKind, allowedNamespace } from './settings.ts';
@@ -286,4 +288,30 @@ export function runRead(cluster: Cluster, command: ReadCommand, maxBytes: number
     case 'version':
       return version(cluster);
   }
+}
+
+export const OPS_READ_BODY_SCHEMA = {
+  type: 'object',
+  properties: { command: { type: 'string', minLength: 1, maxLength: MAX_COMMAND_LENGTH } },
+  required: ['command'],
+  additionalProperties: false,
+} as const;
+
+export const OPS_READ_RESULT_SCHEMA = {
+  type: 'object',
+  properties: {
+    command: { type: 'string' },
+    // the cluster's objects as it answers them: open on purpose
+    result: { type: ['object', 'array'] },
+    truncated: { type: 'boolean' },
+  },
+  required: ['command', 'result', 'truncated'],
+} as const;
+
+/** Parses and runs a read command on the connector's cluster (the caller has authorized connectors:query). */
+export async function runOpsRead(services: Services, connector: ConnectorRow, command: string) {
+  const parsed = parseReadCommand(command);
+  const cluster = await clusterOf(connector, services);
+  const { result, truncated } = await runRead(cluster, parsed, services.config.opsReadMaxBytes);
+  return { command: command.trim(), result: result as object, truncated };
 }
