@@ -1,7 +1,6 @@
 /**
  * Builds the Koa app from the domain modules. main.ts and the tests build it the same way.
  */
-import Router from '@koa/router';
 import Koa from 'koa';
 import { roleAssignmentRoutes } from './accesscontrol/assignments.routes.ts';
 import { policyRoutes } from './accesscontrol/policy.routes.ts';
@@ -31,6 +30,7 @@ import { opsPlanRoutes } from './ops/plans.routes.ts';
 import { chatRoutes } from './chat/routes.ts';
 import { opsRoutes } from './ops/routes.ts';
 import { RouteRegistrar, type RouteEntry, type RouteModule } from './http/route.ts';
+import type { RouteIndex } from './http/route-index.ts';
 import { resolvePersonalAccessToken, TOKEN_PREFIX } from './identity/api-tokens.ts';
 import { adminUserRoutes } from './identity/admin-users.routes.ts';
 import { loginRoutes } from './identity/login.routes.ts';
@@ -98,15 +98,15 @@ export const TOKEN_RESOLVERS: Record<string, TokenResolver> = {
 
 export interface BuiltApp {
   app: Koa;
-  router: Router;
+  routeIndex: RouteIndex;
   routes: RouteEntry[];
 }
 
 export function buildApp(services: Services): BuiltApp {
   const app = new Koa({ proxy: false });
-  const router = new Router();
-  const registrar = new RouteRegistrar(router, services);
+  const registrar = new RouteRegistrar(services);
   for (const register of ROUTE_MODULES) register(registrar);
+  const routeIndex = registrar.index();
 
   const unauthenticatedPaths = new Set(registrar.table.filter((route) => route.skipAuthentication).map((route) => route.path));
 
@@ -121,7 +121,6 @@ export function buildApp(services: Services): BuiltApp {
   // RATE_LIMIT_PER_MINUTE=0 turns it off: then it is not on the request's path at all.
   if (services.config.rateLimitPerMinute > 0) app.use(rateLimit(services));
   app.use(csrfProtection(services.config.corsOrigins));
-  app.use(router.routes());
-  app.use(router.allowedMethods({ throw: false }));
-  return { app, router, routes: registrar.table };
+  app.use(routeIndex.middleware());
+  return { app, routeIndex, routes: registrar.table };
 }

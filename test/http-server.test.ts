@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { loadConfig } from '../src/config.ts';
 import { createServer, listen, MAX_HEADER_BYTES } from '../src/http/server.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { createUser } from './helpers/factories.ts';
 
 /** Sends raw bytes and returns the whole answer (the server closes the connection after it). */
 function rawRequest(port: number, request: string, host = '127.0.0.1'): Promise<string> {
@@ -52,6 +53,27 @@ describe('the HTTP server: HOST, and what Node and the router refuse, as JSON', 
     expect(res.headers.get('content-type')).to.match(/^application\/json/);
     expect(res.headers.get('allow')).to.include('POST');
     expect(res.body.message).to.equal('method PATCH is not allowed on /api/login (allowed: POST)');
+  });
+
+  it('routes by path as the router always has: any case, a trailing slash, a static segment before a parameter, 404 and 501', async () => {
+    const admin = await createUser(app, { svcAdmin: true, role: 'Admin' });
+    for (const path of ['/api/user', '/API/User', '/api/user/']) {
+      const res = await app.request('GET', path, { cookie: admin.cookie });
+      expect(res.status, path).to.equal(200);
+      expect(res.body.login, path).to.equal(admin.login);
+    }
+    const search = await app.request('GET', '/api/teams/search', { cookie: admin.cookie });
+    expect(search.status).to.equal(200);
+    expect(search.body).to.have.property('teams');
+    expect((await app.request('GET', '/assets/style.css')).status).to.equal(200);
+    expect((await app.request('GET', '/metrics/')).status).to.not.equal(404);
+    for (const path of ['/api', '/api/nothing-here', '/api/teams/search/more', '/nothing/here', '//api/user']) {
+      expect((await app.request('GET', path, { cookie: admin.cookie })).status, path).to.equal(404);
+    }
+    expect((await app.request('GET', '/api/nothing-here', { cookie: admin.cookie })).body).to.deep.equal({ message: 'not found' });
+    for (const path of ['/api/user', '/nothing/here']) {
+      expect((await app.request('PROPFIND', path, { cookie: admin.cookie })).status, path).to.equal(501);
+    }
   });
 
   it('listens only on HOST when it is set', async () => {

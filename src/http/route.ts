@@ -4,7 +4,6 @@
  * guard -> load -> authorize -> act -> present. Every declaration lands in one table, which a
  * test walks against the router.
  */
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { recordFailure, type AuditEvent } from '../audit/writer.ts';
 import { actorOf } from './actor.ts';
@@ -17,6 +16,7 @@ import { compileGuard, type Guard, type Infer, type JSONSchema } from './guard.t
 import { compileResponseCheck, type ResponseSchemas } from './responses.ts';
 import { resolveActiveOrg } from './org-context.ts';
 import { requestLogger } from './request-log.ts';
+import { RouteIndex, type RouteLayer } from './route-index.ts';
 import { subjectOf } from './subject.ts';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -121,11 +121,14 @@ export type RouteModule = (routes: RouteRegistrar) => void;
 
 export class RouteRegistrar {
   readonly table: RouteEntry[] = [];
+  private readonly layers: RouteLayer[] = [];
 
-  constructor(
-    private readonly router: Router,
-    private readonly services: Services,
-  ) {}
+  constructor(private readonly services: Services) {}
+
+  /** The routes declared so far, indexed for dispatch (app.ts builds it once every module has registered). */
+  index(): RouteIndex {
+    return new RouteIndex(this.layers);
+  }
 
   add<
     const B extends JSONSchema | undefined = undefined,
@@ -154,7 +157,7 @@ export class RouteRegistrar {
     const checkResponse =
       spec.responses && services.config.validateResponses ? compileResponseCheck(`${spec.method.toUpperCase()} ${spec.path}`, spec.responses) : null;
 
-    this.router[spec.method](spec.path, async (ctx: Context) => {
+    const handle = async (ctx: Context): Promise<void> => {
       const principal = ctx.state.principal as Principal | undefined;
       if (spec.access === 'authenticated' && !principal) {
         throw new UnauthorizedError(ctx.state.sessionExpired ? 'session expired or revoked' : undefined);
@@ -231,6 +234,7 @@ export class RouteRegistrar {
         if (refusal && spec.method !== 'get' && err instanceof ForbiddenError) await recordFailure(services, actorOf(ctx, principal), refusal);
         throw err;
       }
-    });
+    };
+    this.layers.push({ method: spec.method, path: spec.path, middleware: handle });
   }
 }
