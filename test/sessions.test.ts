@@ -69,9 +69,13 @@ describe('session lifetime', () => {
     });
   });
 
-  it('refuses a cookie whose signature is not ours', async () => {
+  it('refuses a cookie whose signature is not ours, also after the genuine one was accepted', async () => {
     const user = await createUser(app);
-    const token = user.cookie.slice('svc_session='.length).split('.')[0];
+    expect((await app.request('GET', '/api/user', { cookie: user.cookie })).status).to.equal(200);
+    const [token, signature] = user.cookie.slice('svc_session='.length).split('.') as [string, string];
+    const flipped = `${signature.slice(0, -1)}${signature.endsWith('A') ? 'B' : 'A'}`;
+    expect((await app.request('GET', '/api/user', { cookie: `svc_session=${token}.${flipped}` })).status).to.equal(401);
+    expect((await app.request('GET', '/api/user', { cookie: `svc_session=${token}.${signature}x` })).status).to.equal(401);
     expect((await app.request('GET', '/api/user', { cookie: `svc_session=${token}.forged` })).status).to.equal(401);
     expect((await app.request('GET', '/api/user', { cookie: `svc_session=${token}` })).status).to.equal(401);
   });

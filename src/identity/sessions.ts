@@ -50,6 +50,29 @@ export function tokenFromCookie(config: Config, value: string): string | null {
   return given.length === expected.length && timingSafeEqual(given, expected) ? token : null;
 }
 
+/** Bounds the cookie values remembered as verified, per configuration. */
+const MAX_VERIFIED_COOKIES = 10_000;
+const verifiedCookies = new WeakMap<Config, Map<string, string>>();
+
+/**
+ * The SHA-256 of the token inside a cookie value whose signature is ours, else null. A browser
+ * sends the same value on every request, and the HMAC and the hash were the costliest part of
+ * reading it, so a value that verified is remembered (by the whole value, under its JWT_SECRET's
+ * configuration) with its hash. Only verified values are kept: a forged one is checked every time.
+ */
+function sessionTokenHash(config: Config, value: string): string | null {
+  let verified = verifiedCookies.get(config);
+  if (!verified) verifiedCookies.set(config, (verified = new Map()));
+  const known = verified.get(value);
+  if (known !== undefined) return known;
+  const token = tokenFromCookie(config, value);
+  if (!token) return null;
+  const hash = sha256Hex(token);
+  if (verified.size >= MAX_VERIFIED_COOKIES) verified.delete(verified.keys().next().value!);
+  verified.set(value, hash);
+  return hash;
+}
+
 export async function issueSession(tx: Tx, ctx: Context, userId: string, now: number): Promise<{ sessionId: string; token: string }> {
   const token = randomToken(32);
   const sessionId = await insertSession(
@@ -80,10 +103,9 @@ export function clearSessionCookie(ctx: Context, config: Config): void {
 /** The principal of a session cookie, or null when the cookie is forged, expired or revoked. */
 export async function principalFromSession(services: Services, ctx: Context, cookieValue: string): Promise<Principal | null> {
   const { config, db, clock } = services;
-  const token = tokenFromCookie(config, cookieValue);
-  if (!token) return null;
+  const presentedHash = sessionTokenHash(config, cookieValue);
+  if (!presentedHash) return null;
   const now = clock.now();
-  const presentedHash = sha256Hex(token);
   const limits = sessionLimits(config);
   const found = await services.caches.sessions.get(presentedHash, now, async () => {
     const session = await findLiveSessionByTokenHash(db, presentedHash, now, limits);
