@@ -129,6 +129,8 @@ describe('the process', function () {
     expect(listening.url).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(listening.policy).to.deep.include({ sourceHash: manifest.sourceHash, opaVersion: manifest.opaVersion });
     expect((await fetch(`${listening.url}/api/health`)).status).to.equal(200);
+    // written in batches, but a quiet service still writes its line soon, without exiting
+    expect(await proc.line('request completed')).to.deep.include({ route: '/api/health', res: { statusCode: 200 } });
 
     proc.child.kill('SIGTERM');
     await proc.exited;
