@@ -69,8 +69,13 @@ export class RouteIndex {
   /** The Koa middleware that hands each request to its router. */
   middleware(): Middleware {
     return (ctx, next) => {
-      const [first = '', second] = segmentsOf(ctx.path.toLowerCase());
-      const chain = (second !== undefined && this.chains.get(`/${first}/${second}`)) || this.chains.get(`/${first}`) || this.unmatched;
+      const path = ctx.path.toLowerCase();
+      // the first two segments, `/api/teams` of `/api/teams/search`, without splitting the whole path
+      const firstEnd = path.indexOf('/', 1);
+      const first = firstEnd < 0 ? path : path.slice(0, firstEnd);
+      const secondEnd = firstEnd < 0 ? -1 : path.indexOf('/', firstEnd + 1);
+      const firstTwo = firstEnd < 0 ? null : secondEnd < 0 ? path : path.slice(0, secondEnd);
+      const chain = (firstTwo !== null && this.chains.get(firstTwo)) || this.chains.get(first) || this.unmatched;
       return chain(ctx, next);
     };
   }
