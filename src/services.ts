@@ -4,8 +4,12 @@ import type { Logger } from 'pino';
 import type { AuthzEngine } from './authz/engine.ts';
 import type { Config } from './config.ts';
 import type { SecretBox } from './crypto/secretbox.ts';
+import type { ReadCache } from './db/read-cache.ts';
 import { transact, type Tx } from './db/transaction.ts';
+import { transactionBegins } from './db/write-watch.ts';
 import { createIdentityCaches, type IdentityCaches } from './identity/caches.ts';
+import { createTeamListCache } from './teams/list-cache.ts';
+import type { ListedTeam } from './teams/store.ts';
 import type { OutboundClient } from './outbound/client.ts';
 import type { Metrics } from './metrics/metrics.ts';
 import type { LdapDirectory } from './identity/providers/ldap/directory.ts';
@@ -33,17 +37,22 @@ export interface Services {
   loginProviders: LoginProviderRegistry;
   /** What authenticated requests read about their caller, per instance (src/identity/caches.ts). */
   caches: IdentityCaches;
+  /** Each org's team list without a search, per instance (src/teams/list-cache.ts). */
+  teamLists: ReadCache<ListedTeam[]>;
   /** Runs `work` in one transaction; policy changes it marks reach the engine after commit. */
   transact<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
 }
 
-export function createServices(parts: Omit<Services, 'transact' | 'caches'>): Services {
+export function createServices(parts: Omit<Services, 'transact' | 'caches' | 'teamLists'>): Services {
   const caches = createIdentityCaches(parts.db, parts.config.principalCacheTtlMs);
+  const teamLists = createTeamListCache(parts.db, parts.config.principalCacheTtlMs);
+  const watches = [...caches.watches, teamLists.watch];
   return {
     ...parts,
     caches,
+    teamLists: teamLists.lists,
     async transact(work) {
-      const ended = caches.transactionBegins();
+      const ended = transactionBegins(watches);
       try {
         return await transact(parts.db, parts.engine, work);
       } finally {

@@ -1,6 +1,6 @@
 /** Teams: searching the teams of an org (`GET /api/teams/search`), filtered by the policy. */
 import { expect } from 'chai';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { createTestDatabase, startTestApp, type TestApp } from './helpers/app.ts';
 import { addTeamMember, api, buildManyTeams, buildTeam, createOrg, createUser, type TestTeam, type TestUser } from './helpers/factories.ts';
 
 const TEAM_FIELDS = ['id', 'orgId', 'name', 'email', 'avatarUrl', 'memberCount'];
@@ -83,6 +83,55 @@ describe('teams', () => {
         expect(res.body.message).to.be.a('string');
       }
       expect((await app.request('GET', `/api/teams/search?orgId=${org}`, { cookie: orgAdmin.cookie })).status).to.equal(200);
+    });
+
+    it('shows the next request every change to the list it keeps: a team created, renamed, deleted, a member added and removed, a member deleted', async () => {
+      const keptOrg = await createOrg(app, { name: 'Kept Teams Org' });
+      const admin = await createUser(app, { orgId: keptOrg, role: 'Admin' });
+      const member = await createUser(app, { orgId: keptOrg, role: 'Viewer' });
+      const as = api(app, admin, keptOrg);
+      const listed = async () => {
+        const res = await as.get('/api/teams/search');
+        expect(res.status).to.equal(200);
+        return res.body.teams.map((t: { name: string; memberCount: number }) => `${t.name}:${t.memberCount}`);
+      };
+      expect(await listed()).to.deep.equal([]);
+      // the admin who creates a team is its first member
+      const created = await as.post('/api/teams', { name: 'Ops' });
+      expect(created.status).to.equal(201);
+      const teamId = created.body.teamId as string;
+      expect(await listed()).to.deep.equal(['Ops:1']);
+      expect((await as.put(`/api/teams/${teamId}`, { name: 'Operations' })).status).to.equal(200);
+      expect(await listed()).to.deep.equal(['Operations:1']);
+      expect((await as.post(`/api/teams/${teamId}/members`, { userId: member.id })).status).to.equal(200);
+      expect(await listed()).to.deep.equal(['Operations:2']);
+      expect((await as.delete(`/api/teams/${teamId}/members/${member.id}`)).status).to.equal(200);
+      expect(await listed()).to.deep.equal(['Operations:1']);
+      expect((await as.post(`/api/teams/${teamId}/members`, { userId: member.id })).status).to.equal(200);
+      expect(await listed()).to.deep.equal(['Operations:2']);
+      expect((await app.request('DELETE', `/api/admin/users/${member.id}`, { cookie: (await createUser(app, { svcAdmin: true })).cookie })).status).to.equal(200);
+      expect(await listed()).to.deep.equal(['Operations:1']);
+      expect((await as.delete(`/api/teams/${teamId}`)).status).to.equal(200);
+      expect(await listed()).to.deep.equal([]);
+    });
+
+    it('shows a team another instance created within PRINCIPAL_CACHE_TTL_MS', async () => {
+      const database = await createTestDatabase();
+      const first = await startTestApp({ database, env: { PRINCIPAL_CACHE_TTL_MS: '1000' } });
+      const second = await startTestApp({ database, clock: first.clock, env: { PRINCIPAL_CACHE_TTL_MS: '1000' } });
+      try {
+        const sharedOrg = await createOrg(first, { name: 'Shared Teams Org' });
+        const admin = await createUser(first, { orgId: sharedOrg, role: 'Admin' });
+        const names = async () => (await api(first, admin, sharedOrg).get('/api/teams/search')).body.teams.map((t: { name: string }) => t.name);
+        expect(await names()).to.deep.equal([]);
+        expect((await api(second, admin, sharedOrg).post('/api/teams', { name: 'Elsewhere' })).status).to.equal(201);
+        first.clock.advance(1000);
+        expect(await names()).to.deep.equal(['Elsewhere']);
+      } finally {
+        await second.close();
+        await first.close();
+        await database.drop();
+      }
     });
 
     it('filters thousands of teams in one policy call', async () => {

@@ -12,6 +12,13 @@ import type { WriteWatch } from './write-watch.ts';
 /** Bounded: past it the least recently used entry goes. */
 const MAX_ENTRIES = 10_000;
 
+export interface ReadCacheOptions<T> {
+  /** At most this many entries (default 10,000). */
+  maxEntries?: number;
+  /** Whether a loaded value may be kept (a value too large to keep is used for its request only). */
+  keep?: (value: T) => boolean;
+}
+
 interface Entry<T> {
   value: T;
   loadedAt: number;
@@ -20,10 +27,16 @@ interface Entry<T> {
 export class ReadCache<T> {
   private readonly entries = new Map<string, Entry<T>>();
 
+  private readonly maxEntries: number;
+  private readonly keep: (value: T) => boolean;
+
   constructor(
     private readonly watch: WriteWatch,
     private readonly ttlMs: number,
+    options: ReadCacheOptions<T> = {},
   ) {
+    this.maxEntries = options.maxEntries ?? MAX_ENTRIES;
+    this.keep = options.keep ?? (() => true);
     watch.onChange(() => this.entries.clear());
   }
 
@@ -42,8 +55,8 @@ export class ReadCache<T> {
     if (cached) this.entries.delete(key);
     const generation = this.watch.generation;
     const value = await load();
-    if (value !== null && this.ttlMs > 0 && this.watch.generation === generation) {
-      if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    if (value !== null && this.ttlMs > 0 && this.watch.generation === generation && this.keep(value)) {
+      if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
       this.entries.set(key, { value, loadedAt: now });
     }
     return value;

@@ -78,3 +78,12 @@ export class WriteWatch {
     return columns.length === 0 || columns.some((column) => !bookkeeping.includes(column));
   }
 }
+
+/**
+ * services.transact calls it as a transaction begins, and what it returns once the transaction
+ * has ended (committed or rolled back): each watch that saw a write meanwhile moves again.
+ */
+export function transactionBegins(watches: readonly WriteWatch[]): () => void {
+  const sentBefore = watches.map((watch) => watch.writesSent);
+  return () => watches.forEach((watch, i) => watch.transactionEnded(sentBefore[i]!));
+}

@@ -30,8 +30,8 @@ export interface IdentityCaches {
   memberships: ReadCache<string[]>;
   /** By user id. */
   profiles: ReadCache<CurrentProfile>;
-  /** services.transact calls it as a transaction begins, and what it returns once the transaction has ended. */
-  transactionBegins(): () => void;
+  /** The write watches behind them, which services.transact tells when a transaction ends. */
+  watches: WriteWatch[];
 }
 
 export function createIdentityCaches(db: Knex, ttlMs: number): IdentityCaches {
@@ -41,15 +41,11 @@ export function createIdentityCaches(db: Knex, ttlMs: number): IdentityCaches {
     memberships: new WriteWatch(db, { org_members: [], orgs: [], users: ['last_seen_at'] }),
     profiles: new WriteWatch(db, { users: ['last_seen_at'], org_members: [], orgs: [], preferences: [], user_auth_links: [] }),
   };
-  const all = Object.values(watches);
   return {
     sessions: new ReadCache(watches.credentials, ttlMs),
     tokens: new ReadCache(watches.credentials, ttlMs),
     memberships: new ReadCache(watches.memberships, ttlMs),
     profiles: new ReadCache(watches.profiles, ttlMs),
-    transactionBegins() {
-      const sentBefore = all.map((watch) => watch.writesSent);
-      return () => all.forEach((watch, i) => watch.transactionEnded(sentBefore[i]!));
-    },
+    watches: Object.values(watches),
   };
 }

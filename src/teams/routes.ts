@@ -15,8 +15,7 @@ import {
   deleteTeam,
   findOrgMemberForTeam,
   findTeamByName,
-  findTeamIdsByName,
-  findTeamsByIds,
+  findTeamListing,
   insertTeam,
   insertTeamMember,
   TEAM_ADMIN,
@@ -99,14 +98,15 @@ export const teamRoutes: RouteModule = (routes) => {
     async handler({ ctx, query, orgId, services, authorize, filter }) {
       await authorize('teams:read');
       const page = pageOf(query);
-      const ids = await findTeamIdsByName(services.db, orgId, query.query?.trim());
-      // One policy call for every matching team, then the page: totalCount counts what the caller may read.
-      const readableIds = await filter('teams:read', ids, teamResource);
-      const pageIds = readableIds.slice(page.offset, page.offset + page.limit);
-      const [rows, counts] = await Promise.all([findTeamsByIds(services.db, pageIds), countMembersOfTeams(services.db, pageIds)]);
+      const search = query.query?.trim();
+      const listing = search
+        ? await findTeamListing(services.db, orgId, search)
+        : await services.teamLists.get(orgId, services.clock.now(), () => findTeamListing(services.db, orgId, undefined));
+      // One policy call for every listed team, then the page: totalCount counts what the caller may read.
+      const readable = await filter('teams:read', listing!, (listed) => teamResource(listed.team.id));
       ctx.body = {
-        totalCount: readableIds.length,
-        teams: rows.map((row) => presentTeam(row, counts.get(row.id) ?? 0)),
+        totalCount: readable.length,
+        teams: readable.slice(page.offset, page.offset + page.limit).map((listed) => presentTeam(listed.team, listed.memberCount)),
         page: page.page,
         perPage: page.perPage,
       };
