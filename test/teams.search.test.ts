@@ -109,7 +109,9 @@ describe('teams', () => {
       expect(await listed()).to.deep.equal(['Operations:1']);
       expect((await as.post(`/api/teams/${teamId}/members`, { userId: member.id })).status).to.equal(200);
       expect(await listed()).to.deep.equal(['Operations:2']);
-      expect((await app.request('DELETE', `/api/admin/users/${member.id}`, { cookie: (await createUser(app, { svcAdmin: true })).cookie })).status).to.equal(200);
+      expect((await app.request('DELETE', `/api/admin/users/${member.id}`, { cookie: (await createUser(app, { svcAdmin: true })).cookie })).status).to.equal(
+        200,
+      );
       expect(await listed()).to.deep.equal(['Operations:1']);
       expect((await as.delete(`/api/teams/${teamId}`)).status).to.equal(200);
       expect(await listed()).to.deep.equal([]);
