@@ -51,7 +51,7 @@ export interface Config {
   auditRetentionDays: number;
   /** How often an instance re-reads the policy-data revisions written by other instances. */
   authzRevisionPollMs: number;
-  /** How long an instance uses the session, token and user rows it read before reading them again (src/identity/caches.ts); 0: never cached. */
+  /** How long an instance uses the session, token and user rows it read (src/identity/caches.ts), and an org's team list (src/teams/list-cache.ts), before reading them again; 0: never cached. */
   principalCacheTtlMs: number;
   /** Development and tests: every answer is checked against its route's declared response schema (src/http/responses.ts). */
   validateResponses: boolean;
