@@ -39,6 +39,25 @@ export function presentTokenMetadata(row: ApiTokenRow, now: number) {
   };
 }
 
+/** Bounds the presented tokens whose hashes are remembered. */
+const MAX_REMEMBERED_HASHES = 10_000;
+const hashesOfPresentedTokens = new Map<string, string>();
+
+/**
+ * The SHA-256 a token is stored under. A client presents the same token on every request, so
+ * the hash is remembered (bounded), as the session cookie's is; whether the token is live is
+ * still decided by its row on every request.
+ */
+function storedHashOf(key: string): string {
+  let hash = hashesOfPresentedTokens.get(key);
+  if (hash === undefined) {
+    hash = sha256Hex(key);
+    if (hashesOfPresentedTokens.size >= MAX_REMEMBERED_HASHES) hashesOfPresentedTokens.delete(hashesOfPresentedTokens.keys().next().value!);
+    hashesOfPresentedTokens.set(key, hash);
+  }
+  return hash;
+}
+
 /**
  * The principal of a live token of `kind` whose owner may still act, else null. A PAT belongs to
  * a person and an SA token to a service account; a token whose owner is of the other kind is
@@ -46,8 +65,9 @@ export function presentTokenMetadata(row: ApiTokenRow, now: number) {
  */
 export async function principalFromToken(services: Services, kind: TokenKind, key: string): Promise<Principal | null> {
   const now = services.clock.now();
-  const found = await services.caches.tokens.get(sha256Hex(key), now, async () => {
-    const token = await findApiTokenByHash(services.db, kind, sha256Hex(key));
+  const hash = storedHashOf(key);
+  const found = await services.caches.tokens.get(hash, now, async () => {
+    const token = await findApiTokenByHash(services.db, kind, hash);
     const owner = token && (await findUserById(services.db, token.user_id));
     return owner ? { token, owner } : null;
   });
