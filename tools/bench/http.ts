@@ -2,13 +2,16 @@
  * The request path against a bare Koa app, in one run: both in processes of their own, loaded
  * in turn (interleaved rounds, so a machine that slows down slows both) by autocannon with a
  * bounded number of connections, on SQLite and on MariaDB. For each request it prints both
- * requests per second and the ratio (target: the service ≥ 50 % of bare Koa). The service logs
- * at its default level (info: a line per request), as in production.
+ * requests per second and the ratio (target: the service ≥ 50 % of bare Koa), and each server's
+ * CPU time per request (Linux), which the ratio hides once the load generator, on the same
+ * cores, is what limits bare Koa. The service logs at its default level (info: a line per
+ * request), as in production.
  *
  *   npx tsx tools/bench/http.ts                          # both databases, 3 rounds of 3 s
  *   npx tsx tools/bench/http.ts --db sqlite --rounds 5 --seconds 5 --connections 16
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
 import autocannon from 'autocannon';
 import { arg, freePort, login, startService, stopChild, waitUntilUp } from './service-process.ts';
@@ -26,16 +29,29 @@ const SCENARIOS: Scenario[] = [
   { label: 'GET /api/teams/search', path: '/api/teams/search', credential: 'cookie' },
 ];
 
-/** Requests per second of `seconds` of load; fails on any answer but 200 (a benchmark of errors measures nothing). */
-async function requestsPerSecond(url: string, headers: Record<string, string>, seconds: number, connections: number): Promise<number> {
+/** CPU time (user + system) a process has used so far, in µs (Linux: /proc/<pid>/stat, in clock ticks of 10 ms). */
+function cpuMicros(child: ChildProcess): number {
+  const fields = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+interface Load {
+  requestsPerSecond: number;
+  /** The server process's CPU time per request: what the ratio of requests per second hides when the load generator is what limits it. */
+  cpuMicrosPerRequest: number;
+}
+
+/** `seconds` of load on the server in `child`; fails on any answer but 200 (a benchmark of errors measures nothing). */
+async function load(child: ChildProcess, url: string, headers: Record<string, string>, seconds: number, connections: number): Promise<Load> {
+  const cpuBefore = cpuMicros(child);
   const result = await autocannon({ url, headers, duration: seconds, connections, pipelining: 1 });
   if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
     throw new Error(`${url}: ${result.non2xx} answers not 2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
   }
-  return result.requests.total / seconds;
+  return { requestsPerSecond: result.requests.total / seconds, cpuMicrosPerRequest: (cpuMicros(child) - cpuBefore) / result.requests.total };
 }
 
-async function startBareKoa(): Promise<{ url: string; stop(): Promise<void> }> {
+async function startBareKoa(): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'tools/bench/bare-koa.ts'], {
     env: { ...process.env, PORT: String(port), NODE_ENV: 'production' },
@@ -43,7 +59,7 @@ async function startBareKoa(): Promise<{ url: string; stop(): Promise<void> }> {
   });
   const url = `http://127.0.0.1:${port}`;
   await waitUntilUp(`${url}/api/health`, child);
-  return { url, stop: () => stopChild(child) };
+  return { url, child, stop: () => stopChild(child) };
 }
 
 async function accessToken(url: string, cookie: string): Promise<string> {
@@ -66,19 +82,26 @@ async function measure(database: 'sqlite' | 'mysql', options: { rounds: number; 
     for (const scenario of SCENARIOS) {
       const headers = credentials[scenario.credential];
       // one short warm-up each: JIT, prepared statements, the org's policy instance
-      await requestsPerSecond(`${bare.url}${scenario.path}`, headers, 1, options.connections);
-      await requestsPerSecond(`${service.url}${scenario.path}`, headers, 1, options.connections);
-      let bareTotal = 0;
-      let serviceTotal = 0;
+      await load(bare.child, `${bare.url}${scenario.path}`, headers, 1, options.connections);
+      await load(service.child, `${service.url}${scenario.path}`, headers, 1, options.connections);
+      const totals = { bareRps: 0, serviceRps: 0, bareCpu: 0, serviceCpu: 0 };
       for (let round = 0; round < options.rounds; round += 1) {
-        bareTotal += await requestsPerSecond(`${bare.url}${scenario.path}`, headers, options.seconds, options.connections);
-        serviceTotal += await requestsPerSecond(`${service.url}${scenario.path}`, headers, options.seconds, options.connections);
+        const bareLoad = await load(bare.child, `${bare.url}${scenario.path}`, headers, options.seconds, options.connections);
+        const serviceLoad = await load(service.child, `${service.url}${scenario.path}`, headers, options.seconds, options.connections);
+        totals.bareRps += bareLoad.requestsPerSecond;
+        totals.serviceRps += serviceLoad.requestsPerSecond;
+        totals.bareCpu += bareLoad.cpuMicrosPerRequest;
+        totals.serviceCpu += serviceLoad.cpuMicrosPerRequest;
       }
-      const bareRps = bareTotal / options.rounds;
-      const serviceRps = serviceTotal / options.rounds;
-      const ratio = (100 * serviceRps) / bareRps;
+      const average = (total: number) => total / options.rounds;
+      const [bareRps, serviceRps, bareCpu, serviceCpu] = [
+        average(totals.bareRps),
+        average(totals.serviceRps),
+        average(totals.bareCpu),
+        average(totals.serviceCpu),
+      ];
       console.log(
-        `  ${scenario.label.padEnd(28)} service ${serviceRps.toFixed(0).padStart(6)} req/s, bare Koa ${bareRps.toFixed(0).padStart(6)} req/s: ${ratio.toFixed(1)} % (target ≥ 50 %)`,
+        `  ${scenario.label.padEnd(28)} service ${serviceRps.toFixed(0).padStart(6)} req/s, bare Koa ${bareRps.toFixed(0).padStart(6)} req/s: ${((100 * serviceRps) / bareRps).toFixed(1)} % (target ≥ 50 %); CPU per request ${serviceCpu.toFixed(0)} µs against ${bareCpu.toFixed(0)} µs: ${((100 * bareCpu) / serviceCpu).toFixed(1)} %`,
       );
     }
   } finally {
