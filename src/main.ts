@@ -68,9 +68,11 @@ const LOG_FLUSH_INTERVAL_MS = 200;
  */
 function createLogger(level: string): Logger {
   const destination = pino.destination({ dest: 1, sync: true, minLength: 4096 });
-  // flush() reports a broken stdout as the stream's error, which pino handles; flushSync() at exit
-  setInterval(() => destination.flush(), LOG_FLUSH_INTERVAL_MS).unref();
-  process.on('exit', () => destination.flushSync());
+  // A synchronous destination's flush() writes at once, and reports a broken stdout as the
+  // stream's error, which pino handles; flushSync() would retry such a write forever.
+  const flush = () => destination.flush();
+  setInterval(flush, LOG_FLUSH_INTERVAL_MS).unref();
+  process.on('exit', flush);
   return pino({ level }, destination);
 }
 

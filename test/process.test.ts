@@ -143,6 +143,15 @@ describe('the process', function () {
     expect(refused, 'the server still answers after npm start exited').to.be.an('error');
   });
 
+  it('stops on SIGTERM even when whatever read its stdout has gone (the buffered log lines cannot be written)', async () => {
+    const proc = node({ DATA_DIR: dir });
+    const { url } = await proc.line('gatehouse listening');
+    proc.child.stdout!.destroy();
+    for (let i = 0; i < 5; i++) expect((await fetch(`${url}/api/health`)).status).to.equal(200);
+    proc.child.kill('SIGTERM');
+    expect(await proc.exited).to.equal(0);
+  });
+
   /**
    * A login request whose body is still to come: the server's `100 Continue` says it has the
    * headers and the request is in flight (no clock involved).
