@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import type { Config } from '../config.ts';
+import { boundedMemo } from '../memo.ts';
 
 export type Dialect = 'sqlite' | 'mysql';
 
@@ -31,17 +32,7 @@ const MAX_PREPARED_STATEMENTS = 1000;
  * twice; SQLite prepares a statement again by itself after a schema change.
  */
 function reusePreparedStatements(conn: SqliteConnection): void {
-  const prepare = conn.prepare.bind(conn);
-  const prepared = new Map<string, unknown>();
-  conn.prepare = (sql: string) => {
-    let statement = prepared.get(sql);
-    if (statement === undefined) {
-      statement = prepare(sql);
-      if (prepared.size >= MAX_PREPARED_STATEMENTS) prepared.delete(prepared.keys().next().value!);
-      prepared.set(sql, statement);
-    }
-    return statement;
-  };
+  conn.prepare = boundedMemo(MAX_PREPARED_STATEMENTS, conn.prepare.bind(conn));
 }
 
 export function createDb(config: Pick<Config, 'databaseUrl' | 'sqliteFile'>): Knex {

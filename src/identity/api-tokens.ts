@@ -5,6 +5,7 @@
  */
 import { randomToken, sha256Hex } from '../crypto/tokens.ts';
 import type { TokenResolver } from '../http/authenticate.ts';
+import { boundedMemo } from '../memo.ts';
 import type { Services } from '../services.ts';
 import { findApiTokenByHash, markApiTokenUsed, type ApiTokenRow, type TokenKind } from './api-tokens.store.ts';
 import type { Principal } from './principal.ts';
@@ -41,22 +42,12 @@ export function presentTokenMetadata(row: ApiTokenRow, now: number) {
 
 /** Bounds the presented tokens whose hashes are remembered. */
 const MAX_REMEMBERED_HASHES = 10_000;
-const hashesOfPresentedTokens = new Map<string, string>();
-
 /**
  * The SHA-256 a token is stored under. A client presents the same token on every request, so
  * the hash is remembered (bounded), as the session cookie's is; whether the token is live is
  * still decided by its row on every request.
  */
-function storedHashOf(key: string): string {
-  let hash = hashesOfPresentedTokens.get(key);
-  if (hash === undefined) {
-    hash = sha256Hex(key);
-    if (hashesOfPresentedTokens.size >= MAX_REMEMBERED_HASHES) hashesOfPresentedTokens.delete(hashesOfPresentedTokens.keys().next().value!);
-    hashesOfPresentedTokens.set(key, hash);
-  }
-  return hash;
-}
+const storedHashOf = boundedMemo(MAX_REMEMBERED_HASHES, sha256Hex);
 
 /**
  * The principal of a live token of `kind` whose owner may still act, else null. A PAT belongs to

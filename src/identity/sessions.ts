@@ -8,6 +8,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Config } from '../config.ts';
+import { boundedMemo } from '../memo.ts';
 import { randomToken, sha256Hex } from '../crypto/tokens.ts';
 import type { Tx } from '../db/transaction.ts';
 import { clientIp } from '../http/client-ip.ts';
@@ -52,7 +53,7 @@ export function tokenFromCookie(config: Config, value: string): string | null {
 
 /** Bounds the cookie values remembered as verified, per configuration. */
 const MAX_VERIFIED_COOKIES = 10_000;
-const verifiedCookies = new WeakMap<Config, Map<string, string>>();
+const verifiedCookies = new WeakMap<Config, (value: string) => string | null>();
 
 /**
  * The SHA-256 of the token inside a cookie value whose signature is ours, else null. A browser
@@ -61,16 +62,15 @@ const verifiedCookies = new WeakMap<Config, Map<string, string>>();
  * configuration) with its hash. Only verified values are kept: a forged one is checked every time.
  */
 function sessionTokenHash(config: Config, value: string): string | null {
-  let verified = verifiedCookies.get(config);
-  if (!verified) verifiedCookies.set(config, (verified = new Map()));
-  const known = verified.get(value);
-  if (known !== undefined) return known;
-  const token = tokenFromCookie(config, value);
-  if (!token) return null;
-  const hash = sha256Hex(token);
-  if (verified.size >= MAX_VERIFIED_COOKIES) verified.delete(verified.keys().next().value!);
-  verified.set(value, hash);
-  return hash;
+  let verify = verifiedCookies.get(config);
+  if (!verify) {
+    verify = boundedMemo(MAX_VERIFIED_COOKIES, (cookie) => {
+      const token = tokenFromCookie(config, cookie);
+      return token ? sha256Hex(token) : null;
+    });
+    verifiedCookies.set(config, verify);
+  }
+  return verify(value);
 }
 
 export async function issueSession(tx: Tx, ctx: Context, userId: string, now: number): Promise<{ sessionId: string; token: string }> {

@@ -1,21 +1,18 @@
 /** The user profile as the API shows it: a whitelist, so no hash or flag of ours leaks. */
 import { createHash } from 'node:crypto';
 import type { OrgRole } from '../authz/types.ts';
+import { boundedMemo } from '../memo.ts';
 import type { UserRow } from './users.store.ts';
 
 /** Bounds the avatar addresses remembered: the MD5 was a tenth of `GET /api/user`'s own work. */
 const MAX_REMEMBERED_AVATARS = 10_000;
-const avatarUrls = new Map<string, string>();
+const gravatarOf = boundedMemo(
+  MAX_REMEMBERED_AVATARS,
+  (identity) => `https://secure.gravatar.com/avatar/${createHash('md5').update(identity).digest('hex')}?s=128&d=identicon`,
+);
 
 export function avatarUrl(email: string | null, login: string): string {
-  const identity = (email ?? login).trim().toLowerCase();
-  let url = avatarUrls.get(identity);
-  if (url === undefined) {
-    url = `https://secure.gravatar.com/avatar/${createHash('md5').update(identity).digest('hex')}?s=128&d=identicon`;
-    if (avatarUrls.size >= MAX_REMEMBERED_AVATARS) avatarUrls.delete(avatarUrls.keys().next().value!);
-    avatarUrls.set(identity, url);
-  }
-  return url;
+  return gravatarOf((email ?? login).trim().toLowerCase());
 }
 
 export function presentUser(user: UserRow, orgs: Array<{ orgId: string; name: string; role: OrgRole }>, extra: { theme?: string; authLabels?: string[] } = {}) {
