@@ -113,8 +113,8 @@ const RESTARTED_AT = 'kubectl.kubernetes.io/restartedAt';
  * newest one before the current revision), whose pod template, without the `pod-template-hash`
  * label the controller adds, replaces the deployment's.
  */
-async function undoPatch(cluster: Cluster, step: Step): Promise<{ revision: number; patch: unknown[] }> {
-  const { revisions, current } = await deploymentRevisions(cluster, objectPath(step.resource, step.namespace, step.name), step.namespace!);
+async function undoPatch(cluster: Cluster, step: Step, path: string): Promise<{ revision: number; patch: unknown[] }> {
+  const { revisions, current } = await deploymentRevisions(cluster, path, step.namespace!);
   const newestFirst = [...revisions].reverse();
   const chosen =
     step.toRevision === undefined ? newestFirst.find(({ revision }) => revision < current) : revisions.find(({ revision }) => revision === step.toRevision);
@@ -140,42 +140,35 @@ export async function runStep(cluster: Cluster, step: Step, dryRun: boolean, now
   const { PatchStrategy } = cluster.k8s;
   const query = dryRun ? '?dryRun=All' : '';
   const object = describeObject(step);
+  const path = objectPath(step.resource, step.namespace, step.name);
   const done = (what: string) => (dryRun ? `the cluster accepts it (dry run): ${what}` : what);
   switch (step.kind) {
     case 'scale':
-      await cluster.patchJson(
-        `${objectPath(step.resource, step.namespace, step.name)}/scale${query}`,
-        { spec: { replicas: step.replicas } },
-        PatchStrategy.MergePatch,
-      );
+      await cluster.patchJson(`${path}/scale${query}`, { spec: { replicas: step.replicas } }, PatchStrategy.MergePatch);
       return done(`scaled ${object} to ${step.replicas} replicas`);
     case 'rollout-restart': {
       // kubectl's timestamp: RFC 3339 to the second
       const restartedAt = new Date(now).toISOString().replace(/\.\d+Z$/, 'Z');
       const patch = { spec: { template: { metadata: { annotations: { [RESTARTED_AT]: restartedAt } } } } };
-      await cluster.patchJson(`${objectPath(step.resource, step.namespace, step.name)}${query}`, patch, PatchStrategy.StrategicMergePatch);
+      await cluster.patchJson(`${path}${query}`, patch, PatchStrategy.StrategicMergePatch);
       return done(`restarted ${object} (${RESTARTED_AT} ${restartedAt})`);
     }
     case 'rollout-undo': {
-      const { revision, patch } = await undoPatch(cluster, step);
-      await cluster.patchJson(`${objectPath(step.resource, step.namespace, step.name)}${query}`, patch, PatchStrategy.JsonPatch);
+      const { revision, patch } = await undoPatch(cluster, step, path);
+      await cluster.patchJson(`${path}${query}`, patch, PatchStrategy.JsonPatch);
       return done(`rolled ${object} back to revision ${revision}`);
     }
     case 'cordon':
     case 'uncordon': {
       const unschedulable = step.kind === 'cordon';
-      await cluster.patchJson(
-        `${objectPath(step.resource, step.namespace, step.name)}${query}`,
-        { spec: { unschedulable } },
-        PatchStrategy.StrategicMergePatch,
-      );
+      await cluster.patchJson(`${path}${query}`, { spec: { unschedulable } }, PatchStrategy.StrategicMergePatch);
       return done(`${unschedulable ? 'cordoned' : 'uncordoned'} ${object}`);
     }
     case 'delete-pod':
       await onCluster(() => cluster.core.deleteNamespacedPod({ name: step.name, namespace: step.namespace!, ...(dryRun && { dryRun: 'All' }) }));
       return done(`deleted ${object}`);
     case 'apply-patch':
-      await cluster.patchJson(`${objectPath(step.resource, step.namespace, step.name)}${query}`, step.patch, PatchStrategy.StrategicMergePatch);
+      await cluster.patchJson(`${path}${query}`, step.patch, PatchStrategy.StrategicMergePatch);
       return done(`patched ${object}`);
   }
 }
