@@ -5,21 +5,8 @@
  * instance is seen within PRINCIPAL_CACHE_TTL_MS.
  */
 import { expect } from 'chai';
-import { createTestDatabase, startTestApp, type TestApp } from './helpers/app.ts';
+import { createTestDatabase, startTestApp, statementsDuring, type TestApp } from './helpers/app.ts';
 import { api, buildServiceAccount, buildToken, createUser, passwordLogin } from './helpers/factories.ts';
-
-/** The SQL statements `app` runs while `work` runs. */
-async function statementsDuring(app: TestApp, work: () => Promise<unknown>): Promise<string[]> {
-  const statements: string[] = [];
-  const record = (query: { sql: string }) => statements.push(query.sql);
-  app.services.db.on('query', record);
-  try {
-    await work();
-  } finally {
-    app.services.db.off('query', record);
-  }
-  return statements;
-}
 
 const readsCredentialRows = (statements: string[]) =>
   statements.filter((sql) => /from [`"]?(sessions|api_tokens|users)[`"]? where/i.test(sql) && /^select/i.test(sql));

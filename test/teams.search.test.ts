@@ -1,6 +1,6 @@
 /** Teams: searching the teams of an org (`GET /api/teams/search`), filtered by the policy. */
 import { expect } from 'chai';
-import { createTestDatabase, startTestApp, type TestApp } from './helpers/app.ts';
+import { createTestDatabase, startTestApp, statementsDuring, type TestApp } from './helpers/app.ts';
 import { addTeamMember, api, buildManyTeams, buildTeam, createOrg, createUser, type TestTeam, type TestUser } from './helpers/factories.ts';
 
 const TEAM_FIELDS = ['id', 'orgId', 'name', 'email', 'avatarUrl', 'memberCount'];
@@ -115,6 +115,15 @@ describe('teams', () => {
       expect(await listed()).to.deep.equal(['Operations:1']);
       expect((await as.delete(`/api/teams/${teamId}`)).status).to.equal(200);
       expect(await listed()).to.deep.equal([]);
+    });
+
+    it('reads no SQL for a warm list without a search, and reads the teams again for a search', async () => {
+      await search(orgAdmin);
+      const readsTeams = (statements: string[]) => statements.filter((sql) => /^select/i.test(sql) && /from [`"]?teams[`"]?/i.test(sql));
+      const warm = await statementsDuring(app, () => search(orgAdmin));
+      expect(readsTeams(warm)).to.deep.equal([]);
+      const searched = await statementsDuring(app, () => search(orgAdmin, '?query=alp'));
+      expect(readsTeams(searched)).to.have.length(1);
     });
 
     it('shows a team another instance created within PRINCIPAL_CACHE_TTL_MS', async () => {

@@ -144,6 +144,19 @@ export class TestApp {
   }
 }
 
+/** The SQL statements `app` runs while `work` runs. */
+export async function statementsDuring(app: TestApp, work: () => Promise<unknown>): Promise<string[]> {
+  const statements: string[] = [];
+  const record = (query: { sql: string }) => statements.push(query.sql);
+  app.services.db.on('query', record);
+  try {
+    await work();
+  } finally {
+    app.services.db.off('query', record);
+  }
+  return statements;
+}
+
 export interface TestAppOptions {
   env?: Record<string, string>;
   /** Reuse an existing database (a second instance, a reboot) instead of a fresh one. */
