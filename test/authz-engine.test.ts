@@ -40,7 +40,9 @@ describe('the authz engine', () => {
     await grantManagedPermissions(app, 'org_main', { kind: 'user', userId: viewer.id }, [{ action: 'dashboards:write', scope: 'folders:uid:top' }]);
     const allowed = await app.services.engine.authorize(writeDashboard('dash1'));
     expect(allowed.allow).to.equal(true);
-    expect(allowed.reasons.join(' ')).to.include('folders:uid:top');
+    // authorize() works out no reasons for an allow; explain() names the grant that matched
+    const explained = await app.services.engine.explain(writeDashboard('dash1'));
+    expect(explained).to.deep.equal({ allow: true, reasons: [`role managed:users:${viewer.id}:permissions grants dashboards:write on folders:uid:top`] });
   });
 
   it('makes callers that arrive during a refresh wait for it', async () => {
@@ -80,6 +82,42 @@ describe('the authz engine', () => {
     expect(engine.stats().rebuilds).to.equal(3);
     expect((await ask(other)).allow, 'a non-member, after a reload').to.equal(false);
     expect(engine.stats().rebuilds).to.equal(4);
+  });
+
+  it('keeps the most recently asked authorize() answers up to its bound, and none given before a change', async () => {
+    const engine = new AuthzEngine(
+      app.db,
+      (app.services.engine as unknown as { policy: PolicyModule }).policy,
+      { legacyAclEnabled: true, maxLoadedOrgs: 4, maxKeptDecisions: 2 },
+      silent,
+    );
+    const ask = (action: string) => engine.authorize({ subject, org_id: 'org_main', action });
+    const hits = () => engine.stats().keptDecisionHits;
+    await ask('dashboards:read');
+    await ask('folders:read');
+    expect((await ask('dashboards:read')).allow).to.equal(true);
+    expect(hits(), 'asked again').to.equal(1);
+    await ask('teams:create');
+    expect(engine.stats().keptDecisions, 'at the bound').to.equal(2);
+    await ask('dashboards:read');
+    expect(hits(), 'the most recently asked stays').to.equal(2);
+    await ask('folders:read');
+    expect(hits(), 'the least recently asked went first').to.equal(2);
+
+    expect((await ask('teams:create')).allow).to.equal(false);
+    await app.services.transact(async (tx) => {
+      await setMemberRole(tx, 'org_main', viewer.id, 'Admin');
+    });
+    // this engine is not the app's: it learns of the change as another instance does
+    await engine.pollRevisions();
+    const before = hits();
+    expect((await ask('teams:create')).allow, 'after the change').to.equal(true);
+    expect(hits(), 'an answer given before the change is not reused').to.equal(before);
+    await app.services.transact(async (tx) => {
+      await setMemberRole(tx, 'org_main', viewer.id, 'Viewer');
+    });
+    await engine.pollRevisions();
+    expect((await ask('teams:create')).allow, 'and back').to.equal(false);
   });
 
   it('does not see a rolled-back change, and bumps no revision for it', async () => {

@@ -24,18 +24,30 @@ import data.authz.subject
 # entrypoint: true
 default decision := {"allow": false, "reasons": ["the request could not be evaluated"]}
 
-decision := _decision(_grants)
+# allowed: every grant that matched; denied: what was missing, only worked out on a deny
+decision := {"allow": true, "reasons": _grants} if {
+	allow
+} else := _refusal(_grants)
+
+# METADATA
+# title: Allow
+# description: |
+#   decision.allow alone, for the enforcement path: whether any grant matches is asked without
+#   building, sorting or returning the grants as reasons, and a deny explains nothing. decision
+#   gives the same answer with its reasons (its allow is this rule).
+# entrypoint: true
+default allow := false
+
+allow if {
+	_has_request_grant(input)
+	passes_refusals(input)
+	chat.allows(input)
+}
 
 # Compiled Rego memoizes every rule without arguments in a table it fills per evaluation, and an
 # entry costs more than most of the tests it caches; every body of a rule or function is
 # evaluated. So the hot path goes through functions and else chains, and as few rules as it can
 # (policies/README.md, "Evaluation cost").
-
-# allowed: every grant that matched; denied: what was missing, only worked out on a deny
-_decision(grants) := {"allow": true, "reasons": grants} if {
-	is_allowed(grants, input)
-	chat.allows(input)
-} else := _refusal(grants)
 
 # A refusal carries a message for the caller only when what it says is safe to show: a
 # delegation refusal names nothing but the caller's own permissions and the role's, which the
@@ -99,14 +111,13 @@ _granted_by(resource) := concat("", ["role ", resource.uid, " grants"]) if {
 	is_string(resource.uid)
 } else := "this change grants"
 
-# The one definition of "allowed", shared by decision and filter: some grant matched (grants,
-# from grants_on) and no rule refuses the request (a server-only action, delegation, a server
+# The one definition of "allowed", shared by allow (and so decision) and filter: some grant
+# matched (has_grant) and no rule refuses the request (a server-only action, delegation, a server
 # admin's membership, a move to a folder the subject may not create in, a requirement not
 # granted, the author of a plan approving it or another user cancelling it). The refusals read
 # only request.action and the request's own facts, never its resource, so filter asks them once
-# per item with the input as is (and each item's requires).
-is_allowed(grants, request) if {
-	count(grants) > 0
+# for all its items, with the input as is (and each item's requires on its own).
+passes_refusals(request) if {
 	not server.refuses(request.action)
 	delegation.allows(request)
 	not delegation.protects_server_admin(request)
@@ -117,7 +128,7 @@ is_allowed(grants, request) if {
 
 # Some requests need more than their own action (request.requires, a list of {action,
 # resource}; in a filter, each item's own): reading an alert rule needs connectors:query on
-# every connector its queries read. Each is asked through grants_on, so narrowing applies.
+# every connector its queries read. Each is asked through has_grant, so narrowing applies.
 requirements_met(holder) if {
 	not holder.requires
 } else if {
@@ -128,7 +139,7 @@ requirements_met(holder) if {
 # the requirements not granted, as reasons
 unmet_requirements(holder) := {_unmet(requirement) |
 	some requirement in holder.requires
-	count(grants_on(requirement.resource, requirement.action)) == 0
+	not has_grant(requirement.resource, requirement.action)
 }
 
 _unmet(requirement) := concat("", [
@@ -145,7 +156,7 @@ _resource_text(resource) := scopes.target(resource).scope if {
 _destination_allows(request) if {
 	not request.destination
 } else if {
-	count(grants_on(request.destination, _creation_of(request.action))) > 0
+	has_grant(request.destination, _creation_of(request.action))
 }
 
 # the create action of the action's resource: dashboards:write -> dashboards:create
@@ -180,9 +191,49 @@ _grants := grants_on(input.resource, input.action) if {
 	_has_resource(input)
 } else := array.concat(array.concat(self.org_grants(_action), sort(rbac.holders(subject.roles, _action))), setup.grants(_action))
 
+# Whether the request's own action has a grant: on its resource (has_grant), or without one on
+# some scope. True exactly when _grants is not empty.
+_has_request_grant(request) if {
+	_has_resource(request)
+	has_grant(request.resource, request.action)
+} else if {
+	not _has_resource(request)
+	_has_grant_on_some_scope(_action)
+}
+
+_has_grant_on_some_scope(action) if {
+	count(rbac.holders(subject.roles, action)) > 0
+} else if {
+	count(self.org_grants(action)) > 0
+} else if {
+	count(setup.grants(action)) > 0
+}
+
+# Whether grants_on(resource, action) is not empty, without joining and sorting its reasons: the
+# question allow, filter, a requirement and a destination ask. Role permissions, the common
+# case, are asked first; the reasons themselves are few, it is their sorting that costs.
+has_grant(resource, action) if {
+	_is_action(action)
+	target := scopes.target(resource)
+	_has_target_grant(target, action, scopes.candidates(target, action))
+} else if {
+	resource.kind == "users"
+	count(self.grants(resource, action)) > 0
+} else if {
+	resource.kind == "orgs"
+	count(server.org_grants(resource, action)) > 0
+}
+
+_has_target_grant(target, action, candidates) if {
+	count(rbac.grants(subject.roles, action, candidates)) > 0
+} else if {
+	count(legacy.grants(action, target, candidates)) > 0
+}
+
 # the grants that allow action on resource, as sorted reasons: a subject's rights on itself
 # (only ever on a users target), a server admin's on an org, role permissions and legacy ACL
-# entries. Decision and filter both ask it, so a list shows exactly what a single read allows.
+# entries: the decision's reasons. has_grant asks whether there is one, for allow and filter
+# alike, so a list shows exactly what a single read allows.
 grants_on(resource, action) := array.concat(self.grants(resource, action), _target_grants(resource, action)) if {
 	resource.kind == "users"
 } else := array.concat(server.org_grants(resource, action), _target_grants(resource, action)) if {

@@ -80,8 +80,9 @@ _decide(req) := _decide_with_settings(req, org.settings)
 
 _decide_without_legacy(req) := _decide_with_settings(req, {"legacy_acl_enabled": false})
 
-_decide_with_settings(req, settings) := decision if {
-	decision := authz.decision with input as req
+# Every decision a test makes is asked of allow too, which must agree with its allow.
+_decide_with_settings(req, settings) := answers.decision if {
+	answers := {"decision": authz.decision, "allow": authz.allow} with input as req
 		with data.org_id as org.org_id
 		with data.settings as settings
 		with data.members as org.members
@@ -94,6 +95,7 @@ _decide_with_settings(req, settings) := decision if {
 		with data.restricted_connectors as org.restricted_connectors
 		with data.legacy_acl as org.legacy_acl
 		with data.chat_agents as org.chat_agents
+	answers.allow == answers.decision.allow
 }
 
 _allowed(req) if _decide(req).allow

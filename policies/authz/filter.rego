@@ -11,7 +11,8 @@ package authz
 filter := [index |
 	_action
 	is_array(input.resources)
+	passes_refusals(input)
 	some index, resource in input.resources
-	is_allowed(grants_on(resource, _action), input)
+	has_grant(resource, _action)
 	requirements_met(resource)
 ]

@@ -7,8 +7,8 @@ import data.authz
 # (src/folders, src/dashboards, src/alerting); these tests pin what each change means for a
 # decision, on the org of decision_test.rego.
 
-_decide_in(req, folders, dashboards, alert_rules, roles) := decision if {
-	decision := authz.decision with input as req
+_decide_in(req, folders, dashboards, alert_rules, roles) := answers.decision if {
+	answers := {"decision": authz.decision, "allow": authz.allow} with input as req
 		with data.org_id as org.org_id
 		with data.settings as {"legacy_acl_enabled": false}
 		with data.members as org.members
@@ -21,6 +21,7 @@ _decide_in(req, folders, dashboards, alert_rules, roles) := decision if {
 		with data.restricted_connectors as org.restricted_connectors
 		with data.legacy_acl as {}
 		with data.chat_agents as org.chat_agents
+	answers.allow == answers.decision.allow
 }
 
 _allowed_in(req, folders, dashboards, alert_rules) if {

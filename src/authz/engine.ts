@@ -37,27 +37,49 @@ interface OrgPolicy {
   /** With verifyDocuments: the loaded document as a plain value, rebuilt and patched alongside the wasm copy. */
   mirror: Record<string, unknown> | null;
   /**
-   * Answers given against the document as loaded: decisions by their input's JSON, permission
-   * maps by subject (permissionsKey). The policy reads only its input and this document (no
-   * clock, nothing else), so an answer changes only when the document does, and every setData or
-   * patch empties both (forgetAnswers).
+   * Answers given against the document as loaded: decisions in the engine's kept decisions under
+   * this generation, permission maps by subject (permissionsKey). The policy reads only its input
+   * and this document (no clock, nothing else), so an answer changes only when the document does,
+   * and every setData or patch forgets both (forgetAnswers).
    */
-  decisions: Map<string, Readonly<Decision>>;
+  generation: number;
   permissions: Map<string, Readonly<PermissionMap>>;
 }
 
 /**
- * Past this many entries an org's kept answers of one kind are dropped and gathered again: with
- * AUTHZ_MAX_LOADED_ORGS orgs loaded (256 by default), it bounds what the caches may hold.
+ * Past this many entries an org's kept permission maps (and the active-org answers) are dropped
+ * and gathered again: with AUTHZ_MAX_LOADED_ORGS orgs loaded (256 by default), it bounds what
+ * those caches may hold.
  */
 const MAX_CACHED_ANSWERS = 512;
+/**
+ * How many authorize() answers are kept, over every org: the least recently asked goes first.
+ * Traffic repeats a working set of questions (a page's checks, a user's dashboards), and a kept
+ * answer costs a map lookup instead of an evaluation. About 250 bytes each (mostly its key, the
+ * input's JSON): 8 MiB at the bound.
+ */
+const MAX_KEPT_DECISIONS = 32_768;
 /** An input longer than this (a role's delegated permissions, a chat context) is evaluated every time rather than kept. */
 const MAX_CACHED_INPUT_CHARS = 2048;
 
 function forgetAnswers(org: OrgPolicy): void {
-  org.decisions.clear();
+  org.generation++;
   org.permissions.clear();
 }
+
+/** An authorize() answer, right while its org's document is at the generation it was given under. */
+interface KeptDecision {
+  org: OrgPolicy;
+  generation: number;
+  decision: Readonly<Decision>;
+}
+
+/**
+ * What authorize() answers when the policy allows (authz/allow): the grants behind an allow are
+ * not worked out on the enforcement path. explain() and, when it is on, the decision log get
+ * them (authz/decision).
+ */
+const ALLOWED: Readonly<Decision> = Object.freeze({ allow: true, reasons: Object.freeze([]) as unknown as string[] });
 
 /** A decision shared by the requests that ask the same again: frozen, so none can change another's. */
 function frozenDecision(decision: Decision): Readonly<Decision> {
@@ -79,6 +101,9 @@ export interface EngineStats {
   rebuilds: number;
   patches: number;
   wasmBytes: number;
+  /** authorize() answers kept now, and how many were answered from them so far. */
+  keptDecisions: number;
+  keptDecisionHits: number;
 }
 
 /** Told of every authorize(): its outcome (error: the policy failed) and how long it took (src/metrics). */
@@ -91,6 +116,8 @@ const unobserved: DecisionObserver = { decision() {} };
 export interface EngineOptions extends DocumentSettings {
   /** How many org documents stay loaded; past it the least recently used one is dropped. */
   maxLoadedOrgs: number;
+  /** How many authorize() answers are kept over every org (MAX_KEPT_DECISIONS); tests set fewer. */
+  maxKeptDecisions?: number;
   /**
    * Test mode: after every committed transaction each loaded document must equal a fresh build
    * from SQL, or the transaction's caller gets an error naming where they differ. A write that
@@ -145,13 +172,19 @@ function patchMirror(mirror: Record<string, unknown>, path: string[], value: unk
 
 export class AuthzEngine implements PolicyChangeListener {
   private readonly orgs = new Map<string, OrgPolicy>();
-  private readonly counters = { rebuilds: 0, patches: 0 };
+  private readonly counters = { rebuilds: 0, patches: 0, keptDecisionHits: 0 };
   private poller: NodeJS.Timeout | null = null;
   private ticks = 0;
   /** An instance with no data document, for the entry points that read only their input. */
   private inputOnly: Promise<PolicyInstance> | null = null;
   /** activeOrg() answers by their input's JSON. */
   private readonly activeOrgAnswers = new Map<string, Readonly<Decision>>();
+  /**
+   * authorize() answers by their input's JSON, which names the org (org_id), in the order they
+   * were last asked: a Map keeps insertion order, so a hit is moved to the end and the first
+   * entry is the least recently asked.
+   */
+  private readonly keptDecisions = new Map<string, KeptDecision>();
 
   constructor(
     private readonly db: Knex,
@@ -167,7 +200,7 @@ export class AuthzEngine implements PolicyChangeListener {
     const started = performance.now();
     let outcome: 'allow' | 'deny' | 'error' = 'error';
     try {
-      const { result, evalNanoseconds } = await this.decide(input);
+      const { result, evalNanoseconds } = await this.enforce(input);
       outcome = result.allow ? 'allow' : 'deny';
       this.decisionLog?.record(input, result, evalNanoseconds, new Date());
       return result;
@@ -184,7 +217,8 @@ export class AuthzEngine implements PolicyChangeListener {
    */
   async explain(input: AuthzInput): Promise<Decision> {
     try {
-      return (await this.decide(input)).result;
+      const org = await this.ready(input.org_id);
+      return this.decision(org.instance, JSON.stringify(input));
     } catch (err) {
       return this.failClosed(err);
     }
@@ -204,22 +238,47 @@ export class AuthzEngine implements PolicyChangeListener {
     });
   }
 
-  /** The decision for `input`; the same input asked again against the same document is answered from org.decisions. */
-  private async decide(input: AuthzInput): Promise<{ result: Decision; evalNanoseconds: number }> {
-    // ready() first: it applies every change notified so far, emptying the kept answers if the document changed.
+  /**
+   * The answer that enforces `input`: a kept one when the same input was asked against the same
+   * document, else authz/allow, and on a deny (or for the decision log) the whole authz/decision.
+   */
+  private async enforce(input: AuthzInput): Promise<{ result: Readonly<Decision>; evalNanoseconds: number }> {
+    // ready() first: it applies every change notified so far, moving the org to a new generation if the document changed.
     const org = await this.ready(input.org_id);
     const started = performance.now();
     const json = JSON.stringify(input);
-    const kept = org.decisions.get(json);
-    if (kept) return { result: kept, evalNanoseconds: Math.round((performance.now() - started) * 1e6) };
-    const result = org.instance.evaluateJson('authz/decision', json) as Decision | undefined;
+    const kept = this.keptDecisions.get(json);
+    if (kept && kept.org === org && kept.generation === org.generation) {
+      this.counters.keptDecisionHits++;
+      this.keptDecisions.delete(json);
+      this.keptDecisions.set(json, kept);
+      return { result: kept.decision, evalNanoseconds: Math.round((performance.now() - started) * 1e6) };
+    }
+    const result = this.decisionLog ? this.decision(org.instance, json) : this.allowedOrRefused(org.instance, json);
     const evalNanoseconds = Math.round((performance.now() - started) * 1e6);
-    if (!result || typeof result.allow !== 'boolean' || !Array.isArray(result.reasons)) throw new Error('policy returned no decision');
     if (json.length <= MAX_CACHED_INPUT_CHARS) {
-      if (org.decisions.size >= MAX_CACHED_ANSWERS) org.decisions.clear();
-      org.decisions.set(json, frozenDecision(result));
+      if (kept) this.keptDecisions.delete(json);
+      else if (this.keptDecisions.size >= (this.options.maxKeptDecisions ?? MAX_KEPT_DECISIONS))
+        this.keptDecisions.delete(this.keptDecisions.keys().next().value!);
+      this.keptDecisions.set(json, { org, generation: org.generation, decision: result === ALLOWED ? ALLOWED : frozenDecision(result) });
     }
     return { result, evalNanoseconds };
+  }
+
+  /** authz/allow, then for a refusal authz/decision: what was missing, and the message the caller may see. */
+  private allowedOrRefused(instance: PolicyInstance, json: string): Decision {
+    const allow = instance.evaluateJson('authz/allow', json);
+    if (allow === true) return ALLOWED;
+    if (allow !== false) throw new Error('policy returned no allow');
+    const refusal = this.decision(instance, json);
+    if (refusal.allow) throw new Error('authz/allow denied what authz/decision allows');
+    return refusal;
+  }
+
+  private decision(instance: PolicyInstance, json: string): Decision {
+    const result = instance.evaluateJson('authz/decision', json) as Decision | undefined;
+    if (!result || typeof result.allow !== 'boolean' || !Array.isArray(result.reasons)) throw new Error('policy returned no decision');
+    return result;
   }
 
   /**
@@ -361,7 +420,7 @@ export class AuthzEngine implements PolicyChangeListener {
   stats(): EngineStats {
     let wasmBytes = 0;
     for (const org of this.orgs.values()) wasmBytes += org.instance.memoryBytes;
-    return { orgs: this.orgs.size, ...this.counters, wasmBytes };
+    return { orgs: this.orgs.size, ...this.counters, wasmBytes, keptDecisions: this.keptDecisions.size };
   }
 
   /** The org's instance with a document at least as new as every change notice so far. */
@@ -387,7 +446,7 @@ export class AuthzEngine implements PolicyChangeListener {
           refreshing: null,
           replay: null,
           mirror: null,
-          decisions: new Map(),
+          generation: 0,
           permissions: new Map(),
         };
         this.orgs.set(key, org);

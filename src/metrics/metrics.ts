@@ -16,6 +16,7 @@ export interface PolicyEngineStats {
   rebuilds: number;
   patches: number;
   wasmBytes: number;
+  keptDecisionHits: number;
 }
 
 /** The pool tarn gives knex; its counts are read at scrape time. */
@@ -121,6 +122,12 @@ export class Metrics {
       'gatehouse_policy_document_patches_total',
       'Changes patched into loaded policy documents',
       () => this.engineStats?.().patches,
+    );
+    mirroredCounter(
+      this.registry,
+      'gatehouse_authorize_kept_answers_total',
+      'authorize() decisions answered from the kept answers, without evaluating the policy',
+      () => this.engineStats?.().keptDecisionHits,
     );
     const connections: Gauge<'state'> = new Gauge({
       name: 'gatehouse_db_pool_connections',
