@@ -1,18 +1,103 @@
 /**
- * A function's answers remembered by their key, at most `max` of them: past that, the answer
- * remembered first goes. What is remembered is what the function answered, so it must answer a
- * key the same every time. A null answer is not remembered (a forged session cookie is checked
- * again on every request), and neither is a throw.
+ * Bounded memory of answers by key: LruMap, and boundedMemo for a function's answers.
+ */
+
+interface LruNode<K, V> {
+  key: K;
+  value: V;
+  newer: LruNode<K, V> | null;
+  older: LruNode<K, V> | null;
+}
+
+/**
+ * A map of at most `max` entries: past that, the least recently used goes (a get or a set uses
+ * an entry). The order is a linked list beside the Map, so every operation is O(1). A Map alone
+ * (delete and set again on every use, drop the first key) is not: each delete leaves a hole at
+ * the front of V8's table until it is rehashed, and finding the first key steps over all of them,
+ * which at tens of thousands of entries cost tens of µs per eviction.
+ */
+export class LruMap<K, V> {
+  private readonly nodes = new Map<K, LruNode<K, V>>();
+  private newest: LruNode<K, V> | null = null;
+  private oldest: LruNode<K, V> | null = null;
+
+  constructor(private readonly max: number) {}
+
+  get(key: K): V | undefined {
+    const node = this.nodes.get(key);
+    if (!node) return undefined;
+    this.makeNewest(node);
+    return node.value;
+  }
+
+  set(key: K, value: V): void {
+    const node = this.nodes.get(key);
+    if (node) {
+      node.value = value;
+      this.makeNewest(node);
+      return;
+    }
+    if (this.nodes.size >= this.max && this.oldest) this.delete(this.oldest.key);
+    const added: LruNode<K, V> = { key, value, newer: null, older: null };
+    this.nodes.set(key, added);
+    this.makeNewest(added);
+  }
+
+  delete(key: K): boolean {
+    const node = this.nodes.get(key);
+    if (!node) return false;
+    this.unlink(node);
+    this.nodes.delete(key);
+    return true;
+  }
+
+  clear(): void {
+    this.nodes.clear();
+    this.newest = null;
+    this.oldest = null;
+  }
+
+  get size(): number {
+    return this.nodes.size;
+  }
+
+  /** The keys from the least to the most recently used. */
+  *keys(): IterableIterator<K> {
+    for (let node = this.oldest; node; node = node.newer) yield node.key;
+  }
+
+  private unlink(node: LruNode<K, V>): void {
+    if (node.newer) node.newer.older = node.older;
+    else if (this.newest === node) this.newest = node.older;
+    if (node.older) node.older.newer = node.newer;
+    else if (this.oldest === node) this.oldest = node.newer;
+    node.newer = null;
+    node.older = null;
+  }
+
+  private makeNewest(node: LruNode<K, V>): void {
+    if (this.newest === node) return;
+    this.unlink(node);
+    node.older = this.newest;
+    if (this.newest) this.newest.newer = node;
+    this.newest = node;
+    this.oldest ??= node;
+  }
+}
+
+/**
+ * A function's answers remembered by their key, at most `max` of them: past that, the least
+ * recently used goes. What is remembered is what the function answered, so it must answer a key
+ * the same every time. A null answer is not remembered (a forged session cookie is checked again
+ * on every request), and neither is a throw.
  */
 export function boundedMemo<V>(max: number, compute: (key: string) => V): (key: string) => V {
-  const answers = new Map<string, V>();
+  const answers = new LruMap<string, V>(max);
   return (key) => {
-    if (answers.has(key)) return answers.get(key)!;
+    const remembered = answers.get(key);
+    if (remembered !== undefined) return remembered;
     const answer = compute(key);
-    if (answer !== null) {
-      if (answers.size >= max) answers.delete(answers.keys().next().value!);
-      answers.set(key, answer);
-    }
+    if (answer !== null && answer !== undefined) answers.set(key, answer);
     return answer;
   };
 }

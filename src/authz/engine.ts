@@ -13,6 +13,7 @@ import { buildOrgDocument, loadFragment, readPolicyRevisions, type DocumentSetti
 import type { OrgChange, PolicyFragment } from './fragments.ts';
 import type { ActiveOrgInput, AuthzInput, Decision, FilterInput, OrgDocument, PermissionMap, Subject } from './types.ts';
 import type { PolicyInstance, PolicyModule } from './wasm.ts';
+import { LruMap } from '../memo.ts';
 
 /** Key of the server-level document (global roles only), used when org_id is null. */
 const SERVER_KEY = '';
@@ -55,8 +56,8 @@ const MAX_CACHED_ANSWERS = 512;
 /**
  * How many authorize() answers are kept, over every org: the least recently asked goes first.
  * Traffic repeats a working set of questions (a page's checks, a user's dashboards), and a kept
- * answer costs a map lookup instead of an evaluation. About 250 bytes each (mostly its key, the
- * input's JSON): 8 MiB at the bound.
+ * answer costs a map lookup instead of an evaluation. About 450 bytes each (mostly its key, the
+ * input's JSON; a deny keeps its reasons too): 14 MiB or a little more at the bound.
  */
 const MAX_KEPT_DECISIONS = 32_768;
 /** An input longer than this (a role's delegated permissions, a chat context) is evaluated every time rather than kept. */
@@ -179,12 +180,8 @@ export class AuthzEngine implements PolicyChangeListener {
   private inputOnly: Promise<PolicyInstance> | null = null;
   /** activeOrg() answers by their input's JSON. */
   private readonly activeOrgAnswers = new Map<string, Readonly<Decision>>();
-  /**
-   * authorize() answers by their input's JSON, which names the org (org_id), in the order they
-   * were last asked: a Map keeps insertion order, so a hit is moved to the end and the first
-   * entry is the least recently asked.
-   */
-  private readonly keptDecisions = new Map<string, KeptDecision>();
+  /** authorize() answers by their input's JSON, which names the org (org_id). */
+  private readonly keptDecisions: LruMap<string, KeptDecision>;
 
   constructor(
     private readonly db: Knex,
@@ -193,7 +190,9 @@ export class AuthzEngine implements PolicyChangeListener {
     private readonly logger: Logger,
     private readonly observer: DecisionObserver = unobserved,
     private readonly decisionLog: DecisionLog | null = null,
-  ) {}
+  ) {
+    this.keptDecisions = new LruMap(options.maxKeptDecisions ?? MAX_KEPT_DECISIONS);
+  }
 
   /** The decision that lets a request act or refuses it: observed (metrics) and, when on, written to the decision log. */
   async authorize(input: AuthzInput): Promise<Decision> {
@@ -250,16 +249,11 @@ export class AuthzEngine implements PolicyChangeListener {
     const kept = this.keptDecisions.get(json);
     if (kept && kept.org === org && kept.generation === org.generation) {
       this.counters.keptDecisionHits++;
-      this.keptDecisions.delete(json);
-      this.keptDecisions.set(json, kept);
       return { result: kept.decision, evalNanoseconds: Math.round((performance.now() - started) * 1e6) };
     }
     const result = this.decisionLog ? this.decision(org.instance, json) : this.allowedOrRefused(org.instance, json);
     const evalNanoseconds = Math.round((performance.now() - started) * 1e6);
     if (json.length <= MAX_CACHED_INPUT_CHARS) {
-      if (kept) this.keptDecisions.delete(json);
-      else if (this.keptDecisions.size >= (this.options.maxKeptDecisions ?? MAX_KEPT_DECISIONS))
-        this.keptDecisions.delete(this.keptDecisions.keys().next().value!);
       this.keptDecisions.set(json, { org, generation: org.generation, decision: result === ALLOWED ? ALLOWED : frozenDecision(result) });
     }
     return { result, evalNanoseconds };

@@ -7,6 +7,7 @@
  * - what a load read while a write went by is used for that request only, never kept.
  * The caches and their tables are in src/identity/caches.ts.
  */
+import { LruMap } from '../memo.ts';
 import type { WriteWatch } from './write-watch.ts';
 
 /** Bounded: past it the least recently used entry goes. */
@@ -25,9 +26,7 @@ interface Entry<T> {
 }
 
 export class ReadCache<T> {
-  private readonly entries = new Map<string, Entry<T>>();
-
-  private readonly maxEntries: number;
+  private readonly entries: LruMap<string, Entry<T>>;
   private readonly keep: (value: T) => boolean;
 
   constructor(
@@ -35,7 +34,7 @@ export class ReadCache<T> {
     private readonly ttlMs: number,
     options: ReadCacheOptions<T> = {},
   ) {
-    this.maxEntries = options.maxEntries ?? MAX_ENTRIES;
+    this.entries = new LruMap(options.maxEntries ?? MAX_ENTRIES);
     this.keep = options.keep ?? (() => true);
     watch.onChange(() => this.entries.clear());
   }
@@ -46,17 +45,11 @@ export class ReadCache<T> {
    */
   async get(key: string, now: number, load: () => Promise<T | null>): Promise<T | null> {
     const cached = this.entries.get(key);
-    if (cached && now - cached.loadedAt < this.ttlMs && now >= cached.loadedAt) {
-      // most recently used last: the first entry is the one to drop
-      this.entries.delete(key);
-      this.entries.set(key, cached);
-      return cached.value;
-    }
+    if (cached && now - cached.loadedAt < this.ttlMs && now >= cached.loadedAt) return cached.value;
     if (cached) this.entries.delete(key);
     const generation = this.watch.generation;
     const value = await load();
     if (value !== null && this.ttlMs > 0 && this.watch.generation === generation && this.keep(value)) {
-      if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
       this.entries.set(key, { value, loadedAt: now });
     }
     return value;
