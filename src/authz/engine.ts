@@ -470,6 +470,9 @@ export class AuthzEngine implements PolicyChangeListener {
     }
     if (!oldest) return null;
     this.orgs.delete(oldest[0]);
+    // its kept decisions no longer match (another OrgPolicy answers for the org now) and age out of
+    // keptDecisions; until they do, they hold this object, so it lets go of its permission maps
+    forgetAnswers(oldest[1]);
     return oldest[1].instance;
   }
 
