@@ -44,13 +44,13 @@ interface OrgPolicy {
    * and every setData or patch forgets both (forgetAnswers).
    */
   generation: number;
-  permissions: Map<string, Readonly<PermissionMap>>;
+  permissions: LruMap<string, Readonly<PermissionMap>>;
 }
 
 /**
- * Past this many entries an org's kept permission maps (and the active-org answers) are dropped
- * and gathered again: with AUTHZ_MAX_LOADED_ORGS orgs loaded (256 by default), it bounds what
- * those caches may hold.
+ * At most this many permission maps are kept per org (and active-org answers in all), the least
+ * recently asked dropped first: with AUTHZ_MAX_LOADED_ORGS orgs loaded (256 by default), it bounds
+ * what those caches may hold.
  */
 const MAX_CACHED_ANSWERS = 512;
 /**
@@ -179,7 +179,7 @@ export class AuthzEngine implements PolicyChangeListener {
   /** An instance with no data document, for the entry points that read only their input. */
   private inputOnly: Promise<PolicyInstance> | null = null;
   /** activeOrg() answers by their input's JSON. */
-  private readonly activeOrgAnswers = new Map<string, Readonly<Decision>>();
+  private readonly activeOrgAnswers = new LruMap<string, Readonly<Decision>>(MAX_CACHED_ANSWERS);
   /** authorize() answers by their input's JSON, which names the org (org_id). */
   private readonly keptDecisions: LruMap<string, KeptDecision>;
 
@@ -301,7 +301,6 @@ export class AuthzEngine implements PolicyChangeListener {
         return this.failClosed(new Error('policy returned no active-org decision'));
       }
       if (json.length <= MAX_CACHED_INPUT_CHARS) {
-        if (this.activeOrgAnswers.size >= MAX_CACHED_ANSWERS) this.activeOrgAnswers.clear();
         this.activeOrgAnswers.set(json, frozenDecision(result));
       }
       return result;
@@ -323,7 +322,6 @@ export class AuthzEngine implements PolicyChangeListener {
       // Sorting is the caller's job: sort() in wasm is quadratic on large scope sets.
       const sorted: PermissionMap = {};
       for (const action of Object.keys(result).sort()) sorted[action] = [...(result as PermissionMap)[action]!].sort();
-      if (org.permissions.size >= MAX_CACHED_ANSWERS) org.permissions.clear();
       org.permissions.set(key, frozen(sorted));
       return sorted;
     } catch (err) {
@@ -441,7 +439,7 @@ export class AuthzEngine implements PolicyChangeListener {
           replay: null,
           mirror: null,
           generation: 0,
-          permissions: new Map(),
+          permissions: new LruMap(MAX_CACHED_ANSWERS),
         };
         this.orgs.set(key, org);
       }
