@@ -70,13 +70,7 @@ export async function findTeamListing(db: Knex, orgId: string, search: string | 
     .orderBy([{ column: 'name' }, { column: 'id' }])
     .select(...TEAM_COLUMNS);
   if (rows.length === 0) return [];
-  const counted: Array<{ team_id: string; total: number | string }> = await db('team_members as tm')
-    .join('teams as t', 't.id', 'tm.team_id')
-    .where('t.org_id', orgId)
-    .groupBy('tm.team_id')
-    .select('tm.team_id')
-    .count({ total: '*' });
-  const counts = new Map(counted.map((row) => [row.team_id, Number(row.total)]));
+  const counts = await countMembersOfTeams(db, { orgId });
   return rows.map((team) => ({ team, memberCount: counts.get(team.id) ?? 0 }));
 }
 
@@ -90,14 +84,16 @@ export async function findTeamsByIds(db: Knex, ids: string[]): Promise<TeamRow[]
   return ids.map((id) => byId.get(id)).filter((row): row is TeamRow => row !== undefined);
 }
 
-/** Member counts of several teams in one query; a team without members is absent. */
-export async function countMembersOfTeams(db: Knex, teamIds: string[]): Promise<Map<string, number>> {
-  if (teamIds.length === 0) return new Map();
-  const rows: Array<{ team_id: string; total: number | string }> = await db('team_members')
-    .whereIn('team_id', teamIds)
-    .groupBy('team_id')
-    .select('team_id')
-    .count({ total: '*' });
+/**
+ * Member counts in one query, of the teams named or of every team of an org (no list of ids,
+ * however many teams it has); a team without members is absent.
+ */
+export async function countMembersOfTeams(db: Knex, of: string[] | { orgId: string }): Promise<Map<string, number>> {
+  if (Array.isArray(of) && of.length === 0) return new Map();
+  const members = Array.isArray(of)
+    ? db('team_members as tm').whereIn('tm.team_id', of)
+    : db('team_members as tm').join('teams as t', 't.id', 'tm.team_id').where('t.org_id', of.orgId);
+  const rows: Array<{ team_id: string; total: number | string }> = await members.groupBy('tm.team_id').select('tm.team_id').count({ total: '*' });
   return new Map(rows.map((row) => [row.team_id, Number(row.total)]));
 }
 
