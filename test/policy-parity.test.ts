@@ -27,13 +27,13 @@ describe('policy parity: wasm in Node versus opa eval on the sources', function 
   });
 
   for (const seed of [1, 2, 3]) {
-    it(`gives identical decisions, allows, permissions and filters for ${CASES} generated cases (seed ${seed})`, async () => {
+    it(`gives identical decisions, enforcement answers, permissions and filters for ${CASES} generated cases (seed ${seed})`, async () => {
       const org = generateOrg(seed, CASES);
       const instance = await (await PolicyModule.fromFile(path.join(REPO_ROOT, 'policies/build/authz.wasm'))).instantiate();
       instance.setData(org.document);
       const wasm = {
         decisions: org.inputs.map((input) => instance.evaluate('authz/decision', input)),
-        allows: org.inputs.map((input) => instance.evaluate('authz/allow', input)),
+        enforced: org.inputs.map((input) => instance.evaluate('authz/enforce', input)),
         permissions: org.subjects.map((subject) => instance.evaluate('authz/permissions', { subject, org_id: 'org_gen' })),
         filters: org.filters.map((input) => instance.evaluate('authz/filter', input)),
       };
@@ -43,7 +43,7 @@ describe('policy parity: wasm in Node versus opa eval on the sources', function 
       fs.writeFileSync(dataFile, JSON.stringify({ ...org.document, parity: { inputs: org.inputs, subjects: org.subjects, filters: org.filters } }));
       const query = `{
         "decisions": [d | some i in data.parity.inputs; d := data.authz.decision with input as i],
-        "allows": [a | some i in data.parity.inputs; a := data.authz.allow with input as i],
+        "enforced": [e | some i in data.parity.inputs; e := data.authz.enforce with input as i],
         "permissions": [p | some s in data.parity.subjects; p := data.authz.permissions with input as {"subject": s, "org_id": "org_gen"}],
         "filters": [f | some i in data.parity.filters; f := data.authz.filter with input as i]
       }`;
@@ -59,9 +59,10 @@ describe('policy parity: wasm in Node versus opa eval on the sources', function 
       expect(allowed, 'the generated cases mix allows and denies').to.be.within(CASES * 0.1, CASES * 0.9);
       for (let i = 0; i < CASES; i++) {
         expect(wasm.decisions[i], `case ${i}: ${JSON.stringify(org.inputs[i])}`).to.deep.equal(native.decisions[i]);
-        // authorize() asks authz/allow: it must be the decision's allow, in wasm and in OPA
-        expect(wasm.allows[i], `allow, case ${i}: ${JSON.stringify(org.inputs[i])}`).to.equal((native.decisions[i] as { allow: boolean }).allow);
-        expect(native.allows[i], `native allow, case ${i}`).to.equal(native.decisions[i].allow);
+        // authorize() asks authz/enforce: true when the decision allows, else the decision itself, in wasm and in OPA
+        const enforced = native.decisions[i].allow ? true : native.decisions[i];
+        expect(wasm.enforced[i], `enforce, case ${i}: ${JSON.stringify(org.inputs[i])}`).to.deep.equal(enforced);
+        expect(native.enforced[i], `native enforce, case ${i}`).to.deep.equal(enforced);
       }
       // permissions returns scope sets, as JSON arrays in no fixed order
       const sortScopes = (maps: Array<Record<string, string[]>>) =>

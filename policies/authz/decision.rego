@@ -30,12 +30,20 @@ decision := {"allow": true, "reasons": _grants} if {
 } else := _refusal(_grants)
 
 # METADATA
-# title: Allow
+# title: Enforce
 # description: |
-#   decision.allow alone, for the enforcement path: whether any grant matches is asked without
-#   building, sorting or returning the grants as reasons, and a deny explains nothing. decision
-#   gives the same answer with its reasons (its allow is this rule).
+#   What authorize() enforces, in one evaluation: true when allowed, without building, sorting or
+#   returning the grants as reasons; when denied, the refusal decision gives (its reasons and
+#   message), worked out in the same evaluation rather than in a second one.
 # entrypoint: true
+default enforce := {"allow": false, "reasons": ["the request could not be evaluated"]}
+
+enforce if {
+	allow
+} else := _refusal(_grants)
+
+# decision.allow alone: whether any grant matches is asked without building the grants as
+# reasons. decision and enforce both answer through it.
 default allow := false
 
 allow if {

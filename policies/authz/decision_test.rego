@@ -80,9 +80,9 @@ _decide(req) := _decide_with_settings(req, org.settings)
 
 _decide_without_legacy(req) := _decide_with_settings(req, {"legacy_acl_enabled": false})
 
-# Every decision a test makes is asked of allow too, which must agree with its allow.
+# Every decision a test makes is asked of allow and enforce too, which must agree with it.
 _decide_with_settings(req, settings) := answers.decision if {
-	answers := {"decision": authz.decision, "allow": authz.allow} with input as req
+	answers := {"decision": authz.decision, "allow": authz.allow, "enforce": authz.enforce} with input as req
 		with data.org_id as org.org_id
 		with data.settings as settings
 		with data.members as org.members
@@ -95,7 +95,20 @@ _decide_with_settings(req, settings) := answers.decision if {
 		with data.restricted_connectors as org.restricted_connectors
 		with data.legacy_acl as org.legacy_acl
 		with data.chat_agents as org.chat_agents
+	_agree(answers)
+}
+
+# allow is the decision's allow; enforce is true when it allows and the decision itself when it refuses
+_agree(answers) if {
 	answers.allow == answers.decision.allow
+	_enforces(answers.enforce, answers.decision)
+}
+
+_enforces(true, decision) if decision.allow
+
+_enforces(refusal, decision) if {
+	not decision.allow
+	refusal == decision
 }
 
 _allowed(req) if _decide(req).allow

@@ -8,7 +8,7 @@ import data.authz
 # decision, on the org of decision_test.rego.
 
 _decide_in(req, folders, dashboards, alert_rules, roles) := answers.decision if {
-	answers := {"decision": authz.decision, "allow": authz.allow} with input as req
+	answers := {"decision": authz.decision, "allow": authz.allow, "enforce": authz.enforce} with input as req
 		with data.org_id as org.org_id
 		with data.settings as {"legacy_acl_enabled": false}
 		with data.members as org.members
@@ -21,7 +21,7 @@ _decide_in(req, folders, dashboards, alert_rules, roles) := answers.decision if 
 		with data.restricted_connectors as org.restricted_connectors
 		with data.legacy_acl as {}
 		with data.chat_agents as org.chat_agents
-	answers.allow == answers.decision.allow
+	_agree(answers)
 }
 
 _allowed_in(req, folders, dashboards, alert_rules) if {

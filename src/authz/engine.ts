@@ -76,7 +76,7 @@ interface KeptDecision {
 }
 
 /**
- * What authorize() answers when the policy allows (authz/allow): the grants behind an allow are
+ * What authorize() answers when the policy allows (authz/enforce's true): the grants behind an allow are
  * not worked out on the enforcement path. explain() and, when it is on, the decision log get
  * them (authz/decision).
  */
@@ -239,7 +239,7 @@ export class AuthzEngine implements PolicyChangeListener {
 
   /**
    * The answer that enforces `input`: a kept one when the same input was asked against the same
-   * document, else authz/allow, and on a deny (or for the decision log) the whole authz/decision.
+   * document, else authz/enforce (or, for the decision log, the whole authz/decision).
    */
   private async enforce(input: AuthzInput): Promise<{ result: Readonly<Decision>; evalNanoseconds: number }> {
     // ready() first: it applies every change notified so far, moving the org to a new generation if the document changed.
@@ -259,14 +259,12 @@ export class AuthzEngine implements PolicyChangeListener {
     return { result, evalNanoseconds };
   }
 
-  /** authz/allow, then for a refusal authz/decision: what was missing, and the message the caller may see. */
+  /** authz/enforce: true, or the refusal with what was missing and the message the caller may see, from one evaluation. */
   private allowedOrRefused(instance: PolicyInstance, json: string): Decision {
-    const allow = instance.evaluateJson('authz/allow', json);
-    if (allow === true) return ALLOWED;
-    if (allow !== false) throw new Error('policy returned no allow');
-    const refusal = this.decision(instance, json);
-    if (refusal.allow) throw new Error('authz/allow denied what authz/decision allows');
-    return refusal;
+    const result = instance.evaluateJson('authz/enforce', json) as Decision | true | undefined;
+    if (result === true) return ALLOWED;
+    if (!result || result.allow !== false || !Array.isArray(result.reasons)) throw new Error('policy returned no enforcement answer');
+    return result;
   }
 
   private decision(instance: PolicyInstance, json: string): Decision {

@@ -53,7 +53,7 @@ async function measure(label: string, engine: AuthzEngine, stream: AuthzInput[])
     `  p50 ${us(percentile(sorted, 50))} (target ≤ 10 µs), p99 ${us(percentile(sorted, 99))} (target ≤ 50 µs), mean ${us(mean)}; ${stream.length} calls, ${((allowed / stream.length) * 100).toFixed(1)}% allowed`,
   );
   const hits = engine.stats().keptDecisionHits - hitsBefore;
-  console.log(`  ${((hits / stream.length) * 100).toFixed(1)}% answered from the kept answers, the rest evaluated (authz/allow, and authz/decision on a deny)`);
+  console.log(`  ${((hits / stream.length) * 100).toFixed(1)}% answered from the kept answers, the rest evaluated (authz/enforce)`);
 }
 
 function percentile(sorted: Float64Array, p: number): number {

@@ -1,6 +1,6 @@
 /**
  * Micro-benchmark of the compiled policy alone (no database, no engine): the time one
- * `authz/decision` and `authz/allow` evaluation takes through the wasm for typical questions over a generated org.
+ * `authz/decision` and `authz/enforce` evaluation takes through the wasm for typical questions over a generated org.
  *
  *   npx tsx tools/bench/policy-eval.ts [path/to/authz.wasm]
  */
@@ -28,7 +28,7 @@ const cases: Record<string, object> = {
 };
 
 /** µs per evaluation of `entrypoint` on `input`, after a warm-up. */
-function timed(entrypoint: 'authz/decision' | 'authz/allow', input: object): number {
+function timed(entrypoint: 'authz/decision' | 'authz/enforce', input: object): number {
   for (let i = 0; i < 20_000; i++) instance.evaluate(entrypoint, input);
   const runs = 100_000;
   const started = process.hrtime.bigint();
@@ -36,20 +36,23 @@ function timed(entrypoint: 'authz/decision' | 'authz/allow', input: object): num
   return Number(process.hrtime.bigint() - started) / runs / 1000;
 }
 
-// authz/allow is what authorize() asks (the decision's allow without its reasons); authz/decision
-// what explain(), a deny and the decision log ask.
-const totals = { decision: 0, allow: 0 };
-console.log(`${''.padEnd(34)} ${'decision'.padStart(9)} ${'allow'.padStart(9)}`);
+// authz/enforce is what authorize() asks (true for an allow, without its reasons; the refusal for
+// a deny); authz/decision what explain() and the decision log ask.
+const totals = { decision: 0, enforce: 0 };
+console.log(`${''.padEnd(34)} ${'decision'.padStart(9)} ${'enforce'.padStart(9)}`);
 for (const [label, input] of Object.entries(cases)) {
   const decisionMicros = timed('authz/decision', input);
-  const allowMicros = timed('authz/allow', input);
+  const enforceMicros = timed('authz/enforce', input);
   totals.decision += decisionMicros;
-  totals.allow += allowMicros;
+  totals.enforce += enforceMicros;
   const decision = instance.evaluate('authz/decision', input) as { allow: boolean; reasons: string[] };
-  if (instance.evaluate('authz/allow', input) !== decision.allow) throw new Error(`${label}: allow and decision disagree`);
+  const enforced = instance.evaluate('authz/enforce', input);
+  if (JSON.stringify(enforced) !== JSON.stringify(decision.allow ? true : decision)) throw new Error(`${label}: enforce and decision disagree`);
   console.log(
-    `${label.padEnd(34)} ${decisionMicros.toFixed(2).padStart(6)} µs ${allowMicros.toFixed(2).padStart(6)} µs  allow=${decision.allow} reasons=${decision.reasons.length}`,
+    `${label.padEnd(34)} ${decisionMicros.toFixed(2).padStart(6)} µs ${enforceMicros.toFixed(2).padStart(6)} µs  allow=${decision.allow} reasons=${decision.reasons.length}`,
   );
 }
 const cases_ = Object.keys(cases).length;
-console.log(`${'mean over the cases'.padEnd(34)} ${(totals.decision / cases_).toFixed(2).padStart(6)} µs ${(totals.allow / cases_).toFixed(2).padStart(6)} µs`);
+console.log(
+  `${'mean over the cases'.padEnd(34)} ${(totals.decision / cases_).toFixed(2).padStart(6)} µs ${(totals.enforce / cases_).toFixed(2).padStart(6)} µs`,
+);
