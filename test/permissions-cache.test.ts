@@ -17,6 +17,19 @@ describe('the kept answers of the policy engine', () => {
     await app.close();
   });
 
+  it('send a kept permission map as the same JSON each time, with the JSON content type', async () => {
+    const orgId = await createOrg(app);
+    const user = await createUser(app, { orgId, role: 'Editor' });
+    const [first, second] = [await api(app, user, orgId).get('/api/user/permissions'), await api(app, user, orgId).get('/api/user/permissions')];
+    for (const res of [first, second]) {
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('content-type')).to.equal('application/json; charset=utf-8');
+      expect(res.headers.get('content-length')).to.equal(String(Buffer.byteLength(JSON.stringify(first.body))));
+    }
+    expect(second.body).to.deep.equal(first.body);
+    expect(first.body['dashboards:create']).to.include('folders:*');
+  });
+
   it('are the same when asked again, and show a role change, a team membership change, a grant change and a role edit at the next request', async () => {
     const orgId = await createOrg(app);
     const admin = await createUser(app, { orgId, role: 'Admin' });

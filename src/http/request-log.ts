@@ -46,11 +46,10 @@ export function requestLog(logger: Logger, metrics: Metrics, trustedProxies: IpR
 
   return async function logRequest(ctx: Context, next: Next): Promise<void> {
     const requestId = requestIdOf(ctx);
-    const startedAt = Date.now();
     const started = performance.now();
     ctx.state.requestId = requestId;
-    ctx.set('X-Request-Id', requestId);
     const res = ctx.res;
+    res.setHeader('X-Request-Id', requestId);
     // Headers carry cookies and tokens: only the method and the path are logged of the request.
     const method = ctx.req.method;
     const path = pathOf(ctx.req.url);
@@ -58,11 +57,8 @@ export function requestLog(logger: Logger, metrics: Metrics, trustedProxies: IpR
     const logLine = (err?: Error) => {
       if (logged) return;
       logged = true;
-      res.off('finish', logLine);
-      res.off('close', logLine);
-      res.off('error', logLine);
       const statusCode = res.statusCode;
-      const durationMs = Date.now() - startedAt;
+      const durationMs = Math.round(performance.now() - started);
       const route = routeOf(ctx);
       const principalId = principalIdOf(ctx);
       if (err || statusCode >= 500) {
@@ -72,7 +68,8 @@ export function requestLog(logger: Logger, metrics: Metrics, trustedProxies: IpR
         logger.info({ requestId, req: { method, path }, res: { statusCode }, durationMs, route, principalId }, 'request completed');
       }
     };
-    res.on('finish', logLine);
+    // A response always ends with 'close', sent or not (after 'finish' when sent); the listeners
+    // stay until the response is dropped, the flag keeps the line to one.
     res.on('close', logLine);
     res.on('error', logLine);
     try {

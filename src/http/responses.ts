@@ -82,3 +82,23 @@ export function listPageSchema<K extends string, Item>(key: K, item: Item) {
     required: ['totalCount', key, 'page', 'perPage'],
   } as const;
 }
+
+/** The JSON of bodies that never change: each frozen body is serialized once, for as long as it lives. */
+const serializedBodies = new WeakMap<object, string>();
+
+/**
+ * A frozen body becomes its JSON text, serialized once rather than on every answer. The only
+ * frozen bodies are the engine's permission maps, frozen all the way down and shared by every
+ * request that asks the same (a large map took longer to serialize than the rest of its request).
+ */
+export function serializeFrozenBody(ctx: { body: unknown; type: string }): void {
+  const body = ctx.body;
+  if (body === null || typeof body !== 'object' || !Object.isFrozen(body)) return;
+  let json = serializedBodies.get(body);
+  if (json === undefined) {
+    json = JSON.stringify(body);
+    serializedBodies.set(body, json);
+  }
+  ctx.body = json;
+  ctx.type = 'application/json; charset=utf-8';
+}

@@ -13,7 +13,7 @@ import type { Services } from '../services.ts';
 import type { Action } from '../accesscontrol/actions.ts';
 import { ForbiddenError, UnauthorizedError } from '../errors.ts';
 import { compileGuard, type Guard, type Infer, type JSONSchema } from './guard.ts';
-import { compileResponseCheck, type ResponseSchemas } from './responses.ts';
+import { compileResponseCheck, serializeFrozenBody, type ResponseSchemas } from './responses.ts';
 import { resolveActiveOrg } from './org-context.ts';
 import { requestLogger } from './request-log.ts';
 import { RouteIndex, type RouteLayer } from './route-index.ts';
@@ -228,6 +228,7 @@ export class RouteRegistrar {
         // The guards above validated body, query and params against the schemas these types derive from.
         await (spec.handler as (route: RouteContext<unknown, unknown, unknown>) => Promise<void>)(route);
         checkResponse?.(ctx.status, ctx.body);
+        serializeFrozenBody(ctx);
       } catch (err) {
         // A refused attempt to change something is audited. The handler has returned, so any
         // transaction it opened has rolled back and the entry gets one of its own.
