@@ -6,7 +6,7 @@ import type { Config } from './config.ts';
 import type { SecretBox } from './crypto/secretbox.ts';
 import type { ReadCache } from './db/read-cache.ts';
 import { transact, type Tx } from './db/transaction.ts';
-import { transactionBegins } from './db/write-watch.ts';
+import { WriteWatches } from './db/write-watch.ts';
 import { createIdentityCaches, type IdentityCaches } from './identity/caches.ts';
 import { createTeamListCache } from './teams/list-cache.ts';
 import type { ListedTeam } from './teams/store.ts';
@@ -44,15 +44,13 @@ export interface Services {
 }
 
 export function createServices(parts: Omit<Services, 'transact' | 'caches' | 'teamLists'>): Services {
-  const caches = createIdentityCaches(parts.db, parts.config.principalCacheTtlMs);
-  const teamLists = createTeamListCache(parts.db, parts.config.principalCacheTtlMs);
-  const watches = [...caches.watches, teamLists.watch];
+  const writes = new WriteWatches(parts.db);
   return {
     ...parts,
-    caches,
-    teamLists: teamLists.lists,
+    caches: createIdentityCaches(writes, parts.config.principalCacheTtlMs),
+    teamLists: createTeamListCache(writes, parts.config.principalCacheTtlMs),
     async transact(work) {
-      const ended = transactionBegins(watches);
+      const ended = writes.transactionBegins();
       try {
         return await transact(parts.db, parts.engine, work);
       } finally {

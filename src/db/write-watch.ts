@@ -21,25 +21,67 @@ interface QueryEvent {
 const WRITE = /^\s*(update|delete\s+from|insert\s+into|replace\s+into)\s+[`"]?(\w+)[`"]?\s*(.*)$/is;
 const SET_COLUMN = /[`"](\w+)[`"]\s*=/g;
 
+/** A write statement as knex sent it: its table, and for an update the columns it sets (null for an insert or a delete). */
+interface Write {
+  table: string;
+  setColumns: string[] | null;
+}
+
+function parseWrite(sql: string | undefined): Write | null {
+  // every query passes here: a read leaves at its first letter
+  if (!sql || sql.startsWith('select')) return null;
+  const match = WRITE.exec(sql);
+  if (!match) return null;
+  const [, verb, table, rest] = match as unknown as [string, string, string, string];
+  if (verb.toLowerCase() !== 'update') return { table: table.toLowerCase(), setColumns: null };
+  const setClause = rest.replace(/^set\s+/i, '').split(/\swhere\s/i)[0] ?? '';
+  return { table: table.toLowerCase(), setColumns: [...setClause.matchAll(SET_COLUMN)].map((found) => found[1]!) };
+}
+
+/**
+ * Every write watch of one database, behind one pair of knex listeners: each statement is parsed
+ * once and offered to each watch.
+ */
+export class WriteWatches {
+  private readonly watches: WriteWatch[] = [];
+
+  constructor(db: Knex) {
+    db.on('query', (query: QueryEvent) => {
+      const write = parseWrite(query.sql);
+      if (write) for (const watch of this.watches) if (watch.counts(write)) watch.writeSent();
+    });
+    db.on('query-response', (_response: unknown, query: QueryEvent) => {
+      if (query.__knexTxId) return;
+      const write = parseWrite(query.sql);
+      if (write) for (const watch of this.watches) if (watch.counts(write)) watch.writeCompleted();
+    });
+  }
+
+  /** A watch of `tables`: each watched table with the columns whose updates alone do not count. */
+  watch(tables: Readonly<Record<string, readonly string[]>>): WriteWatch {
+    const watch = new WriteWatch(tables);
+    this.watches.push(watch);
+    return watch;
+  }
+
+  /**
+   * services.transact calls it as a transaction begins, and what it returns once the transaction
+   * has ended (committed or rolled back): each watch that saw a write meanwhile moves again.
+   */
+  transactionBegins(): () => void {
+    const watches = [...this.watches];
+    const sentBefore = watches.map((watch) => watch.writesSent);
+    return () => watches.forEach((watch, i) => watch.transactionEnded(sentBefore[i]!));
+  }
+}
+
+/** The generation of some tables (made by WriteWatches.watch), and the caches to empty when it moves. */
 export class WriteWatch {
   private generationNumber = 0;
   private writeCount = 0;
   private readonly listeners = new Set<() => void>();
 
-  /** `tables`: each watched table with the columns whose updates alone do not count. */
-  constructor(
-    db: Knex,
-    private readonly tables: Readonly<Record<string, readonly string[]>>,
-  ) {
-    db.on('query', (query: QueryEvent) => {
-      if (!this.isWatchedWrite(query.sql)) return;
-      this.writeCount += 1;
-      this.advance();
-    });
-    db.on('query-response', (_response: unknown, query: QueryEvent) => {
-      if (!query.__knexTxId && this.isWatchedWrite(query.sql)) this.advance();
-    });
-  }
+  constructor(private readonly tables: Readonly<Record<string, readonly string[]>>) {}
 
   get generation(): number {
     return this.generationNumber;
@@ -59,31 +101,27 @@ export class WriteWatch {
     if (this.writeCount !== writesSentBefore) this.advance();
   }
 
+  /** Whether `write` changes what the watched tables hold: an update of bookkeeping columns alone does not. */
+  counts(write: Write): boolean {
+    const bookkeeping = this.tables[write.table];
+    if (!bookkeeping) return false;
+    if (write.setColumns === null || write.setColumns.length === 0) return true;
+    return write.setColumns.some((column) => !bookkeeping.includes(column));
+  }
+
+  /** A watched write was sent… */
+  writeSent(): void {
+    this.writeCount += 1;
+    this.advance();
+  }
+
+  /** …and, outside a transaction, has completed. */
+  writeCompleted(): void {
+    this.advance();
+  }
+
   private advance(): void {
     this.generationNumber += 1;
     for (const listener of this.listeners) listener();
   }
-
-  private isWatchedWrite(sql: string | undefined): boolean {
-    // every query passes here: a read leaves at its first letter
-    if (!sql || sql.startsWith('select')) return false;
-    const match = WRITE.exec(sql);
-    if (!match) return false;
-    const [, verb, table, rest] = match as unknown as [string, string, string, string];
-    const bookkeeping = this.tables[table.toLowerCase()];
-    if (!bookkeeping) return false;
-    if (verb.toLowerCase() !== 'update') return true;
-    const setClause = rest.replace(/^set\s+/i, '').split(/\swhere\s/i)[0] ?? '';
-    const columns = [...setClause.matchAll(SET_COLUMN)].map((found) => found[1]!);
-    return columns.length === 0 || columns.some((column) => !bookkeeping.includes(column));
-  }
-}
-
-/**
- * services.transact calls it as a transaction begins, and what it returns once the transaction
- * has ended (committed or rolled back): each watch that saw a write meanwhile moves again.
- */
-export function transactionBegins(watches: readonly WriteWatch[]): () => void {
-  const sentBefore = watches.map((watch) => watch.writesSent);
-  return () => watches.forEach((watch, i) => watch.transactionEnded(sentBefore[i]!));
 }

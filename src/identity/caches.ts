@@ -6,10 +6,9 @@
  * PRINCIPAL_CACHE_TTL_MS. Bookkeeping columns (when a session or token was last used) change
  * nothing a cache holds, so writing them empties nothing.
  */
-import type { Knex } from 'knex';
 import type { OrgRole } from '../authz/types.ts';
 import { ReadCache } from '../db/read-cache.ts';
-import { WriteWatch } from '../db/write-watch.ts';
+import type { WriteWatches } from '../db/write-watch.ts';
 import type { ApiTokenRow } from './api-tokens.store.ts';
 import type { SessionRow } from './sessions.store.ts';
 import type { UserRow } from './users.store.ts';
@@ -30,22 +29,19 @@ export interface IdentityCaches {
   memberships: ReadCache<string[]>;
   /** By user id. */
   profiles: ReadCache<CurrentProfile>;
-  /** The write watches behind them, which services.transact tells when a transaction ends. */
-  watches: WriteWatch[];
 }
 
-export function createIdentityCaches(db: Knex, ttlMs: number): IdentityCaches {
+export function createIdentityCaches(writes: WriteWatches, ttlMs: number): IdentityCaches {
   const watches = {
     // with the tables whose deletes cascade into them (an org's memberships and tokens, a user's sessions)
-    credentials: new WriteWatch(db, { users: ['last_seen_at'], sessions: ['last_seen_at'], api_tokens: ['last_used_at'], orgs: [] }),
-    memberships: new WriteWatch(db, { org_members: [], orgs: [], users: ['last_seen_at'] }),
-    profiles: new WriteWatch(db, { users: ['last_seen_at'], org_members: [], orgs: [], preferences: [], user_auth_links: [] }),
+    credentials: writes.watch({ users: ['last_seen_at'], sessions: ['last_seen_at'], api_tokens: ['last_used_at'], orgs: [] }),
+    memberships: writes.watch({ org_members: [], orgs: [], users: ['last_seen_at'] }),
+    profiles: writes.watch({ users: ['last_seen_at'], org_members: [], orgs: [], preferences: [], user_auth_links: [] }),
   };
   return {
     sessions: new ReadCache(watches.credentials, ttlMs),
     tokens: new ReadCache(watches.credentials, ttlMs),
     memberships: new ReadCache(watches.memberships, ttlMs),
     profiles: new ReadCache(watches.profiles, ttlMs),
-    watches: Object.values(watches),
   };
 }

@@ -6,18 +6,16 @@
  * PRINCIPAL_CACHE_TTL_MS. A search still reads the database, and so does the list of an org with
  * more teams than are worth keeping.
  */
-import type { Knex } from 'knex';
 import { ReadCache } from '../db/read-cache.ts';
-import { WriteWatch } from '../db/write-watch.ts';
+import type { WriteWatches } from '../db/write-watch.ts';
 import type { ListedTeam } from './store.ts';
 
 /** Orgs whose lists are kept at once, and the most teams a kept list holds. */
 const MAX_KEPT_ORGS = 256;
 const MAX_KEPT_TEAMS = 1000;
 
-export function createTeamListCache(db: Knex, ttlMs: number): { lists: ReadCache<ListedTeam[]>; watch: WriteWatch } {
+export function createTeamListCache(writes: WriteWatches, ttlMs: number): ReadCache<ListedTeam[]> {
   // with the tables whose deletes cascade into them (an org's teams, a user's memberships)
-  const watch = new WriteWatch(db, { teams: [], team_members: [], orgs: [], users: ['last_seen_at'] });
-  const lists = new ReadCache<ListedTeam[]>(watch, ttlMs, { maxEntries: MAX_KEPT_ORGS, keep: (teams) => teams.length <= MAX_KEPT_TEAMS });
-  return { lists, watch };
+  const watch = writes.watch({ teams: [], team_members: [], orgs: [], users: ['last_seen_at'] });
+  return new ReadCache<ListedTeam[]>(watch, ttlMs, { maxEntries: MAX_KEPT_ORGS, keep: (teams) => teams.length <= MAX_KEPT_TEAMS });
 }
