@@ -3,9 +3,10 @@
  * in turn (interleaved rounds, so a machine that slows down slows both) by autocannon with a
  * bounded number of connections, on SQLite and on MariaDB. For each request it prints both
  * requests per second and the ratio (target: the service ≥ 50 % of bare Koa), and each server's
- * CPU time per request (Linux), which the ratio hides once the load generator, on the same
- * cores, is what limits bare Koa. The service logs at its default level (info: a line per
- * request), as in production.
+ * CPU time per request (Linux), user and kernel apart, which the ratio hides once the load
+ * generator, on the same cores, is what limits bare Koa. `GET /api/health` is measured too, as a
+ * reference and not a target: what every request pays before any work. The service logs at its
+ * default level (info: a line per request), as in production.
  *
  *   npx tsx tools/bench/http.ts                          # both databases, 3 rounds of 3 s
  *   npx tsx tools/bench/http.ts --db sqlite --rounds 5 --seconds 5 --connections 16
@@ -20,6 +21,8 @@ interface Scenario {
   label: string;
   path: string;
   credential: 'token' | 'cookie';
+  /** Measured beside the others, with no target of its own. */
+  reference?: true;
 }
 
 const SCENARIOS: Scenario[] = [
@@ -27,18 +30,22 @@ const SCENARIOS: Scenario[] = [
   { label: 'GET /api/user (cookie)', path: '/api/user', credential: 'cookie' },
   { label: 'GET /api/user/permissions', path: '/api/user/permissions', credential: 'cookie' },
   { label: 'GET /api/teams/search', path: '/api/teams/search', credential: 'cookie' },
+  // not a target: what every request pays before any work (no credential is read, no database)
+  { label: 'GET /api/health (reference)', path: '/api/health', credential: 'cookie', reference: true },
 ];
 
-/** CPU time (user + system) a process has used so far, in µs (Linux: /proc/<pid>/stat, in clock ticks of 10 ms). */
-function cpuMicros(child: ChildProcess): number {
+/** CPU time a process has used so far, in user space and in the kernel, in µs (Linux: /proc/<pid>/stat, in clock ticks of 10 ms). */
+function cpuMicros(child: ChildProcess): { user: number; system: number } {
   const fields = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  return { user: Number(fields[11]) * 10_000, system: Number(fields[12]) * 10_000 };
 }
 
 interface Load {
   requestsPerSecond: number;
   /** The server process's CPU time per request: what the ratio of requests per second hides when the load generator is what limits it. */
   cpuMicrosPerRequest: number;
+  /** Of which in the kernel (mostly the loopback write of the response). */
+  systemMicrosPerRequest: number;
 }
 
 /** `seconds` of load on the server in `child`; fails on any answer but 200 (a benchmark of errors measures nothing). */
@@ -48,7 +55,13 @@ async function load(child: ChildProcess, url: string, headers: Record<string, st
   if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
     throw new Error(`${url}: ${result.non2xx} answers not 2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
   }
-  return { requestsPerSecond: result.requests.total / seconds, cpuMicrosPerRequest: (cpuMicros(child) - cpuBefore) / result.requests.total };
+  const cpuAfter = cpuMicros(child);
+  const perRequest = (micros: number) => micros / result.requests.total;
+  return {
+    requestsPerSecond: result.requests.total / seconds,
+    cpuMicrosPerRequest: perRequest(cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system),
+    systemMicrosPerRequest: perRequest(cpuAfter.system - cpuBefore.system),
+  };
 }
 
 async function startBareKoa(): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
@@ -84,7 +97,7 @@ async function measure(database: 'sqlite' | 'mysql', options: { rounds: number; 
       // one short warm-up each: JIT, prepared statements, the org's policy instance
       await load(bare.child, `${bare.url}${scenario.path}`, headers, 1, options.connections);
       await load(service.child, `${service.url}${scenario.path}`, headers, 1, options.connections);
-      const totals = { bareRps: 0, serviceRps: 0, bareCpu: 0, serviceCpu: 0 };
+      const totals = { bareRps: 0, serviceRps: 0, bareCpu: 0, serviceCpu: 0, bareSystem: 0, serviceSystem: 0 };
       for (let round = 0; round < options.rounds; round += 1) {
         const bareLoad = await load(bare.child, `${bare.url}${scenario.path}`, headers, options.seconds, options.connections);
         const serviceLoad = await load(service.child, `${service.url}${scenario.path}`, headers, options.seconds, options.connections);
@@ -92,16 +105,21 @@ async function measure(database: 'sqlite' | 'mysql', options: { rounds: number; 
         totals.serviceRps += serviceLoad.requestsPerSecond;
         totals.bareCpu += bareLoad.cpuMicrosPerRequest;
         totals.serviceCpu += serviceLoad.cpuMicrosPerRequest;
+        totals.bareSystem += bareLoad.systemMicrosPerRequest;
+        totals.serviceSystem += serviceLoad.systemMicrosPerRequest;
       }
       const average = (total: number) => total / options.rounds;
-      const [bareRps, serviceRps, bareCpu, serviceCpu] = [
+      const [bareRps, serviceRps, bareCpu, serviceCpu, bareSystem, serviceSystem] = [
         average(totals.bareRps),
         average(totals.serviceRps),
         average(totals.bareCpu),
         average(totals.serviceCpu),
+        average(totals.bareSystem),
+        average(totals.serviceSystem),
       ];
+      const cpu = (total: number, system: number) => `${total.toFixed(0)} µs (${(total - system).toFixed(0)} user + ${system.toFixed(0)} kernel)`;
       console.log(
-        `  ${scenario.label.padEnd(28)} service ${serviceRps.toFixed(0).padStart(6)} req/s, bare Koa ${bareRps.toFixed(0).padStart(6)} req/s: ${((100 * serviceRps) / bareRps).toFixed(1)} % (target ≥ 50 %); CPU per request ${serviceCpu.toFixed(0)} µs against ${bareCpu.toFixed(0)} µs: ${((100 * bareCpu) / serviceCpu).toFixed(1)} %`,
+        `  ${scenario.label.padEnd(28)} service ${serviceRps.toFixed(0).padStart(6)} req/s, bare Koa ${bareRps.toFixed(0).padStart(6)} req/s: ${((100 * serviceRps) / bareRps).toFixed(1)} % ${scenario.reference ? '(no target)' : '(target ≥ 50 %)'}; CPU per request ${cpu(serviceCpu, serviceSystem)} against ${cpu(bareCpu, bareSystem)}: ${((100 * bareCpu) / serviceCpu).toFixed(1)} %`,
       );
     }
   } finally {
