@@ -180,7 +180,17 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const database = options.database ?? (await createTestDatabase());
+  if (options.database) return startOn(options.database, { url: options.database.url, drop: async () => {} }, options);
+  const database = await createTestDatabase();
+  // an app that fails to start (a test of a refused configuration) leaves no database behind
+  return startOn(database, database, options).catch(async (err: unknown) => {
+    await database.drop();
+    throw err;
+  });
+}
+
+/** `keep`: what TestApp.close() drops, nothing for a database the caller brought. */
+async function startOn(database: Database, keep: Database, options: TestAppOptions): Promise<TestApp> {
   const clock = options.clock ?? new TestClock();
   const config = testConfig(database.url, options.env);
   const logger = options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -189,6 +199,5 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const built = buildApp(services);
   const server = createServer(built.app);
   const { port } = await listen(server, '127.0.0.1', 0);
-  const keep = options.database ? { url: database.url, drop: async () => {} } : database;
   return new TestApp(`http://127.0.0.1:${port}`, services, built, clock, server, keep);
 }
