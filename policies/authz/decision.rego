@@ -33,14 +33,12 @@ decision := {"allow": true, "reasons": _grants} if {
 # title: Enforce
 # description: |
 #   What authorize() enforces, in one evaluation: true when allowed, without building, sorting or
-#   returning the grants as reasons; when denied, the refusal decision gives (its reasons and
-#   message), worked out in the same evaluation rather than in a second one.
+#   returning the grants as reasons; when denied, decision itself (its reasons and message),
+#   worked out in the same evaluation rather than in a second one.
 # entrypoint: true
-default enforce := {"allow": false, "reasons": ["the request could not be evaluated"]}
-
 enforce if {
 	allow
-} else := _refusal(_grants)
+} else := decision
 
 # decision.allow alone: whether any grant matches is asked without building the grants as
 # reasons. decision and enforce both answer through it.
