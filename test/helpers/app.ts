@@ -180,17 +180,18 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  if (options.database) return startOn(options.database, { url: options.database.url, drop: async () => {} }, options);
+  // a database the caller brought is the caller's to drop
+  if (options.database) return startOn({ url: options.database.url, drop: async () => {} }, options);
   const database = await createTestDatabase();
   // an app that fails to start (a test of a refused configuration) leaves no database behind
-  return startOn(database, database, options).catch(async (err: unknown) => {
+  return startOn(database, options).catch(async (err: unknown) => {
     await database.drop();
     throw err;
   });
 }
 
-/** `keep`: what TestApp.close() drops, nothing for a database the caller brought. */
-async function startOn(database: Database, keep: Database, options: TestAppOptions): Promise<TestApp> {
+/** Starts an app on `database`, which TestApp.close() drops. */
+async function startOn(database: Database, options: TestAppOptions): Promise<TestApp> {
   const clock = options.clock ?? new TestClock();
   const config = testConfig(database.url, options.env);
   const logger = options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -199,5 +200,5 @@ async function startOn(database: Database, keep: Database, options: TestAppOptio
   const built = buildApp(services);
   const server = createServer(built.app);
   const { port } = await listen(server, '127.0.0.1', 0);
-  return new TestApp(`http://127.0.0.1:${port}`, services, built, clock, server, keep);
+  return new TestApp(`http://127.0.0.1:${port}`, services, built, clock, server, database);
 }
