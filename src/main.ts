@@ -12,6 +12,7 @@ import { createServer, listen } from './http/server.ts';
 import { anyHumanUserExists } from './identity/users.store.ts';
 import type { Services } from './services.ts';
 import { startServices } from './startup.ts';
+import { BatchedLines } from './logging/batched-lines.ts';
 
 /** Listening fails for a reason the operator fixes in the configuration: said as such. */
 async function listenOrExplain(server: Server, config: Config) {
@@ -59,17 +60,20 @@ async function announce(logger: Logger, services: Services, port: number): Promi
 /** How long a logged line may wait in the buffer before it is written. */
 const LOG_FLUSH_INTERVAL_MS = 200;
 
+/** How many characters of log lines are gathered before they are written. */
+const LOG_BATCH_CHARS = 4096;
+
 /**
- * The service's log: JSON lines on stdout, written in batches of up to 4 KiB or every
+ * The service's log: JSON lines on stdout, written in batches of about 4 KiB or every
  * LOG_FLUSH_INTERVAL_MS rather than one write per line (a line per request). The writes stay
  * synchronous, as pino's default: handing them to libuv's thread pool cost more CPU per line than
- * it saved. What is buffered is written when the process exits, a crash included; only a
+ * it saved. What is batched is written when the process exits, a crash included; only a
  * SIGKILL loses the last lines.
  */
 function createLogger(level: string): Logger {
-  const destination = pino.destination({ dest: 1, sync: true, minLength: 4096 });
-  // A synchronous destination's flush() writes at once, and reports a broken stdout as the
-  // stream's error, which pino handles; flushSync() would retry such a write forever.
+  const destination = new BatchedLines(pino.destination({ dest: 1, sync: true }), LOG_BATCH_CHARS);
+  // The batch goes to pino's synchronous destination, which writes it at once and goes quiet
+  // on a broken stdout (EPIPE) rather than throwing.
   const flush = () => destination.flush();
   setInterval(flush, LOG_FLUSH_INTERVAL_MS).unref();
   process.on('exit', flush);
