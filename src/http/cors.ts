@@ -15,9 +15,11 @@ export function listedOrigins(origins: string[]): Set<string> {
 
 export function cors(origins: string[]) {
   const listed = listedOrigins(origins);
-  return async function applyCors(ctx: Context, next: Next): Promise<void> {
+  return function applyCors(ctx: Context, next: Next): Promise<void> {
     const origin = ctx.get('origin');
-    ctx.vary('Origin');
+    // on every request's path: set outright unless something before named a Vary of its own
+    if (ctx.res.hasHeader('Vary')) ctx.vary('Origin');
+    else ctx.res.setHeader('Vary', 'Origin');
     if (origin) {
       if (listed.size === 0) {
         ctx.set('Access-Control-Allow-Origin', '*');
@@ -34,5 +36,6 @@ export function cors(origins: string[]) {
       ctx.set('Access-Control-Max-Age', '600');
     }
     ctx.status = 204;
+    return Promise.resolve();
   };
 }

@@ -49,7 +49,7 @@ function requestingOrigin(ctx: Context): string | null | undefined {
 
 export function csrfProtection(corsOrigins: string[]) {
   const listed = listedOrigins(corsOrigins);
-  return async function refuseCrossSiteCookieRequests(ctx: Context, next: Next): Promise<void> {
+  return function refuseCrossSiteCookieRequests(ctx: Context, next: Next): Promise<void> {
     const principal = ctx.state.principal as Principal | undefined;
     if (principal?.via === 'session' && !SAFE_METHODS.has(ctx.method)) {
       const origin = requestingOrigin(ctx);
@@ -57,6 +57,6 @@ export function csrfProtection(corsOrigins: string[]) {
         throw new ForbiddenError('cross-site request refused: a request with the session cookie must come from this service or an origin in CORS_ORIGINS');
       }
     }
-    await next();
+    return next();
   };
 }

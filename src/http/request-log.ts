@@ -3,7 +3,8 @@
  * template, status, duration and principal id; and its count and duration in the metrics. It is
  * the outermost middleware, so it sees the status the error middleware chose. The line is written
  * when the response has been sent (or the connection closed first), as one pino call with flat
- * fields: it is on every request's path, so it builds no logger and runs no serializer.
+ * fields: it is on every request's path, so it builds no logger and runs no serializer. The
+ * metrics are counted then too, with the time until the answer was sent.
  *
  * The request id is the `X-Request-Id` a trusted proxy (TRUSTED_PROXIES) sent, or a new one; a
  * client could otherwise forge ids that mix its requests into another's trace. It is echoed in
@@ -44,23 +45,25 @@ export function requestLog(logger: Logger, metrics: Metrics, trustedProxies: IpR
     return !!peer && trustedProxies.contains(peer) && FORWARDABLE_REQUEST_ID.test(offered) ? offered : randomUUID();
   }
 
-  return async function logRequest(ctx: Context, next: Next): Promise<void> {
+  return function logRequest(ctx: Context, next: Next): Promise<void> {
     const requestId = requestIdOf(ctx);
     const started = performance.now();
     ctx.state.requestId = requestId;
     const res = ctx.res;
     res.setHeader('X-Request-Id', requestId);
     // Headers carry cookies and tokens: only the method and the path are logged of the request.
-    const method = ctx.req.method;
+    const method = ctx.req.method ?? '';
     const path = pathOf(ctx.req.url);
     let logged = false;
     const logLine = (err?: Error) => {
       if (logged) return;
       logged = true;
       const statusCode = res.statusCode;
-      const durationMs = Math.round(performance.now() - started);
+      const elapsedMs = performance.now() - started;
+      const durationMs = Math.round(elapsedMs);
       const route = routeOf(ctx);
       const principalId = principalIdOf(ctx);
+      metrics.httpRequest(method, route, statusCode, elapsedMs / 1000);
       if (err || statusCode >= 500) {
         const error = err ?? new Error(`failed with status code ${statusCode}`);
         logger.error({ requestId, req: { method, path }, res: { statusCode }, err: error, durationMs, route, principalId }, 'request errored');
@@ -69,14 +72,11 @@ export function requestLog(logger: Logger, metrics: Metrics, trustedProxies: IpR
       }
     };
     // A response always ends with 'close', sent or not (after 'finish' when sent); the listeners
-    // stay until the response is dropped, the flag keeps the line to one.
+    // stay until the response is dropped, the flag keeps the line to one. The middleware itself
+    // waits for nothing: the line and the metrics are the response's, written when it is done.
     res.on('close', logLine);
     res.on('error', logLine);
-    try {
-      await next();
-    } finally {
-      metrics.httpRequest(ctx.method, routeOf(ctx), ctx.status, (performance.now() - started) / 1000);
-    }
+    return next();
   };
 }
 

@@ -15,6 +15,7 @@ import { ForbiddenError, UnauthorizedError } from '../errors.ts';
 import { compileGuard, type Guard, type Infer, type JSONSchema } from './guard.ts';
 import { compileResponseCheck, serializeFrozenBody, type ResponseSchemas } from './responses.ts';
 import { resolveActiveOrg } from './org-context.ts';
+import { noStoreForTokens } from './security-headers.ts';
 import { requestLogger } from './request-log.ts';
 import { RouteIndex, type RouteLayer } from './route-index.ts';
 import { subjectOf } from './subject.ts';
@@ -228,6 +229,7 @@ export class RouteRegistrar {
         // The guards above validated body, query and params against the schemas these types derive from.
         await (spec.handler as (route: RouteContext<unknown, unknown, unknown>) => Promise<void>)(route);
         checkResponse?.(ctx.status, ctx.body);
+        noStoreForTokens(ctx);
         serializeFrozenBody(ctx);
       } catch (err) {
         // A refused attempt to change something is audited. The handler has returned, so any
