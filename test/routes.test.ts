@@ -30,6 +30,36 @@ describe('route accounting', () => {
     expect(declared.length).to.be.greaterThan(5);
   });
 
+  it('every static route is reached without its router, by its methods and HEAD for a GET', () => {
+    const staticRoutes = app.built.routes.filter((r) => !/[:*({]/.test(r.path));
+    expect(staticRoutes.length).to.be.greaterThan(5);
+    for (const route of staticRoutes) {
+      const methods = route.method === 'get' ? ['GET', 'HEAD'] : [route.method.toUpperCase()];
+      for (const method of methods) {
+        expect(app.built.routeIndex.direct.get(`${method} ${route.path.toLowerCase()}`)?.path, `${method} ${route.path}`).to.equal(route.path);
+      }
+    }
+    const parameterRoutes = app.built.routes.filter((r) => r.path.includes(':'));
+    for (const route of parameterRoutes) {
+      expect([...app.built.routeIndex.direct.values()].map((layer) => layer.path)).not.to.include(route.path);
+    }
+  });
+
+  it('answers a static route the same, reached directly or through its router (another case, a trailing slash)', async () => {
+    const direct = await app.request('GET', '/api/teams/search', { cookie: admin.cookie });
+    expect(direct.status).to.equal(200);
+    for (const spelling of ['/API/Teams/Search', '/api/teams/search/']) {
+      const routed = await app.request('GET', spelling, { cookie: admin.cookie });
+      expect(routed.status, spelling).to.equal(200);
+      expect(routed.body, spelling).to.deep.equal(direct.body);
+    }
+    // a static path under a parameter route declared after it is still the static route's
+    const user = await app.request('GET', '/api/user', { cookie: admin.cookie });
+    expect(user.body).to.have.property('login', admin.login);
+    const head = await app.request('HEAD', '/api/user', { cookie: admin.cookie });
+    expect(head.status).to.equal(200);
+  });
+
   it('every route is public by declaration or calls authorize() once', async () => {
     const engine = app.services.engine;
     const original = engine.authorize.bind(engine);

@@ -10,6 +10,12 @@
  * Matching stays the router's own (case-insensitive, a trailing slash allowed), so the keys are
  * compared in lower case; a request no router can match gets an empty one, whose
  * allowedMethods still answers an unknown method with 501 as before.
+ *
+ * A request for a static route exactly as declared (`GET /api/user`, in any case) is handed to
+ * it directly, without the router: the router tests every pattern it holds and builds a
+ * middleware chain on every request, which cost a static route more than its own work. A static
+ * route is taken directly only when the router would choose it for its own path (no route
+ * declared before it matches that path too); other spellings (`/api/user/`) go to the router.
  */
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
@@ -22,7 +28,8 @@ export interface RouteLayer {
   middleware: Middleware;
 }
 
-const isStatic = (segment: string | undefined): segment is string => segment !== undefined && !/[:*({]/.test(segment);
+const PATTERN_SYNTAX = /[:*({]/;
+const isStatic = (segment: string | undefined): segment is string => segment !== undefined && !PATTERN_SYNTAX.test(segment);
 
 /** The segments of a path or template after its leading slash: `/api/teams/:id` → api, teams, :id. */
 function segmentsOf(path: string): string[] {
@@ -49,6 +56,8 @@ export class RouteIndex {
   readonly routers: Router[] = [];
   private readonly chains = new Map<string, Middleware>();
   private readonly unmatched: Middleware;
+  /** The static routes a request reaches without its router, by `METHOD /lower/case/path`. */
+  readonly direct = new Map<string, RouteLayer>();
 
   constructor(layers: readonly RouteLayer[]) {
     const keyed = layers.map((layer) => ({ layer, ...templateKey(layer.path) }));
@@ -62,14 +71,32 @@ export class RouteIndex {
       }
       this.routers.push(router);
       this.chains.set(key, routesThenAllowedMethods(router));
+      for (const { layer, key: own } of keyed) {
+        if (own === key && !PATTERN_SYNTAX.test(layer.path)) this.addDirect(router, layer);
+      }
     }
     this.unmatched = routesThenAllowedMethods(new Router());
+  }
+
+  /** `layer` is reached directly, by every method the router would run it for, when the router picks it first for its own path. */
+  private addDirect(router: Router, layer: RouteLayer): void {
+    const method = layer.method.toUpperCase();
+    const [first] = router.match(layer.path, method).pathAndMethod;
+    if (first?.path !== layer.path) return;
+    for (const routed of first.methods) this.direct.set(`${routed} ${layer.path.toLowerCase()}`, layer);
   }
 
   /** The Koa middleware that hands each request to its router. */
   middleware(): Middleware {
     return (ctx, next) => {
       const path = ctx.path.toLowerCase();
+      const direct = this.direct.get(`${ctx.method} ${path}`);
+      if (direct) {
+        // what the router sets for a route it runs, and the request log reads
+        (ctx as typeof ctx & { _matchedRoute: string })._matchedRoute = direct.path;
+        ctx.params = {};
+        return direct.middleware(ctx, next);
+      }
       // the first two segments, `/api/teams` of `/api/teams/search`, without splitting the whole path
       const firstEnd = path.indexOf('/', 1);
       const first = firstEnd < 0 ? path : path.slice(0, firstEnd);
