@@ -6,6 +6,7 @@
  */
 import type { Knex } from 'knex';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { RequestSeries } from './request-series.ts';
 
 export type DecisionOutcome = 'allow' | 'deny' | 'error';
 export type LoginOutcome = 'success' | 'failure' | 'locked_out';
@@ -57,20 +58,12 @@ export class Metrics {
   private engineStats: (() => PolicyEngineStats) | null = null;
   private db: Knex | null = null;
 
-  private readonly httpRequests = new Counter({
-    name: 'gatehouse_http_requests_total',
-    help: 'HTTP requests answered, by method, route template and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
-  });
-
-  private readonly httpDuration = new Histogram({
-    name: 'gatehouse_http_request_duration_seconds',
-    help: 'Time to answer an HTTP request, by method, route template and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: REQUEST_BUCKETS,
-    registers: [this.registry],
-  });
+  private readonly httpRequests = new RequestSeries(
+    this.registry,
+    REQUEST_BUCKETS,
+    { name: 'gatehouse_http_requests_total', help: 'HTTP requests answered, by method, route template and status' },
+    { name: 'gatehouse_http_request_duration_seconds', help: 'Time to answer an HTTP request, by method, route template and status' },
+  );
 
   private readonly decisions = new Counter({
     name: 'gatehouse_authorize_decisions_total',
@@ -173,9 +166,7 @@ export class Metrics {
   }
 
   httpRequest(method: string, route: string, status: number, seconds: number): void {
-    const labels = { method, route, status: String(status) };
-    this.httpRequests.inc(labels);
-    this.httpDuration.observe(labels, seconds);
+    this.httpRequests.record(method, route, status, seconds);
   }
 
   decision(outcome: DecisionOutcome, seconds: number): void {
