@@ -45,6 +45,37 @@ describe('route accounting', () => {
     }
   });
 
+  it('resolves every route without the router exactly as the router would: the same route and parameters', () => {
+    const index = app.built.routeIndex;
+    const odd = ['x1', 'A.b-C_d~e', 'a%2Fb', '%E0%A4%A', 'caf%C3%A9', 'search', 'permissions', '..', 'a:b', '(a)', '42'];
+    let resolvedDirectly = 0;
+    for (const router of index.routers) {
+      for (const layer of router.stack) {
+        const template = String(layer.path);
+        for (const value of odd) {
+          const path = template.replace(/:(\w+)/g, () => value).replace(/\*\w+/, 'rest/of/it');
+          for (const spelling of [path, path.toUpperCase()]) {
+            for (const method of layer.methods) {
+              const direct = index.resolve(method, spelling);
+              if (!direct) continue;
+              resolvedDirectly++;
+              const [routed] = router.match(spelling, method).pathAndMethod;
+              expect(direct.layer.path, `${method} ${spelling}`).to.equal(routed?.path);
+              expect(direct.params, `${method} ${spelling}`).to.deep.equal(routed!.params(spelling, routed!.captures(spelling), {}));
+            }
+          }
+        }
+        if (!template.includes('*')) {
+          const plain = template.replace(/:(\w+)/g, 'x1');
+          expect(index.resolve(layer.methods.at(-1)!, plain), `${template} resolves without the router`).not.to.equal(null);
+        }
+      }
+    }
+    expect(resolvedDirectly).to.be.greaterThan(1000);
+    expect(index.resolve('GET', '/api/teams/search/')).to.equal(null);
+    expect(index.resolve('GET', '/api//teams')).to.equal(null);
+  });
+
   it('answers a static route the same, reached directly or through its router (another case, a trailing slash)', async () => {
     const direct = await app.request('GET', '/api/teams/search', { cookie: admin.cookie });
     expect(direct.status).to.equal(200);
