@@ -1,7 +1,8 @@
 /**
  * The request path against a bare Koa app, in one run: both in processes of their own, loaded
  * in turn (interleaved rounds, so a machine that slows down slows both) by autocannon with a
- * bounded number of connections, on SQLite and on MariaDB. For each request it prints both
+ * bounded number of connections, on SQLite and on MariaDB. The bare app answers each path with
+ * the body the service answered it with (tools/bench/bare-koa.ts). For each request it prints both
  * requests per second and the ratio (target: the service ≥ 50 % of bare Koa), and each server's
  * CPU time per request (Linux), user and kernel apart, which the ratio hides once the load
  * generator, on the same cores, is what limits bare Koa. `GET /api/health` is measured too, as a
@@ -64,10 +65,11 @@ async function load(child: ChildProcess, url: string, headers: Record<string, st
   };
 }
 
-async function startBareKoa(): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+/** A bare Koa app answering each path with `bodies[path]`. */
+async function startBareKoa(bodies: Record<string, unknown>): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'tools/bench/bare-koa.ts'], {
-    env: { ...process.env, PORT: String(port), NODE_ENV: 'production' },
+    env: { ...process.env, PORT: String(port), NODE_ENV: 'production', BODIES: JSON.stringify(bodies) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
@@ -85,12 +87,25 @@ async function accessToken(url: string, cookie: string): Promise<string> {
   return ((await res.json()) as { key: string }).key;
 }
 
+/** What the service answers on each benchmarked path, for the bare app to answer the same. */
+async function serviceBodies(url: string, cookie: string): Promise<Record<string, unknown>> {
+  const bodies: Record<string, unknown> = {};
+  for (const { path } of SCENARIOS) {
+    const res = await fetch(`${url}${path}`, { headers: { cookie } });
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    bodies[path] = await res.json();
+  }
+  return bodies;
+}
+
 async function measure(database: 'sqlite' | 'mysql', options: { rounds: number; seconds: number; connections: number }): Promise<void> {
-  const [bare, service] = await Promise.all([startBareKoa(), startService({ LOG_LEVEL: 'info' }, database)]);
+  const service = await startService({ LOG_LEVEL: 'info' }, database);
+  let bare: Awaited<ReturnType<typeof startBareKoa>> | null = null;
   try {
     const { cookie } = await login(service.url);
     const token = await accessToken(service.url, cookie);
     const credentials = { token: { authorization: `Bearer ${token}` }, cookie: { cookie } };
+    bare = await startBareKoa(await serviceBodies(service.url, cookie));
     console.log(`${database}:`);
     for (const scenario of SCENARIOS) {
       const headers = credentials[scenario.credential];
@@ -123,7 +138,7 @@ async function measure(database: 'sqlite' | 'mysql', options: { rounds: number; 
       );
     }
   } finally {
-    await Promise.all([bare.stop(), service.stop()]);
+    await Promise.all([bare?.stop(), service.stop()]);
   }
 }
 
