@@ -24,8 +24,7 @@ export function bearerToken(ctx: Context): string | null {
 /** `unauthenticatedPaths`: the routes declared `skipAuthentication`, which read no credential of ours. */
 export function authenticate(services: Services, tokenResolvers: Record<string, TokenResolver>, unauthenticatedPaths: ReadonlySet<string> = new Set()) {
   const prefixes = Object.keys(tokenResolvers);
-  return async function authenticateRequest(ctx: Context, next: Next): Promise<void> {
-    if (unauthenticatedPaths.has(ctx.path)) return next();
+  async function authenticateRequest(ctx: Context, next: Next): Promise<void> {
     const token = bearerToken(ctx);
     if (token) {
       const prefix = prefixes.find((p) => token.startsWith(p));
@@ -42,5 +41,6 @@ export function authenticate(services: Services, tokenResolvers: Record<string, 
       }
     }
     await next();
-  };
+  }
+  return (ctx: Context, next: Next): Promise<void> => (unauthenticatedPaths.has(ctx.path) ? next() : authenticateRequest(ctx, next));
 }
