@@ -5,8 +5,8 @@
  * read when Prometheus scrapes, so nothing else keeps metric state.
  */
 import type { Knex } from 'knex';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { RequestSeries } from './request-series.ts';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { Series } from './series.ts';
 
 export type DecisionOutcome = 'allow' | 'deny' | 'error';
 export type LoginOutcome = 'success' | 'failure' | 'locked_out';
@@ -58,25 +58,20 @@ export class Metrics {
   private engineStats: (() => PolicyEngineStats) | null = null;
   private db: Knex | null = null;
 
-  private readonly httpRequests = new RequestSeries(
-    this.registry,
-    REQUEST_BUCKETS,
-    { name: 'gatehouse_http_requests_total', help: 'HTTP requests answered, by method, route template and status' },
-    { name: 'gatehouse_http_request_duration_seconds', help: 'Time to answer an HTTP request, by method, route template and status' },
-  );
-
-  private readonly decisions = new Counter({
-    name: 'gatehouse_authorize_decisions_total',
-    help: 'authorize() decisions by outcome (error: the policy failed and the request was denied or failed)',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
+  private readonly httpRequests = new Series(this.registry, ['method', 'route', 'status'], REQUEST_BUCKETS, {
+    count: { name: 'gatehouse_http_requests_total', help: 'HTTP requests answered, by method, route template and status' },
+    duration: { name: 'gatehouse_http_request_duration_seconds', help: 'Time to answer an HTTP request, by method, route template and status' },
   });
 
-  private readonly decisionDuration = new Histogram({
-    name: 'gatehouse_authorize_duration_seconds',
-    help: 'Latency of authorize(), including a policy document build when the org was not loaded',
-    buckets: DECISION_BUCKETS,
-    registers: [this.registry],
+  private readonly decisions = new Series(this.registry, ['outcome'], [], {
+    count: {
+      name: 'gatehouse_authorize_decisions_total',
+      help: 'authorize() decisions by outcome (error: the policy failed and the request was denied or failed)',
+    },
+  });
+
+  private readonly decisionDuration = new Series(this.registry, [], DECISION_BUCKETS, {
+    duration: { name: 'gatehouse_authorize_duration_seconds', help: 'Latency of authorize(), including a policy document build when the org was not loaded' },
   });
 
   private readonly logins = new Counter({
@@ -166,12 +161,12 @@ export class Metrics {
   }
 
   httpRequest(method: string, route: string, status: number, seconds: number): void {
-    this.httpRequests.record(method, route, status, seconds);
+    this.httpRequests.record([method, route, String(status)], seconds);
   }
 
   decision(outcome: DecisionOutcome, seconds: number): void {
-    this.decisions.inc({ outcome });
-    this.decisionDuration.observe(seconds);
+    this.decisions.record([outcome]);
+    this.decisionDuration.record([], seconds);
   }
 
   login(provider: string, outcome: LoginOutcome): void {
