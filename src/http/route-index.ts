@@ -74,7 +74,7 @@ function compile(layer: RouteLayer): Template {
   const segments = (wildcardAt < 0 ? all : all.slice(0, wildcardAt)).map((segment): Segment =>
     segment.startsWith(':') ? { parameter: segment.slice(1) } : { static: segment.toLowerCase() },
   );
-  if (segments.some((segment) => 'static' in segment && /[*({]/.test(segment.static)))
+  if (segments.some((segment) => 'static' in segment && PATTERN_SYNTAX.test(segment.static)))
     throw new Error(`${layer.path}: a pattern the direct dispatch does not read`);
   return { layer, methods, segments, wildcard: wildcardAt >= 0 };
 }
@@ -122,19 +122,18 @@ export class RouteIndex {
     const keyed = layers.map((layer) => ({ layer, ...templateKey(layer.path) }));
     const keys = new Set(keyed.map((entry) => entry.key));
     for (const key of keys) {
-      const router = new Router();
       // a two-segment key also holds the routes under a parameter of its first segment, in declaration order
       const firstSegment = `/${segmentsOf(key)[0]}`;
-      for (const { layer, key: own, underParameter } of keyed) {
-        if (own === key || (underParameter && own === firstSegment)) router[layer.method](layer.path, layer.middleware);
-      }
+      const held = keyed.filter(({ key: own, underParameter }) => own === key || (underParameter && own === firstSegment));
+      const router = new Router();
+      for (const { layer } of held) router[layer.method](layer.path, layer.middleware);
       this.routers.push(router);
       this.chains.set(key, routesThenAllowedMethods(router));
       this.templates.set(
         key,
-        keyed.filter(({ key: own, underParameter }) => own === key || (underParameter && own === firstSegment)).map(({ layer }) => compile(layer)),
+        held.map(({ layer }) => compile(layer)),
       );
-      for (const { layer, key: own } of keyed) {
+      for (const { layer, key: own } of held) {
         if (own === key && !PATTERN_SYNTAX.test(layer.path)) this.addDirect(router, layer);
       }
     }
@@ -163,9 +162,13 @@ export class RouteIndex {
   /** The route a request reaches without the router, or null when the router decides (see the file's comment). */
   resolve(method: string, path: string): DirectMatch | null {
     const lower = path.toLowerCase();
+    return this.resolveUnder(this.routerKey(lower), method, path, lower);
+  }
+
+  /** resolve() once the router key of `path` (`lower` in lower case) is known. */
+  private resolveUnder(key: string | null, method: string, path: string, lower: string): DirectMatch | null {
     const direct = this.direct.get(`${method} ${lower}`);
     if (direct) return { layer: direct, params: {} };
-    const key = this.routerKey(lower);
     if (key === null) return null;
     const requested = segmentsOf(path);
     if (requested.includes('')) return null;
@@ -181,14 +184,15 @@ export class RouteIndex {
   /** The Koa middleware that hands each request to its route, or to its router. */
   middleware(): Middleware {
     return (ctx, next) => {
-      const match = this.resolve(ctx.method, ctx.path);
+      const lower = ctx.path.toLowerCase();
+      const key = this.routerKey(lower);
+      const match = this.resolveUnder(key, ctx.method, ctx.path, lower);
       if (match) {
         // what the router sets for a route it runs, and the request log reads
         (ctx as typeof ctx & { _matchedRoute: string })._matchedRoute = match.layer.path;
         ctx.params = match.params;
         return match.layer.middleware(ctx, next);
       }
-      const key = this.routerKey(ctx.path.toLowerCase());
       return (key !== null ? this.chains.get(key)! : this.unmatched)(ctx, next);
     };
   }
