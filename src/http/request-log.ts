@@ -2,9 +2,10 @@
  * One log line per request, whatever its end — an error too: request id, method, path, route
  * template, status, duration and principal id; and its count and duration in the metrics. It is
  * the outermost middleware, so it sees the status the error middleware chose. The line is written
- * when the response has been sent (or the connection closed first), as one pino call with flat
- * fields: it is on every request's path, so it builds no logger and runs no serializer. The
- * metrics are counted then too, with the time until the answer was sent.
+ * when the response has been sent (or the connection closed first), in pino's format but without
+ * pino's per-field work (src/logging/line-writer.ts): it is on every request's path, so it builds
+ * no logger and runs no serializer. The metrics are counted then too, with the time until the
+ * answer was sent.
  *
  * The request id is the `X-Request-Id` a trusted proxy (TRUSTED_PROXIES) sent, or a new one; a
  * client could otherwise forge ids that mix its requests into another's trace. It is echoed in
@@ -15,6 +16,7 @@ import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import type { Principal } from '../identity/principal.ts';
 import type { IpRanges } from '../net/ip-ranges.ts';
+import { lineWriter } from '../logging/line-writer.ts';
 import { UNMATCHED_ROUTE, type Metrics } from '../metrics/metrics.ts';
 
 /** An id a proxy may hand on: short, and nothing that could break a log line or a header. */
@@ -37,12 +39,38 @@ function pathOf(url: string | undefined): string {
   return query < 0 ? url : url.slice(0, query);
 }
 
+/** Every field a request's line carries. */
+const LINE_FIELDS = ['requestId', 'req', 'res', 'durationMs', 'route', 'principalId'] as const;
+
 export function requestLog(logger: Logger, metrics: Metrics, trustedProxies: IpRanges) {
+  const writeCompleted = lineWriter(logger, 'info', 'request completed', LINE_FIELDS);
+
   function requestIdOf(ctx: Context): string {
     const offered = ctx.req.headers['x-request-id'];
     if (typeof offered !== 'string' || trustedProxies.isEmpty) return randomUUID();
     const peer = ctx.req.socket.remoteAddress;
     return !!peer && trustedProxies.contains(peer) && FORWARDABLE_REQUEST_ID.test(offered) ? offered : randomUUID();
+  }
+
+  /** The request's line and its metrics, once its response is done (`err`: it failed on the way). */
+  function recordDone(ctx: Context, requestId: string, started: number, err?: Error): void {
+    const { req, res } = ctx;
+    const statusCode = res.statusCode;
+    const elapsedMs = performance.now() - started;
+    const method = req.method ?? '';
+    const route = routeOf(ctx);
+    metrics.httpRequest(method, route, statusCode, elapsedMs / 1000);
+    // Headers carry cookies and tokens: only the method and the path are logged of the request.
+    const fields = {
+      requestId,
+      req: { method, path: pathOf(req.url) },
+      res: { statusCode },
+      durationMs: Math.round(elapsedMs),
+      route,
+      principalId: principalIdOf(ctx),
+    };
+    if (err || statusCode >= 500) logger.error({ ...fields, err: err ?? new Error(`failed with status code ${statusCode}`) }, 'request errored');
+    else writeCompleted(fields);
   }
 
   return function logRequest(ctx: Context, next: Next): Promise<void> {
@@ -51,31 +79,19 @@ export function requestLog(logger: Logger, metrics: Metrics, trustedProxies: IpR
     ctx.state.requestId = requestId;
     const res = ctx.res;
     res.setHeader('X-Request-Id', requestId);
-    // Headers carry cookies and tokens: only the method and the path are logged of the request.
-    const method = ctx.req.method ?? '';
-    const path = pathOf(ctx.req.url);
-    let logged = false;
-    const logLine = (err?: Error) => {
-      if (logged) return;
-      logged = true;
-      const statusCode = res.statusCode;
-      const elapsedMs = performance.now() - started;
-      const durationMs = Math.round(elapsedMs);
-      const route = routeOf(ctx);
-      const principalId = principalIdOf(ctx);
-      metrics.httpRequest(method, route, statusCode, elapsedMs / 1000);
-      if (err || statusCode >= 500) {
-        const error = err ?? new Error(`failed with status code ${statusCode}`);
-        logger.error({ requestId, req: { method, path }, res: { statusCode }, err: error, durationMs, route, principalId }, 'request errored');
-      } else {
-        logger.info({ requestId, req: { method, path }, res: { statusCode }, durationMs, route, principalId }, 'request completed');
-      }
-    };
+    let recorded = false;
     // A response always ends with 'close', sent or not (after 'finish' when sent); the listeners
     // stay until the response is dropped, the flag keeps the line to one. The middleware itself
     // waits for nothing: the line and the metrics are the response's, written when it is done.
-    res.on('close', logLine);
-    res.on('error', logLine);
+    // (Inline arrows: a named closure made per request costs a defineProperty of its name under tsx.)
+    res.on('close', () => {
+      if (!recorded) recordDone(ctx, requestId, started);
+      recorded = true;
+    });
+    res.on('error', (err: Error) => {
+      if (!recorded) recordDone(ctx, requestId, started, err);
+      recorded = true;
+    });
     return next();
   };
 }
