@@ -199,7 +199,9 @@ export class AuthzEngine implements PolicyChangeListener {
     const started = performance.now();
     let outcome: 'allow' | 'deny' | 'error' = 'error';
     try {
-      const { result, evalNanoseconds } = await this.enforce(input);
+      // ready() first: it applies every change notified so far, moving the org to a new generation if the document changed.
+      const org = await this.ready(input.org_id);
+      const { result, evalNanoseconds } = this.enforce(org, input);
       outcome = result.allow ? 'allow' : 'deny';
       this.decisionLog?.record(input, result, evalNanoseconds, new Date());
       return result;
@@ -241,9 +243,7 @@ export class AuthzEngine implements PolicyChangeListener {
    * The answer that enforces `input`: a kept one when the same input was asked against the same
    * document, else authz/enforce (or, for the decision log, the whole authz/decision).
    */
-  private async enforce(input: AuthzInput): Promise<{ result: Readonly<Decision>; evalNanoseconds: number }> {
-    // ready() first: it applies every change notified so far, moving the org to a new generation if the document changed.
-    const org = await this.ready(input.org_id);
+  private enforce(org: OrgPolicy, input: AuthzInput): { result: Readonly<Decision>; evalNanoseconds: number } {
     const started = performance.now();
     const json = JSON.stringify(input);
     const kept = this.keptDecisions.get(json);
@@ -288,13 +288,12 @@ export class AuthzEngine implements PolicyChangeListener {
    */
   async activeOrg(input: ActiveOrgInput): Promise<Decision> {
     try {
-      this.inputOnly ??= this.policy.instantiate();
-      const instance = await this.inputOnly;
       // It reads only the input: an answer once given stays right.
       const json = JSON.stringify(input);
       const kept = this.activeOrgAnswers.get(json);
       if (kept) return kept;
-      const result = instance.evaluateJson('authz/active_org', json) as Decision | undefined;
+      this.inputOnly ??= this.policy.instantiate();
+      const result = (await this.inputOnly).evaluateJson('authz/active_org', json) as Decision | undefined;
       if (!result || typeof result.allow !== 'boolean' || !Array.isArray(result.reasons)) {
         return this.failClosed(new Error('policy returned no active-org decision'));
       }
@@ -413,8 +412,19 @@ export class AuthzEngine implements PolicyChangeListener {
     return { orgs: this.orgs.size, ...this.counters, wasmBytes, keptDecisions: this.keptDecisions.size };
   }
 
-  /** The org's instance with a document at least as new as every change notice so far. */
-  private async ready(orgId: string | null): Promise<OrgPolicy> {
+  /**
+   * The org's instance with a document at least as new as every change notice so far: at once
+   * when it is loaded and has applied them all (the common case, which then costs a request no
+   * wait of its own), else once it has been brought there.
+   */
+  private ready(orgId: string | null): OrgPolicy | Promise<OrgPolicy> {
+    const org = this.orgs.get(orgId ?? SERVER_KEY);
+    if (!org || org.refreshing || org.needsRebuild || org.pending.length > 0) return this.bringUpToDate(orgId);
+    org.lastUsed = ++this.ticks;
+    return org;
+  }
+
+  private async bringUpToDate(orgId: string | null): Promise<OrgPolicy> {
     const key = orgId ?? SERVER_KEY;
     let org = this.orgs.get(key);
     if (!org) {

@@ -40,13 +40,17 @@ export class ReadCache<T> {
   }
 
   /**
-   * The value for `key`: from the cache while fresh, else from `load` (null: nothing there,
-   * which is not kept).
+   * The value for `key`: from the cache while fresh, at once (a request that finds it waits for
+   * nothing), else from `load` (null: nothing there, which is not kept).
    */
-  async get(key: string, now: number, load: () => Promise<T | null>): Promise<T | null> {
+  get(key: string, now: number, load: () => Promise<T | null>): T | Promise<T | null> {
     const cached = this.entries.get(key);
     if (cached && now - cached.loadedAt < this.ttlMs && now >= cached.loadedAt) return cached.value;
     if (cached) this.entries.delete(key);
+    return this.load(key, now, load);
+  }
+
+  private async load(key: string, now: number, load: () => Promise<T | null>): Promise<T | null> {
     const generation = this.watch.generation;
     const value = await load();
     if (value !== null && this.ttlMs > 0 && this.watch.generation === generation && this.keep(value)) {

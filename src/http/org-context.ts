@@ -19,7 +19,9 @@ import { subjectOf } from './subject.ts';
 export const ORG_HEADER = 'x-svc-org-id';
 
 export async function resolveActiveOrg(ctx: Context, services: Services, principal: Principal): Promise<string> {
-  const input = await activeOrgFacts(ctx, services, principal);
+  const userId = principal.user.id;
+  const memberships = (await services.caches.memberships.get(userId, services.clock.now(), () => findOrgIdsOfMember(services.db, userId)))!;
+  const input = activeOrgFacts(ctx, principal, memberships);
   const decision = await services.engine.activeOrg(input);
   if (!decision.allow || input.org_id === null) {
     services.logger.debug({ orgId: input.org_id, reasons: decision.reasons }, 'active org refused');
@@ -28,13 +30,10 @@ export async function resolveActiveOrg(ctx: Context, services: Services, princip
   return input.org_id;
 }
 
-async function activeOrgFacts(ctx: Context, services: Services, principal: Principal): Promise<ActiveOrgInput> {
+function activeOrgFacts(ctx: Context, principal: Principal, memberships: readonly string[]): ActiveOrgInput {
   const subject = { ...subjectOf(principal), pinned_org: principal.pinnedOrgId };
   const named = ctx.get(ORG_HEADER).trim() || (typeof ctx.query.orgId === 'string' ? ctx.query.orgId.trim() : '');
   const asked = named || principal.pinnedOrgId;
-  const memberships = (await services.caches.memberships.get(principal.user.id, services.clock.now(), () =>
-    findOrgIdsOfMember(services.db, principal.user.id),
-  ))!;
   if (asked) return { subject, org_id: asked, org: { is_member: memberships.includes(asked) } };
   const orgId = memberships.find((id) => id === principal.user.defaultOrgId) ?? memberships[0] ?? null;
   return { subject, org_id: orgId, org: { is_member: orgId !== null } };
