@@ -69,6 +69,12 @@ function refusalTarget(resource: ResourceRef | undefined, orgId: string | null):
   return { type: resource.kind, id: 'uid' in resource ? resource.uid : resource.id };
 }
 
+/** The query string's parameters but ?orgId, which selects the active org (org-context.ts) on any route. */
+function ownQuery(ctx: Context): Record<string, unknown> {
+  const { orgId: _activeOrg, ...own } = ctx.query;
+  return own;
+}
+
 export interface AuthorizeOptions {
   orgId?: string | null;
   chat?: AuthzInput['chat'];
@@ -164,9 +170,7 @@ export class RouteRegistrar {
         throw new UnauthorizedError(ctx.state.sessionExpired ? 'session expired or revoked' : undefined);
       }
       const params = guards.params ? guards.params({ ...ctx.params }) : undefined;
-      // ?orgId selects the active org (org-context.ts) on any route; it is not the route's own query.
-      const { orgId: _activeOrg, ...ownQuery } = ctx.query;
-      const query = guards.query ? guards.query(ownQuery) : undefined;
+      const query = guards.query ? guards.query(ownQuery(ctx)) : undefined;
       const body = guards.body ? guards.body(ctx.request.body) : undefined;
       const orgId = spec.level === 'org' && principal ? await resolveActiveOrg(ctx, services, principal) : '';
       let refusal: AuditEvent | null = null;
