@@ -79,19 +79,15 @@ export function requestLog(logger: Logger, metrics: Metrics, trustedProxies: IpR
     ctx.state.requestId = requestId;
     const res = ctx.res;
     res.setHeader('X-Request-Id', requestId);
-    let recorded = false;
-    // A response always ends with 'close', sent or not (after 'finish' when sent); the listeners
-    // stay until the response is dropped, the flag keeps the line to one. The middleware itself
-    // waits for nothing: the line and the metrics are the response's, written when it is done.
+    // A response always ends with 'close', once, sent or not (after 'finish' when sent), so the
+    // line is written then, with the error the response failed with on the way, if any. The
+    // middleware itself waits for nothing: the line and the metrics are the response's.
     // (Inline arrows: a named closure made per request costs a defineProperty of its name under tsx.)
-    res.on('close', () => {
-      if (!recorded) recordDone(ctx, requestId, started);
-      recorded = true;
-    });
+    let failure: Error | undefined;
     res.on('error', (err: Error) => {
-      if (!recorded) recordDone(ctx, requestId, started, err);
-      recorded = true;
+      failure ??= err;
     });
+    res.on('close', () => recordDone(ctx, requestId, started, failure));
     return next();
   };
 }
