@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Duplex } from 'node:stream';
 import pino from 'pino';
-import { ADMIN_LOGIN, arg, PASSWORD } from './service-process.ts';
+import { arg, login, SEEDED_SERVICE_ENV } from './service-process.ts';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => unknown;
 
@@ -62,19 +62,7 @@ function get(handler: Handler, url: string, cookie: string): Promise<number> {
 async function build(checkout: string): Promise<{ handler: Handler; cookie: string; close(): Promise<void> }> {
   const root = path.resolve(checkout);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-request-ab-'));
-  const env = {
-    ...process.env,
-    NODE_ENV: 'production',
-    DATA_DIR: dataDir,
-    DATABASE_URL: '',
-    LOG_LEVEL: 'info',
-    RATE_LIMIT_PER_MINUTE: '0',
-    JWT_SECRET: 'bench-jwt-secret-0123456789abcdef0123456789',
-    SECRET_KEY: 'bench-secret-key-0123456789abcdef0123456789',
-    SEED_ADMIN_EMAIL: 'bench@example.com',
-    SEED_ADMIN_LOGIN: ADMIN_LOGIN,
-    SEED_ADMIN_PASSWORD: PASSWORD,
-  };
+  const env = { ...process.env, ...SEEDED_SERVICE_ENV, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'info' };
   const { loadConfig } = await import(`${root}/src/config.ts`);
   const { startServices } = await import(`${root}/src/startup.ts`);
   const { bootstrap } = await import(`${root}/src/bootstrap.ts`);
@@ -92,13 +80,8 @@ async function build(checkout: string): Promise<{ handler: Handler; cookie: stri
   const server = http.createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
-  const res = await fetch(`http://127.0.0.1:${port}/api/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ user: ADMIN_LOGIN, password: PASSWORD }),
-  });
+  const { cookie } = await login(`http://127.0.0.1:${port}`);
   await new Promise((resolve) => server.close(resolve));
-  const cookie = (res.headers.getSetCookie()[0] ?? '').split(';')[0]!;
   return {
     handler,
     cookie,

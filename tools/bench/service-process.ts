@@ -15,6 +15,18 @@ export const ADMIN_LOGIN = 'bench';
 export const PASSWORD = 'bench password correct horse';
 const MYSQL_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
 
+/** The service's environment in every benchmark: production, a seeded server admin, no rate limit. */
+export const SEEDED_SERVICE_ENV = {
+  NODE_ENV: 'production',
+  // the benchmarks measure requests, not the general rate limit, which their clients would reach
+  RATE_LIMIT_PER_MINUTE: '0',
+  JWT_SECRET: 'bench-jwt-secret-0123456789abcdef0123456789',
+  SECRET_KEY: 'bench-secret-key-0123456789abcdef0123456789',
+  SEED_ADMIN_EMAIL: 'bench@example.com',
+  SEED_ADMIN_LOGIN: ADMIN_LOGIN,
+  SEED_ADMIN_PASSWORD: PASSWORD,
+};
+
 export function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
@@ -89,19 +101,12 @@ export async function startService(env: Record<string, string> = {}, database: '
   const child = spawn(process.execPath, [...(process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'src/main.ts'], {
     env: {
       ...process.env,
-      NODE_ENV: 'production',
+      ...SEEDED_SERVICE_ENV,
       PORT: String(port),
       HOST: '127.0.0.1',
       DATA_DIR: dir,
       DATABASE_URL: databaseUrl,
       LOG_LEVEL: 'warn',
-      // the benchmarks measure requests, not the general rate limit, which their clients would reach
-      RATE_LIMIT_PER_MINUTE: '0',
-      JWT_SECRET: 'bench-jwt-secret-0123456789abcdef0123456789',
-      SECRET_KEY: 'bench-secret-key-0123456789abcdef0123456789',
-      SEED_ADMIN_EMAIL: 'bench@example.com',
-      SEED_ADMIN_LOGIN: ADMIN_LOGIN,
-      SEED_ADMIN_PASSWORD: PASSWORD,
       ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
