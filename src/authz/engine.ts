@@ -11,6 +11,7 @@ import { ALL_ORGS, type PolicyChangeListener } from '../db/transaction.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { buildOrgDocument, loadFragment, readPolicyRevisions, type DocumentSettings } from './document.ts';
 import type { OrgChange, PolicyFragment } from './fragments.ts';
+import { activeOrgKey, activeOrgPolicyInput, decisionKey, policyInput, subjectCopy, subjectKey } from './input-key.ts';
 import type { ActiveOrgInput, AuthzInput, Decision, FilterInput, OrgDocument, PermissionMap, Subject } from './types.ts';
 import type { PolicyInstance, PolicyModule } from './wasm.ts';
 import { LruMap } from '../memo.ts';
@@ -39,7 +40,7 @@ interface OrgPolicy {
   mirror: Record<string, unknown> | null;
   /**
    * Answers given against the document as loaded: decisions in the engine's kept decisions under
-   * this generation, permission maps by subject (permissionsKey). The policy reads only its input
+   * this generation, permission maps by subject (subjectKey). The policy reads only its input
    * and this document (no clock, nothing else), so an answer changes only when the document does,
    * and every setData or patch forgets both (forgetAnswers).
    */
@@ -56,11 +57,11 @@ const MAX_CACHED_ANSWERS = 512;
 /**
  * How many authorize() answers are kept, over every org: the least recently asked goes first.
  * Traffic repeats a working set of questions (a page's checks, a user's dashboards), and a kept
- * answer costs a map lookup instead of an evaluation. About 450 bytes each (mostly its key, the
- * input's JSON; a deny keeps its reasons too): 14 MiB or a little more at the bound.
+ * answer costs a map lookup instead of an evaluation. About 400 bytes each (mostly its key,
+ * decisionKey; a deny keeps its reasons too): 13 MiB or a little more at the bound.
  */
 const MAX_KEPT_DECISIONS = 32_768;
-/** An input longer than this (a role's delegated permissions, a chat context) is evaluated every time rather than kept. */
+/** An input whose key is longer than this (a role's delegated permissions, a chat context) is evaluated every time rather than kept. */
 const MAX_CACHED_INPUT_CHARS = 2048;
 
 function forgetAnswers(org: OrgPolicy): void {
@@ -87,9 +88,6 @@ function frozenDecision(decision: Decision): Readonly<Decision> {
   Object.freeze(decision.reasons);
   return Object.freeze(decision);
 }
-
-/** The whole subject as one key: the policy reads its fields (authz/subject), so two answers differ only if they do. */
-const permissionsKey = (subject: Subject) => JSON.stringify(subject);
 
 /** A permission map shared by the requests that ask it again: frozen, so none of them can change another's answer. */
 function frozen(map: PermissionMap): Readonly<PermissionMap> {
@@ -178,9 +176,9 @@ export class AuthzEngine implements PolicyChangeListener {
   private ticks = 0;
   /** An instance with no data document, for the entry points that read only their input. */
   private inputOnly: Promise<PolicyInstance> | null = null;
-  /** activeOrg() answers by their input's JSON. */
+  /** activeOrg() answers by activeOrgKey. */
   private readonly activeOrgAnswers = new LruMap<string, Readonly<Decision>>(MAX_CACHED_ANSWERS);
-  /** authorize() answers by their input's JSON, which names the org (org_id). */
+  /** authorize() answers by decisionKey, which names the org (org_id). */
   private readonly keptDecisions: LruMap<string, KeptDecision>;
 
   constructor(
@@ -245,16 +243,17 @@ export class AuthzEngine implements PolicyChangeListener {
    */
   private enforce(org: OrgPolicy, input: AuthzInput): { result: Readonly<Decision>; evalNanoseconds: number } {
     const started = performance.now();
-    const json = JSON.stringify(input);
-    const kept = this.keptDecisions.get(json);
+    const key = decisionKey(input);
+    const kept = this.keptDecisions.get(key);
     if (kept && kept.org === org && kept.generation === org.generation) {
       this.counters.keptDecisionHits++;
       return { result: kept.decision, evalNanoseconds: Math.round((performance.now() - started) * 1e6) };
     }
+    const json = JSON.stringify(policyInput(input));
     const result = this.decisionLog ? this.decision(org.instance, json) : this.allowedOrRefused(org.instance, json);
     const evalNanoseconds = Math.round((performance.now() - started) * 1e6);
-    if (json.length <= MAX_CACHED_INPUT_CHARS) {
-      this.keptDecisions.set(json, { org, generation: org.generation, decision: result === ALLOWED ? ALLOWED : frozenDecision(result) });
+    if (key.length <= MAX_CACHED_INPUT_CHARS) {
+      this.keptDecisions.set(key, { org, generation: org.generation, decision: result === ALLOWED ? ALLOWED : frozenDecision(result) });
     }
     return { result, evalNanoseconds };
   }
@@ -289,16 +288,16 @@ export class AuthzEngine implements PolicyChangeListener {
   async activeOrg(input: ActiveOrgInput): Promise<Decision> {
     try {
       // It reads only the input: an answer once given stays right.
-      const json = JSON.stringify(input);
-      const kept = this.activeOrgAnswers.get(json);
+      const key = activeOrgKey(input);
+      const kept = this.activeOrgAnswers.get(key);
       if (kept) return kept;
       this.inputOnly ??= this.policy.instantiate();
-      const result = (await this.inputOnly).evaluateJson('authz/active_org', json) as Decision | undefined;
+      const result = (await this.inputOnly).evaluateJson('authz/active_org', JSON.stringify(activeOrgPolicyInput(input))) as Decision | undefined;
       if (!result || typeof result.allow !== 'boolean' || !Array.isArray(result.reasons)) {
         return this.failClosed(new Error('policy returned no active-org decision'));
       }
-      if (json.length <= MAX_CACHED_INPUT_CHARS) {
-        this.activeOrgAnswers.set(json, frozenDecision(result));
+      if (key.length <= MAX_CACHED_INPUT_CHARS) {
+        this.activeOrgAnswers.set(key, frozenDecision(result));
       }
       return result;
     } catch (err) {
@@ -311,10 +310,10 @@ export class AuthzEngine implements PolicyChangeListener {
     try {
       // ready() first: it applies every change notified so far, emptying the cache if the document changed.
       const org = await this.ready(orgId);
-      const key = permissionsKey(subject);
+      const key = subjectKey(subject);
       const cached = org.permissions.get(key);
       if (cached) return cached;
-      const result = org.instance.evaluate('authz/permissions', { subject, org_id: orgId });
+      const result = org.instance.evaluate('authz/permissions', { subject: subjectCopy(subject), org_id: orgId });
       if (!result || typeof result !== 'object') return {};
       // Sorting is the caller's job: sort() in wasm is quadratic on large scope sets.
       const sorted: PermissionMap = {};

@@ -1,0 +1,95 @@
+/**
+ * Keys of the engine's kept answers, and the inputs the policy is asked with. The policy reads
+ * only its input and its org's document, so an answer may be kept under its input, as long as
+ * the key tells apart any two inputs the policy could answer differently:
+ *
+ * - The policy is asked with the input as its key describes it (policyInput, activeOrgPolicyInput):
+ *   the declared fields and nothing else, so a property a caller's object carries besides the type
+ *   can neither reach the policy nor be missing from the key.
+ * - A string goes into the key as its length and itself; a boolean, null and undefined as a letter
+ *   of their own; anything else (an id given as a number, the rare fields' objects and lists) as
+ *   `#` and its JSON and `#`. JSON reads back unambiguously, so no part can run into the next,
+ *   whatever an attacker puts in an id.
+ *
+ * Written field by field rather than as the input's JSON (what the key was before): that
+ * JSON.stringify, and hashing the string it made, cost about 1 µs per decision, and a request
+ * asks two (its active org, its authorize()). test/input-key.test.ts changes each field of a fully populated input in turn and
+ * checks that the key and the policy's input change with it: a field added to these types and
+ * left out here fails it.
+ */
+import type { ActiveOrgInput, AuthzInput, ResourceRef, Subject } from './types.ts';
+
+function part(value: unknown): string {
+  if (typeof value === 'string') return `${value.length}:${value}`;
+  if (value === true) return 'T';
+  if (value === false) return 'F';
+  if (value === null) return 'N';
+  if (value === undefined) return 'U';
+  return `#${JSON.stringify(value)}#`;
+}
+
+/** Every field of the subject: the policy reads them all (authz/subject). */
+export function subjectKey(subject: Subject): string {
+  return `${part(subject.id)}${part(subject.kind)}${part(subject.server_admin)}${part(subject.disabled)}`;
+}
+
+/** The subject the policy is asked with, for an answer kept under subjectKey: its declared fields only. */
+export function subjectCopy(subject: Subject): Subject {
+  return { id: subject.id, kind: subject.kind, server_admin: subject.server_admin, disabled: subject.disabled };
+}
+
+/** A resource by each field any of its shapes has (scopes.target tells the shapes apart by which are set). */
+function resourceKey(resource: ResourceRef | undefined): string {
+  if (resource === undefined) return 'U';
+  const { kind, uid, id, scope } = resource as Partial<Record<'kind' | 'uid' | 'id' | 'scope', unknown>>;
+  return `{${part(kind)}${part(uid)}${part(id)}${part(scope)}`;
+}
+
+function resourceCopy(resource: ResourceRef): ResourceRef {
+  const { kind, uid, id, scope } = resource as Partial<Record<'kind' | 'uid' | 'id' | 'scope', string>>;
+  return { kind, uid, id, scope } as ResourceRef;
+}
+
+type RareField = Exclude<keyof AuthzInput, 'subject' | 'org_id' | 'action' | 'resource'>;
+
+/** The fields few decisions carry (chat, delegation, org membership changes, moves, setup, requirements, authorship), each keyed whole. */
+const RARE_FIELDS = Object.keys({
+  chat: true,
+  delegate: true,
+  target_user: true,
+  destination: true,
+  setup: true,
+  requires: true,
+  author: true,
+} satisfies Record<RareField, true>) as RareField[];
+
+/** The key of an authorize() answer; it names the org (org_id). */
+export function decisionKey(input: AuthzInput): string {
+  const key = `${subjectKey(input.subject)}${part(input.org_id)}${part(input.action)}${resourceKey(input.resource)}`;
+  let rare = '';
+  for (const field of RARE_FIELDS) if (input[field] !== undefined) rare += `${field}=${part(input[field])}`;
+  return key + rare;
+}
+
+/** The input the policy is asked with for an answer kept under decisionKey(input). */
+export function policyInput(input: AuthzInput): AuthzInput {
+  const copy: AuthzInput = { subject: subjectCopy(input.subject), org_id: input.org_id, action: input.action };
+  if (input.resource !== undefined) copy.resource = resourceCopy(input.resource);
+  for (const field of RARE_FIELDS) if (input[field] !== undefined) (copy as unknown as Record<string, unknown>)[field] = input[field];
+  return copy;
+}
+
+/** The key of an activeOrg() answer. */
+export function activeOrgKey(input: ActiveOrgInput): string {
+  return `${subjectKey(input.subject)}${part(input.subject.pinned_org)}${part(input.org_id)}${part(input.org.is_member)}`;
+}
+
+/** The input the policy is asked with for an answer kept under activeOrgKey(input). */
+export function activeOrgPolicyInput(input: ActiveOrgInput): ActiveOrgInput {
+  const { subject } = input;
+  return {
+    subject: { id: subject.id, kind: subject.kind, server_admin: subject.server_admin, disabled: subject.disabled, pinned_org: subject.pinned_org },
+    org_id: input.org_id,
+    org: { is_member: input.org.is_member },
+  };
+}

@@ -1,0 +1,153 @@
+/**
+ * The keys of the engine's kept answers (src/authz/input-key.ts). An answer kept under a key is
+ * given to every input with that key, so two inputs the policy could answer differently must
+ * never share one: each field of a fully populated input, changed alone, changes both the key and
+ * what the policy is asked with; what the policy is asked with is the declared fields only; and
+ * among inputs built to collide (ids holding the key's own delimiters, numbers and strings),
+ * different questions to the policy have different keys.
+ */
+import { expect } from 'chai';
+import { activeOrgKey, activeOrgPolicyInput, decisionKey, policyInput, subjectCopy, subjectKey } from '../src/authz/input-key.ts';
+import type { ActiveOrgInput, AuthzInput, ResourceRef, Subject } from '../src/authz/types.ts';
+
+/** Every field any shape of T has, each required: a field added to one of the shapes must be given here. */
+type EveryField<T> = { [K in T extends unknown ? keyof T : never]-?: unknown };
+
+const subject = { id: '7', kind: 'user', server_admin: false, disabled: false } satisfies Required<Subject>;
+const resource = { kind: 'dashboards', uid: 'abc', id: '12', scope: 'dashboards:uid:abc' } satisfies EveryField<ResourceRef>;
+
+/** An input with every field set, so changing any one of them is a different question. */
+const fullInput = {
+  subject,
+  org_id: '3',
+  action: 'dashboards:write',
+  resource: resource as ResourceRef,
+  chat: { agent_type: 'investigator', tool: 'query_metrics', permission_mode: 'ask', write: false },
+  delegate: [{ action: 'teams:read', scope: 'teams:*' }],
+  target_user: { server_admin: false },
+  destination: { kind: 'folders', uid: 'f1' },
+  setup: { open: false },
+  requires: [{ action: 'connectors:query', resource: { kind: 'connectors', uid: 'c1' } }],
+  author: { kind: 'user', id: '9', must: 'differ' },
+} satisfies Required<AuthzInput>;
+
+const fullActiveOrgInput = {
+  subject: { ...subject, pinned_org: '3' },
+  org_id: '3',
+  org: { is_member: true },
+} satisfies Required<ActiveOrgInput> & { subject: Required<ActiveOrgInput['subject']> };
+
+/** Another value of the same kind: a string, a flag, a list or an object that reads differently. */
+function changed(value: unknown): unknown {
+  if (typeof value === 'string') return `${value}x`;
+  if (typeof value === 'boolean') return !value;
+  if (value === null) return 'x';
+  if (Array.isArray(value)) return [...value, value[0]];
+  return { ...(value as object), changed: true };
+}
+
+/**
+ * Each variant of `base` with one field changed or (when optional) left out: at the top, or for
+ * the `nested` objects one level down (a property added to those is not a question, see below).
+ */
+function variants<T extends object>(base: T, nested: ReadonlyArray<keyof T>, optional: ReadonlyArray<keyof T>): Array<{ field: string; input: T }> {
+  const out: Array<{ field: string; input: T }> = [];
+  for (const field of Object.keys(base) as Array<keyof T>) {
+    if (!nested.includes(field)) out.push({ field: String(field), input: { ...base, [field]: changed(base[field]) } });
+    if (optional.includes(field)) {
+      const without = { ...base };
+      delete without[field];
+      out.push({ field: `${String(field)} left out`, input: without });
+    }
+    if (nested.includes(field)) {
+      const inner = base[field] as Record<string, unknown>;
+      for (const innerField of Object.keys(inner)) {
+        out.push({ field: `${String(field)}.${innerField}`, input: { ...base, [field]: { ...inner, [innerField]: changed(inner[innerField]) } } });
+        const without = { ...inner };
+        delete without[innerField];
+        out.push({ field: `${String(field)}.${innerField} left out`, input: { ...base, [field]: without } });
+      }
+    }
+  }
+  return out;
+}
+
+const asked = (input: AuthzInput) => JSON.stringify(policyInput(input));
+const askedActiveOrg = (input: ActiveOrgInput) => JSON.stringify(activeOrgPolicyInput(input));
+
+describe('kept-answer keys', () => {
+  it('every field of an authorize() input, changed or left out alone, changes its key and what the policy is asked', () => {
+    const optional = Object.keys(fullInput).filter((field) => !['subject', 'org_id', 'action'].includes(field)) as Array<keyof AuthzInput>;
+    const all = variants<AuthzInput>(fullInput, ['subject', 'resource'], optional);
+    expect(all.length).to.be.greaterThan(30);
+    for (const { field, input } of all) {
+      expect(decisionKey(input), field).to.not.equal(decisionKey(fullInput));
+      expect(asked(input), field).to.not.equal(asked(fullInput));
+    }
+    // and, among the variants, no two questions share a key
+    expect(new Set(all.map(({ input }) => decisionKey(input))).size).to.equal(new Set(all.map(({ input }) => asked(input))).size);
+  });
+
+  it('every field of an active-org input, changed alone, changes its key and what the policy is asked', () => {
+    const all = variants<ActiveOrgInput>(fullActiveOrgInput, ['subject', 'org'], []);
+    for (const { field, input } of all) {
+      expect(activeOrgKey(input), field).to.not.equal(activeOrgKey(fullActiveOrgInput));
+      expect(askedActiveOrg(input), field).to.not.equal(askedActiveOrg(fullActiveOrgInput));
+    }
+  });
+
+  it('every field of a subject, changed alone, changes its key', () => {
+    for (const field of Object.keys(subject) as Array<keyof Subject>) {
+      const other = { ...subject, [field]: changed(subject[field]) } as Subject;
+      expect(subjectKey(other), field).to.not.equal(subjectKey(subject));
+      expect(JSON.stringify(subjectCopy(other)), field).to.not.equal(JSON.stringify(subjectCopy(subject)));
+    }
+  });
+
+  it('asks the policy with the declared fields only: a property besides them neither reaches it nor changes the key', () => {
+    const padded = {
+      ...fullInput,
+      subject: { ...subject, role: 'Admin' },
+      resource: { ...resource, folder: 'general' },
+      grants: ['*'],
+    } as unknown as AuthzInput;
+    expect(decisionKey(padded)).to.equal(decisionKey(fullInput));
+    expect(asked(padded)).to.equal(asked(fullInput));
+    expect(JSON.parse(asked(padded))).to.not.have.any.keys('grants');
+    const paddedActiveOrg = { ...fullActiveOrgInput, subject: { ...fullActiveOrgInput.subject, role: 'Admin' }, org: { is_member: true, exists: true } };
+    expect(activeOrgKey(paddedActiveOrg)).to.equal(activeOrgKey(fullActiveOrgInput));
+    expect(askedActiveOrg(paddedActiveOrg)).to.equal(askedActiveOrg(fullActiveOrgInput));
+  });
+
+  it('never gives two different questions one key, whatever the ids hold', () => {
+    const base: AuthzInput = { subject, org_id: '3', action: 'teams:read' };
+    const tricky = ['', '1', '1:', ':1', '1:1', '11', 'T', 'F', 'N', 'U', '#1#', '#"1"#', '{', '|', 'chat=T', 'x|chat=T', '3:abc', '"'];
+    const inputs: AuthzInput[] = [base];
+    for (const text of tricky) {
+      inputs.push({ ...base, org_id: text });
+      inputs.push({ ...base, action: text });
+      inputs.push({ ...base, subject: { ...subject, id: text } });
+      inputs.push({ ...base, resource: { kind: 'teams', id: text } });
+      inputs.push({ ...base, resource: { kind: 'teams', uid: text } });
+      inputs.push({ ...base, resource: { scope: text } });
+      inputs.push({ ...base, resource: { kind: text, uid: text } });
+      inputs.push({ ...base, setup: { open: text === '' } });
+      inputs.push({ ...base, action: `teams:read${text}`, org_id: null });
+    }
+    // an id given as a number is another question than the same digits as a string (the policy sees the type)
+    inputs.push({ ...base, resource: { kind: 'teams', id: 1 as unknown as string } });
+    inputs.push({ ...base, org_id: null }, { ...base, org_id: 'null' });
+    // a field set to null is another question than a field left out (the policy sees null)
+    inputs.push({ ...base, resource: { kind: 'teams', uid: null as unknown as string } }, { ...base, resource: { kind: 'teams' } as ResourceRef });
+    inputs.push({ ...base, setup: null as unknown as AuthzInput['setup'] });
+    const questions = new Map<string, string>();
+    for (const input of inputs) {
+      const key = decisionKey(input);
+      const question = asked(input);
+      const earlier = questions.get(key);
+      if (earlier !== undefined) expect(question, `two questions under ${key}`).to.equal(earlier);
+      questions.set(key, question);
+    }
+    expect(questions.size).to.be.greaterThan(100);
+  });
+});
