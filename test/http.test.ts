@@ -58,6 +58,18 @@ describe('HTTP layer', () => {
     expect(res.body.message).to.equal('session expired or revoked');
   });
 
+  it('finds the session cookie among others, quoted or not, and not in a cookie whose name only ends like it', async () => {
+    const user = await createUser(app);
+    const value = user.cookie.slice('svc_session='.length);
+    const me = async (cookie: string) => (await app.request('GET', '/api/user', { cookie })).status;
+    expect(await me(`theme=dark; svc_session=${value}; lang=en`)).to.equal(200);
+    expect(await me(`theme=dark;svc_session="${value}"`)).to.equal(200);
+    expect(await me(`xsvc_session=${value}`)).to.equal(401);
+    expect(await me(`svc_session=; other=${value}`)).to.equal(401);
+    // the first of two is the one read, as the cookies package reads it
+    expect(await me(`svc_session=stale; svc_session=${value}`)).to.equal(401);
+  });
+
   it('refuses a Bearer token it does not know with 401', async () => {
     const res = await app.request('GET', '/api/user', { token: 'svc_pat_unknown' });
     expect(res.status).to.equal(401);

@@ -21,6 +21,20 @@ export function bearerToken(ctx: Context): string | null {
   return match?.[1] ?? (ctx.get('x-api-key').trim() || null);
 }
 
+/** How the cookies package finds a cookie in the header: the first `name=`, at the start or after a `;`. */
+const SESSION_COOKIE_PATTERN = new RegExp(`(?:^|;) *${SESSION_COOKIE}=([^;]*)`);
+
+/**
+ * The session cookie's value as `ctx.cookies.get` reads it (surrounding quotes dropped), from the
+ * header itself: Koa's cookies object, built on first use, cost more than the read on every
+ * request with a cookie.
+ */
+function sessionCookie(ctx: Context): string | undefined {
+  const header = ctx.req.headers.cookie;
+  const value = header ? SESSION_COOKIE_PATTERN.exec(header)?.[1] : undefined;
+  return value?.[0] === '"' ? value.slice(1, -1) : value;
+}
+
 /** `unauthenticatedPaths`: the routes declared `skipAuthentication`, which read no credential of ours. */
 export function authenticate(services: Services, tokenResolvers: Record<string, TokenResolver>, unauthenticatedPaths: ReadonlySet<string> = new Set()) {
   const prefixes = Object.keys(tokenResolvers);
@@ -32,7 +46,7 @@ export function authenticate(services: Services, tokenResolvers: Record<string, 
       if (!principal) throw new UnauthorizedError('invalid, expired or revoked API token');
       ctx.state.principal = principal;
     } else {
-      const cookie = ctx.cookies.get(SESSION_COOKIE);
+      const cookie = sessionCookie(ctx);
       if (cookie) {
         const principal = await principalFromSession(services, ctx, cookie);
         // A dead session cookie on a public route (the login page) must not block it.
