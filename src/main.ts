@@ -60,11 +60,16 @@ async function announce(logger: Logger, services: Services, port: number): Promi
 /** How long a logged line may wait in the buffer before it is written. */
 const LOG_FLUSH_INTERVAL_MS = 200;
 
-/** How many characters of log lines are gathered before they are written. */
-const LOG_BATCH_CHARS = 4096;
+/**
+ * How many characters of log lines are gathered before they are written: 64 KiB cost 0.1 µs per
+ * line against 0.3–0.45 µs in 4 KiB batches (a write of its own, and its conversion, per batch);
+ * at 16,000 lines a second (about 230 characters each) a batch fills in 17 ms, sooner than
+ * LOG_FLUSH_INTERVAL_MS.
+ */
+const LOG_BATCH_CHARS = 64 * 1024;
 
 /**
- * The service's log: JSON lines on stdout, written in batches of about 4 KiB or every
+ * The service's log: JSON lines on stdout, written in batches of LOG_BATCH_CHARS or every
  * LOG_FLUSH_INTERVAL_MS rather than one write per line (a line per request). The writes stay
  * synchronous, as pino's default: handing them to libuv's thread pool cost more CPU per line than
  * it saved. What is batched is written when the process exits, a crash included; only a
