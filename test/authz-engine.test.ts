@@ -120,6 +120,40 @@ describe('the authz engine', () => {
     expect((await ask('teams:create')).allow, 'and back').to.equal(false);
   });
 
+  it('keeps filter() answers for the same list, and gives none kept before a change', async () => {
+    const member = await createUser(app, { role: 'Viewer' });
+    const asker: Subject = { id: member.id, kind: 'user', server_admin: false, disabled: false };
+    await app.services.transact(async (tx) => {
+      await insertFoldered(tx, DASHBOARDS, 'org_main', 'kept-a', { title: 'A', folderUid: 'mid', content: {} }, viewer.id, app.clock.now());
+      await insertFoldered(tx, DASHBOARDS, 'org_main', 'kept-b', { title: 'B', folderUid: null, content: {} }, viewer.id, app.clock.now());
+    });
+    const engine = app.services.engine;
+    const writable = (uids: string[], subjectOfList = asker) =>
+      engine.filter({ subject: subjectOfList, org_id: 'org_main', action: 'dashboards:write', resources: uids.map((uid) => ({ kind: 'dashboards', uid })) });
+    const hits = () => engine.stats().keptFilterHits;
+
+    expect(await writable(['kept-a', 'kept-b'])).to.deep.equal([]);
+    const before = hits();
+    expect(await writable(['kept-a', 'kept-b'])).to.deep.equal([]);
+    expect(hits(), 'the same list again').to.equal(before + 1);
+
+    await grantManagedPermissions(app, 'org_main', { kind: 'user', userId: member.id }, [{ action: 'dashboards:write', scope: 'folders:uid:top' }]);
+    expect(await writable(['kept-a', 'kept-b']), 'after the grant').to.deep.equal([0]);
+    expect(hits(), 'an answer given before the grant is not reused').to.equal(before + 1);
+    // another list, another subject: other questions
+    expect(await writable(['kept-b', 'kept-a'])).to.deep.equal([1]);
+    expect(await writable(['kept-a', 'kept-b'], { ...asker, disabled: true })).to.deep.equal([]);
+    const answer = await writable(['kept-a', 'kept-b']);
+    expect(hits()).to.equal(before + 2);
+    answer.push(1);
+    expect(await writable(['kept-a', 'kept-b']), "a caller's change to its answer is its own").to.deep.equal([0]);
+
+    await app.services.transact(async (tx) => {
+      await setMemberRole(tx, 'org_main', member.id, 'Editor');
+    });
+    expect(await writable(['kept-a', 'kept-b']), 'after the role change').to.deep.equal([0, 1]);
+  });
+
   it('does not see a rolled-back change, and bumps no revision for it', async () => {
     const [{ revision: before }] = await app.db('policy_revisions').where('org_id', 'org_main').select('revision');
     await app.services

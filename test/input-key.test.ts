@@ -7,8 +7,8 @@
  * different questions to the policy have different keys.
  */
 import { expect } from 'chai';
-import { activeOrgKey, activeOrgPolicyInput, decisionKey, policyInput, subjectCopy, subjectKey } from '../src/authz/input-key.ts';
-import type { ActiveOrgInput, AuthzInput, ResourceRef, Subject } from '../src/authz/types.ts';
+import { activeOrgKey, activeOrgPolicyInput, decisionKey, filterKey, filterPolicyInput, policyInput, subjectCopy, subjectKey } from '../src/authz/input-key.ts';
+import type { ActiveOrgInput, AuthzInput, FilterInput, ResourceRef, Subject } from '../src/authz/types.ts';
 
 /** Every field any shape of T has, each required: a field added to one of the shapes must be given here. */
 type EveryField<T> = { [K in T extends unknown ? keyof T : never]-?: unknown };
@@ -72,8 +72,15 @@ function variants<T extends object>(base: T, nested: ReadonlyArray<keyof T>, opt
   return out;
 }
 
+type FilterItem = FilterInput['resources'][number];
+/** An item with every field any item may have. */
+const fullItem = { ...resource, requires: fullInput.requires } satisfies EveryField<FilterItem>;
+const otherItem: FilterItem = { kind: 'alert.rules', uid: 'r2' };
+const fullFilterInput = { subject, org_id: '3', action: 'alert.rules:read', resources: [fullItem as FilterItem, otherItem] } satisfies Required<FilterInput>;
+
 const asked = (input: AuthzInput) => JSON.stringify(policyInput(input));
 const askedActiveOrg = (input: ActiveOrgInput) => JSON.stringify(activeOrgPolicyInput(input));
+const askedFilter = (input: FilterInput) => JSON.stringify(filterPolicyInput(input));
 
 describe('kept-answer keys', () => {
   it('every field of an authorize() input, changed or left out alone, changes its key and what the policy is asked', () => {
@@ -94,6 +101,27 @@ describe('kept-answer keys', () => {
       expect(activeOrgKey(input), field).to.not.equal(activeOrgKey(fullActiveOrgInput));
       expect(askedActiveOrg(input), field).to.not.equal(askedActiveOrg(fullActiveOrgInput));
     }
+  });
+
+  it('every field of a filter() input and of each item, changed or left out alone, changes its key and what the policy is asked', () => {
+    const all = variants<FilterInput>(fullFilterInput, ['subject'], []);
+    for (const field of Object.keys(fullItem) as Array<keyof typeof fullItem>) {
+      const changedItem = { ...fullItem, [field]: changed(fullItem[field]) } as FilterItem;
+      const withoutField: Partial<typeof fullItem> = { ...fullItem };
+      delete withoutField[field];
+      all.push({ field: `resources[0].${field}`, input: { ...fullFilterInput, resources: [changedItem, otherItem] } });
+      all.push({ field: `resources[0].${field} left out`, input: { ...fullFilterInput, resources: [withoutField as FilterItem, otherItem] } });
+    }
+    all.push({ field: 'the order of the items', input: { ...fullFilterInput, resources: [otherItem, fullItem as FilterItem] } });
+    all.push({ field: 'one item fewer', input: { ...fullFilterInput, resources: [fullItem as FilterItem] } });
+    for (const { field, input } of all) {
+      expect(filterKey(input), field).to.not.equal(filterKey(fullFilterInput));
+      expect(askedFilter(input), field).to.not.equal(askedFilter(fullFilterInput));
+    }
+    expect(new Set(all.map(({ input }) => filterKey(input))).size).to.equal(new Set(all.map(({ input }) => askedFilter(input))).size);
+    const padded = { ...fullFilterInput, resources: fullFilterInput.resources.map((item) => ({ ...item, title: 'x' })), extra: true } as unknown as FilterInput;
+    expect(filterKey(padded), 'a property besides the declared ones').to.equal(filterKey(fullFilterInput));
+    expect(askedFilter(padded)).to.equal(askedFilter(fullFilterInput));
   });
 
   it('every field of a subject, changed alone, changes its key', () => {

@@ -11,7 +11,7 @@ import { ALL_ORGS, type PolicyChangeListener } from '../db/transaction.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { buildOrgDocument, loadFragment, readPolicyRevisions, type DocumentSettings } from './document.ts';
 import type { OrgChange, PolicyFragment } from './fragments.ts';
-import { activeOrgKey, activeOrgPolicyInput, decisionKey, policyInput, subjectCopy, subjectKey } from './input-key.ts';
+import { activeOrgKey, activeOrgPolicyInput, decisionKey, filterKey, filterPolicyInput, policyInput, subjectCopy, subjectKey } from './input-key.ts';
 import type { ActiveOrgInput, AuthzInput, Decision, FilterInput, OrgDocument, PermissionMap, Subject } from './types.ts';
 import type { PolicyInstance, PolicyModule } from './wasm.ts';
 import { LruMap } from '../memo.ts';
@@ -61,6 +61,13 @@ const MAX_CACHED_ANSWERS = 512;
  * decisionKey; a deny keeps its reasons too): 13 MiB or a little more at the bound.
  */
 const MAX_KEPT_DECISIONS = 32_768;
+/**
+ * How many filter() answers are kept, over every org. A list is evaluated item by item, 2.5 to 4
+ * µs each (4 ms for the 1,000 teams of an org at scale S), and the same caller asks for the same
+ * list again as they page through it or come back to it. Each answer holds an index per allowed
+ * item: at most 80 KiB for a list of 10,000.
+ */
+const MAX_KEPT_FILTERS = 256;
 /** An input whose key is longer than this (a role's delegated permissions, a chat context) is evaluated every time rather than kept. */
 const MAX_CACHED_INPUT_CHARS = 2048;
 
@@ -69,11 +76,11 @@ function forgetAnswers(org: OrgPolicy): void {
   org.permissions.clear();
 }
 
-/** An authorize() answer, right while its org's document is at the generation it was given under. */
-interface KeptDecision {
+/** An answer, right while its org's document is at the generation it was given under. */
+interface Kept<T> {
   org: OrgPolicy;
   generation: number;
-  decision: Readonly<Decision>;
+  answer: T;
 }
 
 /**
@@ -103,6 +110,8 @@ export interface EngineStats {
   /** authorize() answers kept now, and how many were answered from them so far. */
   keptDecisions: number;
   keptDecisionHits: number;
+  /** filter() answers given from kept ones so far. */
+  keptFilterHits: number;
 }
 
 /** Told of every authorize(): its outcome (error: the policy failed) and how long it took (src/metrics). */
@@ -171,7 +180,7 @@ function patchMirror(mirror: Record<string, unknown>, path: string[], value: unk
 
 export class AuthzEngine implements PolicyChangeListener {
   private readonly orgs = new Map<string, OrgPolicy>();
-  private readonly counters = { rebuilds: 0, patches: 0, keptDecisionHits: 0 };
+  private readonly counters = { rebuilds: 0, patches: 0, keptDecisionHits: 0, keptFilterHits: 0 };
   private poller: NodeJS.Timeout | null = null;
   private ticks = 0;
   /** An instance with no data document, for the entry points that read only their input. */
@@ -179,7 +188,9 @@ export class AuthzEngine implements PolicyChangeListener {
   /** activeOrg() answers by activeOrgKey. */
   private readonly activeOrgAnswers = new LruMap<string, Readonly<Decision>>(MAX_CACHED_ANSWERS);
   /** authorize() answers by decisionKey, which names the org (org_id). */
-  private readonly keptDecisions: LruMap<string, KeptDecision>;
+  private readonly keptDecisions: LruMap<string, Kept<Readonly<Decision>>>;
+  /** filter() answers by filterKey, which names the org. */
+  private readonly keptFilters = new LruMap<string, Kept<readonly number[]>>(MAX_KEPT_FILTERS);
 
   constructor(
     private readonly db: Knex,
@@ -247,13 +258,13 @@ export class AuthzEngine implements PolicyChangeListener {
     const kept = this.keptDecisions.get(key);
     if (kept && kept.org === org && kept.generation === org.generation) {
       this.counters.keptDecisionHits++;
-      return { result: kept.decision, evalNanoseconds: Math.round((performance.now() - started) * 1e6) };
+      return { result: kept.answer, evalNanoseconds: Math.round((performance.now() - started) * 1e6) };
     }
     const json = JSON.stringify(policyInput(input));
     const result = this.decisionLog ? this.decision(org.instance, json) : this.allowedOrRefused(org.instance, json);
     const evalNanoseconds = Math.round((performance.now() - started) * 1e6);
     if (key.length <= MAX_CACHED_INPUT_CHARS) {
-      this.keptDecisions.set(key, { org, generation: org.generation, decision: result === ALLOWED ? ALLOWED : frozenDecision(result) });
+      this.keptDecisions.set(key, { org, generation: org.generation, answer: result === ALLOWED ? ALLOWED : frozenDecision(result) });
     }
     return { result, evalNanoseconds };
   }
@@ -326,13 +337,22 @@ export class AuthzEngine implements PolicyChangeListener {
     }
   }
 
-  /** The indexes of `input.resources` on which the action is allowed. */
+  /** The indexes of `input.resources` on which the action is allowed: a kept answer when the same list was asked against the same document. */
   async filter(input: FilterInput): Promise<number[]> {
     if (input.resources.length === 0) return [];
     try {
+      // ready() first: it applies every change notified so far, moving the org to a new generation if the document changed.
       const org = await this.ready(input.org_id);
-      const result = org.instance.evaluate('authz/filter', input);
-      return Array.isArray(result) ? (result as number[]) : [];
+      const key = filterKey(input);
+      const kept = this.keptFilters.get(key);
+      if (kept && kept.org === org && kept.generation === org.generation) {
+        this.counters.keptFilterHits++;
+        return [...kept.answer];
+      }
+      const result = org.instance.evaluate('authz/filter', filterPolicyInput(input));
+      const indexes = Array.isArray(result) ? (result as number[]) : [];
+      this.keptFilters.set(key, { org, generation: org.generation, answer: Object.freeze([...indexes]) });
+      return indexes;
     } catch (err) {
       this.failClosed(err);
       return [];

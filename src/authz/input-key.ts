@@ -17,7 +17,8 @@
  * checks that the key and the policy's input change with it: a field added to these types and
  * left out here fails it.
  */
-import type { ActiveOrgInput, AuthzInput, ResourceRef, Subject } from './types.ts';
+import { createHash } from 'node:crypto';
+import type { ActiveOrgInput, AuthzInput, FilterInput, ResourceRef, Subject } from './types.ts';
 
 function part(value: unknown): string {
   if (typeof value === 'string') return `${value.length}:${value}`;
@@ -92,4 +93,27 @@ export function activeOrgPolicyInput(input: ActiveOrgInput): ActiveOrgInput {
     org_id: input.org_id,
     org: { is_member: input.org.is_member },
   };
+}
+
+type FilterItem = FilterInput['resources'][number];
+
+/**
+ * The key of a filter() answer: the SHA-256 of every field, each item's in its order. A list
+ * runs to thousands of items (every team of a large org), so the key is its digest rather than
+ * tens of kilobytes kept beside each answer.
+ */
+export function filterKey(input: FilterInput): string {
+  let key = `${subjectKey(input.subject)}${part(input.org_id)}${part(input.action)}`;
+  for (const item of input.resources) key += `${resourceKey(item)}${part(item.requires)}`;
+  return createHash('sha256').update(key).digest('base64');
+}
+
+/** The input the policy is asked with for an answer kept under filterKey(input). */
+export function filterPolicyInput(input: FilterInput): FilterInput {
+  const resources = input.resources.map((item): FilterItem => {
+    const copy: FilterItem = resourceCopy(item);
+    if (item.requires !== undefined) copy.requires = item.requires;
+    return copy;
+  });
+  return { subject: subjectCopy(input.subject), org_id: input.org_id, action: input.action, resources };
 }

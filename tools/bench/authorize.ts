@@ -120,6 +120,7 @@ async function main(): Promise<void> {
   const stream = Array.from({ length: SAMPLES }, () => skewed(pool));
 
   await measure('authorize()', services.engine, stream);
+  await measureTeamFilter(services.engine, subjects.slice(0, 20), org.teams);
 
   // A grant change: commit, then ask until the decision flips.
   const grantee = org.users.find((u) => document.members[u]?.role === 'None' && document.members[u]!.teams.length === 0) ?? org.users[1]!;
@@ -231,6 +232,27 @@ async function main(): Promise<void> {
   services.engine.stopRevisionPoll();
   await services.db.destroy();
   fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * What `GET /api/teams/search` asks of the policy in an org at this scale: filter() over every
+ * team of the org, for each of `askers` first (evaluated item by item) and then again (a kept
+ * answer, until the org's document changes).
+ */
+async function measureTeamFilter(engine: AuthzEngine, askers: Subject[], teams: string[]): Promise<void> {
+  const resources = teams.map((id) => ({ kind: 'teams', id }));
+  const first: number[] = [];
+  const again: number[] = [];
+  for (const subject of askers) {
+    for (const times of [first, again]) {
+      const started = process.hrtime.bigint();
+      await engine.filter({ subject, org_id: ORG, action: 'teams:read', resources });
+      times.push(Number(process.hrtime.bigint() - started));
+    }
+  }
+  console.log(
+    `filter() of ${teams.length} teams:  first p50 ${ms(percentile(Float64Array.from(first).sort(), 50) / 1e6)}, asked again p50 ${ms(percentile(Float64Array.from(again).sort(), 50) / 1e6)} (${askers.length} members)`,
+  );
 }
 
 /** `opa bench` on the same Rego sources, data and inputs, against this engine's mean for those inputs. */
