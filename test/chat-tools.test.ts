@@ -32,10 +32,12 @@ describe('chat tools', function () {
   let prometheus: RunningPrometheus | undefined;
   let admin: TestUser;
   let viewer: TestUser;
-  /** A member without a role: only what managed grants give (read and query on prom-narrow). */
+  /** A member without a basic role: the chat (fixed:chat:user) and what managed grants give (read and query on prom-narrow). */
   let narrowed: TestUser;
-  /** A member who may read connectors but query none. */
+  /** A member who may use the chat and read connectors, but query none. */
   let reader: TestUser;
+  /** A member without a basic role whose grants reach a connector, but who may not use the chat. */
+  let noChat: TestUser;
   const uids: Record<string, string> = {};
 
   before(async function () {
@@ -49,7 +51,9 @@ describe('chat tools', function () {
     viewer = await createUser(app, { role: 'Viewer' });
     narrowed = await createUser(app, { role: 'None' });
     reader = await createUser(app, { role: 'None' });
+    noChat = await createUser(app, { role: 'None' });
     await assignRole(app, ORG, reader.id, 'fixed:connectors:reader');
+    for (const member of [narrowed, reader]) await assignRole(app, ORG, member.id, 'fixed:chat:user');
     const connectors = [
       { name: 'prom-main', type: 'tsmetrics', url: prometheus.url, isDefault: true },
       {
@@ -69,10 +73,12 @@ describe('chat tools', function () {
       uids[body.name] = res.body.uid;
     }
     // A grant on prom-narrow narrows it: from now on only a grant on it lets one query it.
-    await grantManagedPermissions(app, ORG, { kind: 'user', userId: narrowed.id }, [
-      { action: 'connectors:read', scope: `connectors:uid:${uids['prom-narrow']}` },
-      { action: 'connectors:query', scope: `connectors:uid:${uids['prom-narrow']}` },
-    ]);
+    for (const member of [narrowed, noChat]) {
+      await grantManagedPermissions(app, ORG, { kind: 'user', userId: member.id }, [
+        { action: 'connectors:read', scope: `connectors:uid:${uids['prom-narrow']}` },
+        { action: 'connectors:query', scope: `connectors:uid:${uids['prom-narrow']}` },
+      ]);
+    }
   });
   after(async () => {
     await prometheus?.stop();
@@ -104,9 +110,23 @@ describe('chat tools', function () {
         message:
           'no chat tool dashboards_search: the tools are connectors_list, metrics_query, logs_query, changes_list, changes_record, ops_read, ops_plan_create',
       });
-      const refused = await call(narrowed, 'dashboards_search');
+      const refused = await call(noChat, 'dashboards_search');
       expect(refused.status).to.equal(403);
       expect(refused.body.message).to.equal('permission denied: you need chat:use to do this');
+    });
+
+    it('a member whose grants reach a connector, without chat:use, may query it but not through the chat: 403, audited', async () => {
+      const direct = await api(app, noChat).get(`/api/connectors/${uids['prom-narrow']}`);
+      expect(direct.status).to.equal(200);
+      const refused = await call(noChat, 'metrics_query', { connector: 'prom-narrow', query: 'up' });
+      expect(refused.status).to.equal(403);
+      expect(refused.body).to.deep.equal({ message: 'permission denied: you need chat:use to do this' });
+      expect(
+        await auditEntries(app, { action: 'connectors:query', outcome: 'failure', actor_id: noChat.id }),
+        'the refusal is in the audit log',
+      ).to.have.length(1);
+      await assignRole(app, ORG, noChat.id, 'fixed:chat:user');
+      expect((await call(noChat, 'metrics_query', { connector: 'prom-narrow', query: 'up' })).status, 'with chat:user').to.equal(200);
     });
 
     it('bad input is a 400 naming the field', async () => {

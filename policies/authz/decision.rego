@@ -48,6 +48,16 @@ allow if {
 	_has_request_grant(input)
 	passes_refusals(input)
 	chat.allows(input)
+	_may_use_chat(input)
+}
+
+# A chat-driven request is its user's use of the chat agent, so besides the tool's own action it
+# needs chat:use, held on any scope (basic roles from Viewer up, or the fixed role chat:user):
+# without it a member whose grants reach a connector could still have the agent query it.
+_may_use_chat(request) if {
+	not chat.is_driven(request)
+} else if {
+	_has_grant_on_some_scope("chat:use")
 }
 
 # Compiled Rego memoizes every rule without arguments in a table it fills per evaluation, and an
@@ -61,10 +71,13 @@ allow if {
 # caller's own choice) lacks; an authorship refusal names the rule (a plan's author may not
 # approve it), never who the author is; the closed setup wizard tells a caller who has not signed
 # in to do so; a refused chat check names the agent type, tool and permission mode (the caller's
-# own) and the agent types' tools (documented). Every other refusal says only which action was
-# refused.
+# own) and the agent types' tools (documented), and a chat-driven request without chat:use names
+# that action. Every other refusal says only which action was refused.
 _refusal(grants) := {"allow": false, "reasons": sort(_denials), "message": concat("; ", sort(chat.problems))} if {
 	not chat.allows(input)
+} else := {"allow": false, "reasons": sort(_denials), "message": "permission denied: you need chat:use to do this"} if {
+	subject.is_active
+	not _may_use_chat(input)
 } else := {"allow": false, "reasons": sort(_denials), "message": delegation_message} if {
 	count(grants) > 0
 	subject.is_active
@@ -279,6 +292,11 @@ _denials contains _missing_grant if {
 }
 
 _denials contains problem if some problem in chat.problems
+
+_denials contains "no role grants chat:use, which a chat-driven request needs" if {
+	subject.is_active
+	not _may_use_chat(input)
+}
 
 _denials contains server.refusal if subject.is_active
 

@@ -31,6 +31,7 @@ org := {
 			"folders:read": {"folders:*": true},
 			"connectors:query": {"connectors:*": true},
 			"teams:read": {"teams:*": true},
+			"chat:use": {"*": true},
 		},
 		"basic:editor": {
 			"dashboards:*": {"dashboards:*": true, "folders:*": true},
@@ -264,6 +265,16 @@ test_chat_action_rbac_does_not_allow_denies if {
 		"no role grants dashboards:write on dashboards:uid:d_deep, folders:uid:f_deep, folders:uid:f_team, ",
 		"folders:uid:f_root, dashboards:uid:*, dashboards:*, folders:uid:*, folders:*, *",
 	])])
+}
+
+test_chat_action_needs_chat_use_besides_its_own_action if {
+	# u_none writes d_deep through the legacy ACL (role:None, level 4 on f_team), and holds no role
+	plain := request(user("u_none"), "dashboards:write", dashboard("d_deep"))
+	_allowed(plain)
+	_decide(_chat_request(user("u_none"), _chat)) == object.union(
+		_deny(["no role grants chat:use, which a chat-driven request needs"]),
+		{"message": "permission denied: you need chat:use to do this"},
+	)
 }
 
 test_chat_refusal_with_rbac_also_refusing_names_the_chat_checks_only if {

@@ -19,6 +19,7 @@ test_permissions_are_the_union_of_every_role_of_the_subject if {
 		"folders:read": {"folders:*"},
 		"connectors:query": {"connectors:*", "connectors:uid:c_restricted"},
 		"teams:read": {"teams:*"},
+		"chat:use": {"*"},
 	}
 }
 

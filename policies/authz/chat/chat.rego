@@ -9,7 +9,7 @@ package authz.chat
 # chat-driven and RBAC alone decides. Functions of the request, not rules: compiled Rego
 # memoizes rules, which costs more than these checks.
 allows(request) if {
-	not _is_chat_driven(request)
+	not is_driven(request)
 } else if {
 	_is_tool_allowed(request.chat)
 	_is_mode_allowed(request.chat)
@@ -17,24 +17,25 @@ allows(request) if {
 
 # why the chat checks deny; read only on a deny
 problems contains _tool_problem if {
-	_is_chat_driven(input)
+	is_driven(input)
 	not _is_tool_allowed(input.chat)
 }
 
 problems contains "chat: permission mode read_only forbids writes" if {
-	_is_chat_driven(input)
+	is_driven(input)
 	not _is_mode_allowed(input.chat)
 	input.chat.permission_mode == "read_only"
 }
 
 problems contains "chat: a write needs a permission mode" if {
-	_is_chat_driven(input)
+	is_driven(input)
 	not _is_mode_allowed(input.chat)
 	not input.chat.permission_mode == "read_only"
 }
 
-# defined for any value of request.chat, null and false included
-_is_chat_driven(request) if type_name(request.chat) != ""
+# whether the request is chat-driven: input.chat is set. Defined for any value of request.chat,
+# null and false included.
+is_driven(request) if type_name(request.chat) != ""
 
 _is_tool_allowed(chat) if data.chat_agents[chat.agent_type].tools[chat.tool] == true
 
