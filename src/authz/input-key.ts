@@ -13,9 +13,9 @@
  *
  * Written field by field rather than as the input's JSON (what the key was before): that
  * JSON.stringify, and hashing the string it made, cost about 1 µs per decision, and a request
- * asks two (its active org, its authorize()). test/input-key.test.ts changes each field of a fully populated input in turn and
- * checks that the key and the policy's input change with it: a field added to these types and
- * left out here fails it.
+ * asks two (its active org, its authorize()). test/input-key.test.ts changes each field of a
+ * fully populated input in turn and checks that the key and the policy's input change with it: a
+ * field added to these types and left out here fails it.
  */
 import { createHash } from 'node:crypto';
 import type { ActiveOrgInput, AuthzInput, FilterInput, ResourceRef, Subject } from './types.ts';
@@ -87,12 +87,9 @@ export function activeOrgKey(input: ActiveOrgInput): string {
 
 /** The input the policy is asked with for an answer kept under activeOrgKey(input). */
 export function activeOrgPolicyInput(input: ActiveOrgInput): ActiveOrgInput {
-  const { subject } = input;
-  return {
-    subject: { id: subject.id, kind: subject.kind, server_admin: subject.server_admin, disabled: subject.disabled, pinned_org: subject.pinned_org },
-    org_id: input.org_id,
-    org: { is_member: input.org.is_member },
-  };
+  const subject = subjectCopy(input.subject) as ActiveOrgInput['subject'];
+  subject.pinned_org = input.subject.pinned_org;
+  return { subject, org_id: input.org_id, org: { is_member: input.org.is_member } };
 }
 
 type FilterItem = FilterInput['resources'][number];
