@@ -24,9 +24,12 @@ import data.authz.subject
 # entrypoint: true
 default decision := {"allow": false, "reasons": ["the request could not be evaluated"]}
 
-# allowed: every grant that matched; denied: what was missing, only worked out on a deny
+# allowed: every grant that matched; denied: what was missing, only worked out on a deny. A plain
+# request (_is_plain) has no refusal with a message: its deny is only the reasons.
 decision := {"allow": true, "reasons": _grants} if {
 	allow
+} else := {"allow": false, "reasons": sort(_denials)} if {
+	_is_plain
 } else := _refusal(_grants)
 
 # METADATA
@@ -45,7 +48,7 @@ enforce if {
 default allow := false
 
 allow if {
-	_has_request_grant(input)
+	_granted
 	passes_refusals(input)
 	chat.allows(input)
 	_may_use_chat(input)
@@ -178,6 +181,28 @@ _destination_allows(request) if {
 	has_grant(request.destination, _creation_of(request.action))
 }
 
+# A request with nothing but subject, org_id, action and perhaps resource: none of the fields only
+# some requests carry (chat, delegate, destination, requires, author, target_user, setup), so none
+# of their refusals applies. Counting the keys and finding the common ones proves it in a few
+# lookups; most denials are of such requests.
+default _is_plain := false
+
+_is_plain if {
+	count(input) == 4
+	_has_resource(input)
+	_has_common_fields
+} else if {
+	count(input) == 3
+	_has_common_fields
+}
+
+# each defined, whatever its value (null and false included)
+_has_common_fields if {
+	_ = input.subject
+	_ = input.org_id
+	_ = input.action
+}
+
 # the create action of the action's resource: dashboards:write -> dashboards:create
 _creation_of(action) := concat("", [split(action, ":")[0], ":create"]) if is_string(action)
 
@@ -190,7 +215,7 @@ _is_action(action) if {
 
 # defined for any value of request.resource, null and false included. A function of the input
 # rather than a rule: an undefined rule (no resource) is worked out again on every reference.
-_has_resource(request) if type_name(request.resource) != ""
+_has_resource(request) if _ = request.resource
 
 _target := scopes.target(input.resource)
 
@@ -207,16 +232,25 @@ _candidates := scopes.candidates(_target, _action)
 default _grants := []
 
 _grants := grants_on(input.resource, input.action) if {
+	_granted
 	_has_resource(input)
-} else := array.concat(array.concat(self.org_grants(_action), sort(rbac.holders(subject.roles, _action))), setup.grants(_action))
+} else := array.concat(array.concat(self.org_grants(_action), sort(rbac.holders(subject.roles, _action))), setup.grants(_action)) if {
+	_granted
+}
 
-# Whether the request's own action has a grant: on its resource (has_grant), or without one on
-# some scope. True exactly when _grants is not empty.
-_has_request_grant(request) if {
-	_has_resource(request)
-	has_grant(request.resource, request.action)
+# Whether the request's own action has a grant: on its resource (has_grant, with the target and
+# candidates the reasons of a deny read too), or without one on some scope. True exactly when
+# _grants is not empty. A rule, so that a deny does not work it out again for its reasons.
+default _granted := false
+
+_granted if {
+	_has_resource(input)
+	_has_target_grant(_target, _action, _candidates)
 } else if {
-	not _has_resource(request)
+	_has_resource(input)
+	_has_grant_beside_roles(input.resource, input.action)
+} else if {
+	not _has_resource(input)
 	_has_grant_on_some_scope(_action)
 }
 
@@ -236,6 +270,11 @@ has_grant(resource, action) if {
 	target := scopes.target(resource)
 	_has_target_grant(target, action, scopes.candidates(target, action))
 } else if {
+	_has_grant_beside_roles(resource, action)
+}
+
+# a subject's rights on itself, a server admin's on an org
+_has_grant_beside_roles(resource, action) if {
 	resource.kind == "users"
 	count(self.grants(resource, action)) > 0
 } else if {
@@ -243,8 +282,15 @@ has_grant(resource, action) if {
 	count(server.org_grants(resource, action)) > 0
 }
 
+# Cheapest and likeliest first, as an else chain stops at its first match: the action itself held
+# by the org role's roles (most allows: then the member's own roles and its teams' are neither
+# worked out nor looked up), by the other roles, then the action's wildcards, then legacy ACLs.
 _has_target_grant(target, action, candidates) if {
-	count(rbac.grants(subject.roles, action, candidates)) > 0
+	rbac.holds_exactly(subject.org_role_roles, action, candidates)
+} else if {
+	rbac.holds_exactly(subject.other_roles, action, candidates)
+} else if {
+	rbac.holds_through_wildcard(subject.roles, action, candidates)
 } else if {
 	count(legacy.grants(action, target, candidates)) > 0
 }
@@ -291,21 +337,27 @@ _denials contains _missing_grant if {
 	count(_grants) == 0
 }
 
-_denials contains problem if some problem in chat.problems
+_denials contains server.refusal if subject.is_active
 
-_denials contains "no role grants chat:use, which a chat-driven request needs" if {
+# what the fields only some requests carry add: none for a plain request, which skips their checks
+_denials contains problem if {
+	not _is_plain
+	some problem in _denials_of_other_fields
+}
+
+_denials_of_other_fields contains problem if some problem in chat.problems
+
+_denials_of_other_fields contains "no role grants chat:use, which a chat-driven request needs" if {
 	subject.is_active
 	not _may_use_chat(input)
 }
 
-_denials contains server.refusal if subject.is_active
-
-_denials contains problem if {
+_denials_of_other_fields contains problem if {
 	subject.is_active
 	some problem in delegation.missing(input)
 }
 
-_denials contains concat("", ["no role grants ", _creation_of(input.action), " on the destination ", _destination_scope]) if {
+_denials_of_other_fields contains concat("", ["no role grants ", _creation_of(input.action), " on the destination ", _destination_scope]) if {
 	subject.is_active
 	not _destination_allows(input)
 }
@@ -314,26 +366,28 @@ _destination_scope := scopes.target(input.destination).scope if {
 	scopes.target(input.destination)
 } else := "of no known shape"
 
-_denials contains problem if {
+_denials_of_other_fields contains problem if {
 	subject.is_active
 	some problem in unmet_requirements(input)
 }
 
-_denials contains "the request's requires must be a list of {action, resource}" if {
+_denials_of_other_fields contains "the request's requires must be a list of {action, resource}" if {
 	input.requires
 	not is_array(input.requires)
 }
 
-_denials contains authorship.problem if {
+_denials_of_other_fields contains authorship.problem if {
 	subject.is_active
 	not authorship.allows(input)
 }
 
-_denials contains delegation.server_admin_refusal if {
+_denials_of_other_fields contains delegation.server_admin_refusal if {
 	subject.is_active
 	delegation.protects_server_admin(input)
 }
 
-_missing_grant := concat("", ["no role grants ", _action, " on ", concat(", ", _candidates)]) if _candidates
-
-_missing_grant := concat("", ["no role grants ", _action, " on any scope"]) if not _has_resource(input)
+_missing_grant := concat("", ["no role grants ", _action, " on ", concat(", ", _candidates)]) if {
+	_candidates
+} else := concat("", ["no role grants ", _action, " on any scope"]) if {
+	not _has_resource(input)
+}

@@ -59,3 +59,8 @@ test_filter_checks_the_requirements_of_each_item if {
 	_filter(_batch(user("u_viewer"), "dashboards:read", resources)) == [1, 2]
 	_filter(_batch(user("u_ops"), "dashboards:read", resources)) == [0, 1, 2]
 }
+
+test_filter_applies_a_subjects_rights_on_itself if {
+	resources := [{"kind": "users", "id": "u_viewer"}, {"kind": "users", "id": "u_admin"}]
+	_filter(_batch(user("u_viewer"), "users.preferences:read", resources)) == [0]
+}

@@ -41,7 +41,7 @@ problem := "the subject is the author, and the author may not do this" if {
 } else := "the request's author must be {kind, id, must: differ|match}"
 
 # defined for any value of request.author, null and false included
-_names_author(request) if type_name(request.author) != ""
+_names_author(request) if _ = request.author
 
 # fail closed: an author that names nobody, or no rule, refuses whatever it is asked for
 _is_valid(author) if {

@@ -35,7 +35,7 @@ problems contains "chat: a write needs a permission mode" if {
 
 # whether the request is chat-driven: input.chat is set. Defined for any value of request.chat,
 # null and false included.
-is_driven(request) if type_name(request.chat) != ""
+is_driven(request) if _ = request.chat
 
 _is_tool_allowed(chat) if data.chat_agents[chat.agent_type].tools[chat.tool] == true
 

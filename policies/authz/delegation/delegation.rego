@@ -23,10 +23,15 @@ allows(request) if {
 # the server's administrator would otherwise lose an org to someone it outranks.
 # input.target_user describes the user an org.users change is about.
 protects_server_admin(request) if {
-	request.action in {"org.users:write", "org.users:remove"}
+	_changes_membership(request.action)
 	request.target_user.server_admin == true
 	not subject.is_server_admin
 }
+
+# compared one by one: a set literal is built anew on every evaluation
+_changes_membership("org.users:write")
+
+_changes_membership("org.users:remove")
 
 server_admin_refusal := "only a server admin may change a server admin's org role or membership"
 

@@ -11,10 +11,11 @@ import data.authz.subject
 # every ACL entry that allows action on target for the subject, as a reason; scopes are the
 # target's candidate scopes. The subject's keys are only worked out once a scope has entries.
 grants(action, target, scopes) := {reason |
+	acl := data.legacy_acl # once, not once per scope: a lookup in data costs as much
+	count(acl) > 0 # most orgs have no entries: no scope is looked up
 	_has_acl(target.kind)
 	is_enabled(data.settings)
 	needed := _level(action)
-	acl := data.legacy_acl # once, not once per scope: a lookup in data costs as much
 	some scope in scopes
 	entries := acl[scope]
 	some principal in subject.principals

@@ -12,6 +12,51 @@ matching_actions(action) := [action, concat("", [substring(action, 0, i), ":*"])
 	i > 0
 } else := [action, "*"] if indexof(action, ":") < 1
 
+# Whether grants(roles, action, scopes) is not empty, without building its reasons, is asked in
+# two parts: the action itself (holds_exactly), and only when no role holds it there, its
+# wildcards (holds_through_wildcard), which an allow by the action itself neither builds nor
+# looks up.
+
+# whether some permission of roles names action itself (no wildcard) on one of scopes
+holds_exactly(roles, action, scopes) if {
+	index := data.roles
+	some role in roles
+	scoped := index[role][action]
+	some scope in scopes
+	scoped[scope] == true
+}
+
+# whether some permission of roles names a wildcard of action (dashboards:* or *) on one of scopes
+holds_through_wildcard(roles, action, scopes) if _holds_as(roles, _wildcards_of(action), scopes)
+
+_holds_as(roles, helds, scopes) if {
+	index := data.roles
+	some role in roles
+	permissions := index[role]
+	some held in helds
+	scoped := permissions[held]
+	some scope in scopes
+	scoped[scope] == true
+}
+
+# the wildcard actions that cover an action: dashboards:read -> dashboards:* and *. Constants for
+# the kinds asked most: building the string costs more than a few prefix tests.
+_wildcards_of(action) := ["dashboards:*", "*"] if {
+	startswith(action, "dashboards:")
+} else := ["folders:*", "*"] if {
+	startswith(action, "folders:")
+} else := ["dashboards.permissions:*", "*"] if {
+	startswith(action, "dashboards.permissions:")
+} else := ["connectors:*", "*"] if {
+	startswith(action, "connectors:")
+} else := ["teams:*", "*"] if {
+	startswith(action, "teams:")
+} else := [concat("", [parts[0], ":*"]), "*"] if {
+	parts := split(action, ":")
+	count(parts) > 1
+	parts[0] != ""
+} else := ["*"]
+
 # every permission of roles that covers action on one of scopes, as a reason
 grants(roles, action, scopes) := {concat("", ["role ", role, " grants ", held, " on ", scope]) |
 	helds := matching_actions(action)

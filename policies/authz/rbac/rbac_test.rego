@@ -84,3 +84,59 @@ test_action_only_permission_matches_every_target if {
 test_action_only_permission_grants_only_its_action if {
 	count(_grants({"custom:action_only"}, "teams:write", ["teams:id:5", "teams:*", "*"])) == 0
 }
+
+_holds_exactly(roles, action, scopes) if {
+	rbac.holds_exactly(roles, action, scopes) with data.roles as _roles
+}
+
+_holds_through_wildcard(roles, action, scopes) if {
+	rbac.holds_through_wildcard(roles, action, scopes) with data.roles as _roles
+}
+
+test_holds_exactly_asks_the_action_itself_only if {
+	_holds_exactly(["custom:exact"], "dashboards:write", ["dashboards:uid:d1"])
+	not _holds_exactly(["custom:exact"], "dashboards:write", ["dashboards:uid:d2"])
+	not _holds_exactly(["basic:admin"], "dashboards:write", ["*"])
+	not _holds_exactly(["custom:unknown"], "dashboards:write", ["dashboards:uid:d1"])
+}
+
+test_holds_through_wildcard_asks_the_resource_wildcard_and_star if {
+	_holds_through_wildcard(["custom:any_dashboard_action"], "dashboards:delete", ["dashboards:uid:d9", "folders:uid:f1"])
+	_holds_through_wildcard(["basic:admin"], "alert.rules:create", ["*"])
+	_holds_through_wildcard(["custom:folders_only"], "folders:write", ["*"])
+	not _holds_through_wildcard(["custom:exact"], "dashboards:write", ["dashboards:uid:d1"])
+	not _holds_through_wildcard(["custom:any_dashboard_action"], "dashboards.permissions:write", ["folders:uid:f1"])
+}
+
+# holds_exactly or holds_through_wildcard exactly when grants has a reason, for every pairing
+test_the_two_holds_agree_with_grants if {
+	role_sets := [
+		["basic:viewer"], ["custom:exact"], ["custom:any_dashboard_action"], ["custom:folders_only"],
+		["custom:empty"], ["basic:admin"], ["custom:action_only"], [],
+	]
+	every roles in role_sets {
+		every action in ["dashboards:read", "dashboards:write", "dashboards:delete", "folders:read", "teams:read", "ping"] {
+			every scopes in [["dashboards:uid:d1", "dashboards:*", "*"], ["folders:uid:f1"], ["dashboards:uid:d2"], ["*"]] {
+				has_reason := count(_grants(roles, action, scopes)) > 0
+				_held(roles, action, scopes) == has_reason
+			}
+		}
+	}
+}
+
+_held(roles, action, scopes) if {
+	_holds_exactly(roles, action, scopes)
+} else if {
+	_holds_through_wildcard(roles, action, scopes)
+} else := false
+
+test_wildcards_of_the_kinds_asked_most_and_of_any_other if {
+	rbac._wildcards_of("dashboards:read") == ["dashboards:*", "*"]
+	rbac._wildcards_of("folders:write") == ["folders:*", "*"]
+	rbac._wildcards_of("dashboards.permissions:write") == ["dashboards.permissions:*", "*"]
+	rbac._wildcards_of("connectors:query") == ["connectors:*", "*"]
+	rbac._wildcards_of("teams:read") == ["teams:*", "*"]
+	rbac._wildcards_of("alert.rules:read:extra") == ["alert.rules:*", "*"]
+	rbac._wildcards_of("ping") == ["*"]
+	rbac._wildcards_of(":odd") == ["*"]
+}

@@ -9,8 +9,6 @@ package authz.subject
 # caches: the hot path keeps to a few rules (_active_member, roles, principals) built from
 # functions of input.subject.
 
-default roles := []
-
 default is_active := false
 
 default is_server_admin := false
@@ -36,7 +34,19 @@ else if _is_server_level_admin
 
 # the role uids that apply, as an array: a role listed twice only repeats a lookup, and a set
 # costs more to build
-roles := _member_roles(member) if member := _active_member
+roles := array.concat(org_role_roles, other_roles)
+
+# the roles that come with the member's org role (data.builtin_roles), apart from the rest: most
+# allows come from them, so authz asks them first, and they are few, shared and short
+default org_role_roles := []
+
+org_role_roles := object.get(data.builtin_roles, member.role, []) if member := _active_member
+
+# the member's own roles, its teams' and basic:server_admin for a server admin; outside an org, a
+# server admin's basic:server_admin
+default other_roles := []
+
+other_roles := _member_roles(member) if member := _active_member
 
 else := ["basic:server_admin"] if _is_server_level_admin
 
@@ -108,15 +118,12 @@ _is_server_level_admin if {
 	_is_enabled(input.subject)
 }
 
-# a member's direct roles, its org role's and its teams', and basic:server_admin for a server admin
-_member_roles(member) := array.concat(_org_roles(member), ["basic:server_admin"]) if _is_server_admin(input.subject)
+# a member's direct roles and its teams', and basic:server_admin for a server admin
+_member_roles(member) := array.concat(_own_roles(member), ["basic:server_admin"]) if _is_server_admin(input.subject)
 
-else := _org_roles(member)
+else := _own_roles(member)
 
-_org_roles(member) := array.concat(
-	array.concat(object.get(member, "roles", []), object.get(data.builtin_roles, member.role, [])),
-	_team_roles(member),
-)
+_own_roles(member) := array.concat(object.get(member, "roles", []), _team_roles(member))
 
 _team_roles(member) := [role |
 	some team in object.get(member, "teams", [])
