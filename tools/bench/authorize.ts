@@ -24,8 +24,7 @@ import { findAncestors, findFolder, updateFolder } from '../../src/folders/store
 import { FOLDER_GRANTS } from '../../src/permissions/levels.ts';
 import { replaceGrants, resolveGrantItems } from '../../src/permissions/resource-grants.ts';
 import { startServices } from '../../src/startup.ts';
-import { prng } from '../../test/helpers/generated-org.ts';
-import { fillOrg, scaled } from './scale-org.ts';
+import { fillOrg, questionPool, scaled } from './scale-org.ts';
 
 const ORG = 'org_main';
 const SAMPLES = 200_000;
@@ -99,24 +98,7 @@ async function main(): Promise<void> {
   });
   console.log(`first authorize (load): ${ms(performance.now() - started)} (document build + wasm setData)`);
 
-  // The realistic mix: mostly dashboard reads and writes by members, folder reads, connector
-  // queries, team reads; a few non-members and server admins. Traffic is skewed the way real
-  // traffic is (a few users and dashboards are hot): 100,000 distinct questions, drawn with a
-  // cubic skew, so repeats happen but most of the pool is cold.
-  const rnd = prng(11);
-  const subjects: Subject[] = org.users.map((id) => ({ id, kind: 'user', server_admin: rnd.chance(0.01), disabled: false }));
-  subjects.push({ id: 'usr_nonmember', kind: 'user', server_admin: true, disabled: false });
-  const skewed = <T>(items: readonly T[]) => items[Math.floor(items.length * rnd.next() ** 3)]!;
-  const pool: AuthzInput[] = Array.from({ length: 100_000 }, () => {
-    const subject = skewed(subjects);
-    const roll = rnd.int(100);
-    if (roll < 45) return { subject, org_id: ORG, action: 'dashboards:read', resource: { kind: 'dashboards', uid: skewed(org.dashboards) } };
-    if (roll < 65) return { subject, org_id: ORG, action: 'dashboards:write', resource: { kind: 'dashboards', uid: skewed(org.dashboards) } };
-    if (roll < 80) return { subject, org_id: ORG, action: 'folders:read', resource: { kind: 'folders', uid: skewed(org.folders) } };
-    if (roll < 90) return { subject, org_id: ORG, action: 'connectors:query', resource: { kind: 'connectors', uid: 'prom' } };
-    if (roll < 97) return { subject, org_id: ORG, action: 'teams:read', resource: { kind: 'teams', id: skewed(org.teams) } };
-    return { subject, org_id: ORG, action: 'dashboards.permissions:write', resource: { kind: 'dashboards', uid: skewed(org.dashboards) } };
-  });
+  const { pool, subjects, skewed } = questionPool(ORG, org, 100_000);
   const stream = Array.from({ length: SAMPLES }, () => skewed(pool));
 
   await measure('authorize()', services.engine, stream);

@@ -4,6 +4,7 @@
  * permissions of managed roles. Deterministic for a given seed.
  */
 import type { Knex } from 'knex';
+import type { AuthzInput, Subject } from '../../src/authz/types.ts';
 import { prng } from '../../test/helpers/generated-org.ts';
 
 export interface Scale {
@@ -142,4 +143,35 @@ export async function fillOrg(db: Knex, orgId: string, scale: Scale, seed = 7): 
     await insertAll(trx, 'role_permissions', [...grants.values()].slice(0, scale.grants));
   });
   return { users, teams, folders, dashboards, depthOf };
+}
+
+/**
+ * The realistic mix of questions asked of an org at this scale: mostly dashboard reads and writes
+ * by members, folder reads, connector queries, team reads; a few non-members and server admins.
+ * Traffic is skewed the way real traffic is (a few users and dashboards are hot): `size` distinct
+ * questions drawn with a cubic skew, so repeats happen but most of the pool is cold. `subjects`
+ * are the askers (users, then a non-member server admin); `skewed` draws from a list with the same
+ * skew, for a stream over the pool.
+ */
+export function questionPool(
+  orgId: string,
+  org: ScaleOrg,
+  size: number,
+  seed = 11,
+): { pool: AuthzInput[]; subjects: Subject[]; skewed: <T>(items: readonly T[]) => T } {
+  const rnd = prng(seed);
+  const subjects: Subject[] = org.users.map((id) => ({ id, kind: 'user', server_admin: rnd.chance(0.01), disabled: false }));
+  subjects.push({ id: 'usr_nonmember', kind: 'user', server_admin: true, disabled: false });
+  const skewed = <T>(items: readonly T[]) => items[Math.floor(items.length * rnd.next() ** 3)]!;
+  const pool: AuthzInput[] = Array.from({ length: size }, () => {
+    const subject = skewed(subjects);
+    const roll = rnd.int(100);
+    if (roll < 45) return { subject, org_id: orgId, action: 'dashboards:read', resource: { kind: 'dashboards', uid: skewed(org.dashboards) } };
+    if (roll < 65) return { subject, org_id: orgId, action: 'dashboards:write', resource: { kind: 'dashboards', uid: skewed(org.dashboards) } };
+    if (roll < 80) return { subject, org_id: orgId, action: 'folders:read', resource: { kind: 'folders', uid: skewed(org.folders) } };
+    if (roll < 90) return { subject, org_id: orgId, action: 'connectors:query', resource: { kind: 'connectors', uid: 'prom' } };
+    if (roll < 97) return { subject, org_id: orgId, action: 'teams:read', resource: { kind: 'teams', id: skewed(org.teams) } };
+    return { subject, org_id: orgId, action: 'dashboards.permissions:write', resource: { kind: 'dashboards', uid: skewed(org.dashboards) } };
+  });
+  return { pool, subjects, skewed };
 }

@@ -1,0 +1,226 @@
+/**
+ * What an authz/enforce evaluation costs, counted rather than timed: the WebAssembly instructions
+ * it executes, over the realistic mix of questions at org scale S (bench:authorize's). A count
+ * does not drift with the machine's load or its caches, so two policy builds compare exactly
+ * where timings on a shared machine differ by tens of percent from one minute to the next.
+ *
+ * Each build is rewritten with wabt: every straight-line run of instructions adds its length to
+ * a counter of the Rego function it belongs to (the OPA runtime's own functions count to the
+ * innermost Rego function that called them, or to "outside the policy": the input's parsing and
+ * the result's JSON). Counts are not time: a lookup in memory the caches no longer hold costs
+ * more than its instructions, so bench:authorize stays the measure of item 3.
+ *
+ *   npm run bench:policy-instructions                                  # policies/build/authz.wasm
+ *   npm run bench:policy-instructions -- old.wasm policies/build/authz.wasm --by-rule
+ *   npm run bench:policy-instructions -- --scale 0.1
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import wabt from 'wabt';
+import { buildOrgDocument } from '../../src/authz/document.ts';
+import { PolicyModule } from '../../src/authz/wasm.ts';
+import { bootstrap } from '../../src/bootstrap.ts';
+import { loadConfig } from '../../src/config.ts';
+import { startServices } from '../../src/startup.ts';
+import { fillOrg, questionPool, scaled } from './scale-org.ts';
+
+const ORG = 'org_main';
+const POOL_SIZE = 20_000;
+const OUTSIDE = '(outside the policy)';
+/** An instruction that ends a straight-line run: control flow, or a call (whose callee counts on its own). */
+const ENDS_RUN = /^(block|loop|if|else|end|br|br_if|br_table|return|call|call_indirect|unreachable)\b/;
+
+/**
+ * The wasm text with a counter per Rego function (`rule:<name>` exports, one more for
+ * OUTSIDE). `$__current` names the innermost Rego function running; each one sets it on entry
+ * and restores its caller's on every way out.
+ */
+function instrumentText(text: string): string {
+  const lines = text.split('\n');
+  const rules = lines.flatMap((line) => /^ {2}\(func (\$g0\.\S+)/.exec(line)?.[1] ?? []);
+  const outside = rules.length;
+  const counted = (n: number) => `    i64.const ${n} global.get $__current call $__count`;
+  const out: string[] = [];
+  let inFunction = false;
+  let inBody = false;
+  let rule = -1;
+  let run = 0;
+  let runAt = -1;
+  const closeRun = () => {
+    if (runAt >= 0) out[runAt] = counted(run);
+    run = 0;
+    runAt = -1;
+  };
+  const openRun = () => {
+    out.push('');
+    runAt = out.length - 1;
+  };
+  const counters = () => {
+    const declarations = [...rules, `$${OUTSIDE}`].flatMap((name, i) => [
+      `  (global $__c${i} (mut i64) (i64.const 0))`,
+      `  (export ${JSON.stringify(`rule:${name.slice(1)}`)} (global $__c${i}))`,
+    ]);
+    const dispatch = [
+      '  (func $__count (param i64 i32)',
+      ...Array.from({ length: outside + 1 }, () => '    block'),
+      `    local.get 1\n    br_table ${Array.from({ length: outside + 1 }, (_, i) => i).join(' ')} ${outside}`,
+      ...Array.from({ length: outside + 1 }, (_, i) => `    end\n    global.get $__c${i} local.get 0 i64.add global.set $__c${i} return`),
+      '  )',
+    ];
+    return [`  (global $__current (mut i32) (i32.const ${outside}))`, ...declarations, ...dispatch];
+  };
+  let declared = false;
+  for (const line of lines) {
+    const header = /^ {2}\(func (\S+)/.exec(line);
+    if (header) {
+      inFunction = true;
+      inBody = false;
+      rule = rules.indexOf(header[1]!);
+      out.push(line);
+      continue;
+    }
+    if (inFunction && !inBody && /^\s+\(local /.test(line)) {
+      out.push(line);
+      continue;
+    }
+    if (inFunction && /^ {2}\(/.test(line)) inFunction = false;
+    if (!inFunction) {
+      if (!declared && /^ {2}\(export /.test(line)) {
+        out.push(...counters());
+        declared = true;
+      }
+      out.push(line);
+      continue;
+    }
+    if (!inBody) {
+      inBody = true;
+      if (rule >= 0) out.push('    (local $__caller i32)', `    global.get $__current local.set $__caller i32.const ${rule} global.set $__current`);
+      openRun();
+    }
+    const instruction = line.replace(/\(;[^;]*;\)/g, '').trim();
+    const lastOfFunction = instruction.endsWith(')');
+    const op = instruction.replace(/\)+$/, '').split(/\s+/)[0]!;
+    run++;
+    if (lastOfFunction || op === 'return') {
+      closeRun();
+      if (rule >= 0) out.push('    local.get $__caller global.set $__current');
+      out.push(line);
+      if (lastOfFunction) inFunction = false;
+      else openRun();
+      continue;
+    }
+    out.push(line);
+    if (ENDS_RUN.test(op)) {
+      closeRun();
+      openRun();
+    }
+  }
+  return out.join('\n');
+}
+
+async function instrumented(file: string, dir: string): Promise<PolicyModule> {
+  const tools = await wabt();
+  const module = tools.readWasm(fs.readFileSync(file), { readDebugNames: true });
+  module.applyNames();
+  const text = instrumentText(module.toText({ foldExprs: false, inlineExport: false }));
+  const { buffer } = tools.parseWat(`${file}.wat`, text).toBinary({});
+  const out = path.join(dir, `${path.basename(file)}.${Date.now()}.counted.wasm`);
+  fs.writeFileSync(out, buffer);
+  return PolicyModule.fromFile(out);
+}
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const thousands = (n: number) => `${(n / 1000).toFixed(1)}k`;
+
+interface Counted {
+  file: string;
+  perQuestion: number[];
+  answers: string[];
+  byRule: Map<string, number>;
+}
+
+function summary(values: number[]): string {
+  const sorted = values.slice().sort((a, b) => a - b);
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  return `mean ${thousands(mean)}, p50 ${thousands(percentile(sorted, 50))}, p97 ${thousands(percentile(sorted, 97))}, max ${thousands(sorted[sorted.length - 1]!)}`;
+}
+
+async function main(): Promise<void> {
+  const factor = Number(arg('scale') ?? '1');
+  const byRule = process.argv.includes('--by-rule');
+  const valued = new Set(['--scale']);
+  const files = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && !valued.has(all[i - 1]!));
+  if (files.length === 0) files.push('policies/build/authz.wasm');
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-instructions-'));
+  const config = loadConfig({
+    ...process.env,
+    NODE_ENV: 'test',
+    DATA_DIR: dir,
+    DATABASE_URL: `sqlite:${path.join(dir, 'bench.sqlite')}`,
+    SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
+    AUTHZ_VERIFY_DOCUMENTS: 'false',
+  });
+  const services = await startServices(config, pino({ level: 'warn' }));
+  await bootstrap(services);
+  const org = await fillOrg(services.db, ORG, scaled(factor));
+  const document = await buildOrgDocument(services.db, ORG, { legacyAclEnabled: true });
+  services.engine.stopRevisionPoll();
+  await services.db.destroy();
+  const inputs = questionPool(ORG, org, POOL_SIZE).pool.map((input) => JSON.stringify(input));
+  console.log(`scale ${factor}: ${inputs.length} questions of bench:authorize's mix, authz/enforce, wasm instructions per evaluation`);
+
+  const results: Counted[] = [];
+  for (const file of files) {
+    const instance = await (await instrumented(file, dir)).instantiate();
+    instance.setData(document);
+    const exports = (instance as unknown as { policy: { wasmInstance: WebAssembly.Instance } }).policy.wasmInstance.exports;
+    const counters = Object.entries(exports).filter(([name]) => name.startsWith('rule:')) as Array<[string, WebAssembly.Global]>;
+    const total = () => counters.reduce((sum, [, counter]) => sum + (counter.value as bigint), 0n);
+    // setData parsed the document in the same instance: only what the evaluations add counts
+    const before = new Map(counters.map(([name, counter]) => [name, counter.value as bigint]));
+    const perQuestion: number[] = [];
+    const answers: string[] = [];
+    for (const input of inputs) {
+      const start = total();
+      answers.push(JSON.stringify(instance.evaluateJson('authz/enforce', input)));
+      perQuestion.push(Number(total() - start));
+    }
+    const rules = new Map(
+      counters.map(([name, counter]) => [name.slice('rule:'.length), Number((counter.value as bigint) - before.get(name)!) / inputs.length]),
+    );
+    results.push({ file, perQuestion, answers, byRule: rules });
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+
+  const [first] = results;
+  for (const result of results) {
+    const allowed = result.perQuestion.filter((_, i) => result.answers[i] === 'true');
+    const denied = result.perQuestion.filter((_, i) => result.answers[i] !== 'true');
+    console.log(`\n${result.file}`);
+    console.log(`  all:     ${summary(result.perQuestion)}`);
+    console.log(`  allowed: ${summary(allowed)} (${allowed.length})`);
+    console.log(`  denied:  ${summary(denied)} (${denied.length})`);
+    if (result !== first) {
+      const differ = result.answers.filter((answer, i) => answer !== first!.answers[i]).length;
+      const ratio = (values: number[]) => values.reduce((a, b) => a + b, 0);
+      console.log(`  / ${first!.file}: ${(ratio(result.perQuestion) / ratio(first!.perQuestion)).toFixed(2)}x the instructions; ${differ} answers differ`);
+    }
+    if (byRule) {
+      const top = [...result.byRule].sort((a, b) => b[1] - a[1]).slice(0, 25);
+      for (const [name, count] of top) console.log(`    ${thousands(count).padStart(7)}  ${name.replace(/^g0\.data\./, '')}`);
+    }
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
