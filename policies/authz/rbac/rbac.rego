@@ -12,10 +12,11 @@ matching_actions(action) := [action, concat("", [substring(action, 0, i), ":*"])
 	i > 0
 } else := [action, "*"] if indexof(action, ":") < 1
 
-# Whether grants(roles, action, scopes) is not empty, without building its reasons, is asked in
-# two parts: the action itself (holds_exactly), and only when no role holds it there, its
-# wildcards (holds_through_wildcard), which an allow by the action itself neither builds nor
-# looks up.
+# Whether grants(roles, action, scopes) is not empty, without building its reasons: holds, or in
+# two parts, the action itself (holds_exactly) and its wildcards (holds_through_wildcard), so that
+# an allow by the action itself neither builds the wildcards nor looks them up.
+
+holds(roles, action, scopes) if _holds_as(roles, array.concat([action], _wildcards_of(action)), scopes)
 
 # whether some permission of roles names action itself (no wildcard) on one of scopes
 holds_exactly(roles, action, scopes) if {

@@ -108,7 +108,7 @@ test_holds_through_wildcard_asks_the_resource_wildcard_and_star if {
 	not _holds_through_wildcard(["custom:any_dashboard_action"], "dashboards.permissions:write", ["folders:uid:f1"])
 }
 
-# holds_exactly or holds_through_wildcard exactly when grants has a reason, for every pairing
+# holds, and holds_exactly or holds_through_wildcard, exactly when grants has a reason, for every pairing
 test_the_two_holds_agree_with_grants if {
 	role_sets := [
 		["basic:viewer"], ["custom:exact"], ["custom:any_dashboard_action"], ["custom:folders_only"],
@@ -119,6 +119,7 @@ test_the_two_holds_agree_with_grants if {
 			every scopes in [["dashboards:uid:d1", "dashboards:*", "*"], ["folders:uid:f1"], ["dashboards:uid:d2"], ["*"]] {
 				has_reason := count(_grants(roles, action, scopes)) > 0
 				_held(roles, action, scopes) == has_reason
+				_holds(roles, action, scopes) == has_reason
 			}
 		}
 	}
@@ -128,6 +129,10 @@ _held(roles, action, scopes) if {
 	_holds_exactly(roles, action, scopes)
 } else if {
 	_holds_through_wildcard(roles, action, scopes)
+} else := false
+
+_holds(roles, action, scopes) if {
+	rbac.holds(roles, action, scopes) with data.roles as _roles
 } else := false
 
 test_wildcards_of_the_kinds_asked_most_and_of_any_other if {
