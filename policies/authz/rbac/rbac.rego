@@ -7,18 +7,17 @@ package authz.rbac
 
 # the held actions that cover an asked one: dashboards:read is covered by dashboards:read,
 # dashboards:* and *
-matching_actions(action) := [action, concat("", [substring(action, 0, i), ":*"]), "*"] if {
-	i := indexof(action, ":")
-	i > 0
-} else := [action, "*"] if indexof(action, ":") < 1
+matching_actions(action) := array.concat([action], _wildcards_of(action)) if is_string(action)
 
 # Whether grants(roles, action, scopes) is not empty, without building its reasons: holds, or in
 # two parts, the action itself (holds_exactly) and its wildcards (holds_through_wildcard), so that
 # an allow by the action itself neither builds the wildcards nor looks them up.
 
-holds(roles, action, scopes) if _holds_as(roles, array.concat([action], _wildcards_of(action)), scopes)
+holds(roles, action, scopes) if _holds_as(roles, matching_actions(action), scopes)
 
-# whether some permission of roles names action itself (no wildcard) on one of scopes
+# whether some permission of roles names action itself (no wildcard) on one of scopes; written out
+# rather than as _holds_as(roles, [action], scopes), which builds and walks a one-item list on the
+# path most allows take
 holds_exactly(roles, action, scopes) if {
 	index := data.roles
 	some role in roles

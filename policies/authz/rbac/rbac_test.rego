@@ -145,3 +145,8 @@ test_wildcards_of_the_kinds_asked_most_and_of_any_other if {
 	rbac._wildcards_of("ping") == ["*"]
 	rbac._wildcards_of(":odd") == ["*"]
 }
+
+test_matching_actions_of_what_is_no_action_are_undefined if {
+	not rbac.matching_actions(7)
+	not rbac.holds(["basic:admin"], 7, ["*"]) with data.roles as _roles
+}
