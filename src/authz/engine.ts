@@ -83,6 +83,11 @@ interface Kept<T> {
   answer: T;
 }
 
+/** A kept answer still right for `org` as loaded now, or undefined. */
+function current<T>(kept: Kept<T> | undefined, org: OrgPolicy): T | undefined {
+  return kept && kept.org === org && kept.generation === org.generation ? kept.answer : undefined;
+}
+
 /**
  * What authorize() answers when the policy allows (authz/enforce's true): the grants behind an allow are
  * not worked out on the enforcement path. explain() and, when it is on, the decision log get
@@ -255,10 +260,10 @@ export class AuthzEngine implements PolicyChangeListener {
   private enforce(org: OrgPolicy, input: AuthzInput): { result: Readonly<Decision>; evalNanoseconds: number } {
     const started = performance.now();
     const key = decisionKey(input);
-    const kept = this.keptDecisions.get(key);
-    if (kept && kept.org === org && kept.generation === org.generation) {
+    const kept = current(this.keptDecisions.get(key), org);
+    if (kept) {
       this.counters.keptDecisionHits++;
-      return { result: kept.answer, evalNanoseconds: Math.round((performance.now() - started) * 1e6) };
+      return { result: kept, evalNanoseconds: Math.round((performance.now() - started) * 1e6) };
     }
     const json = JSON.stringify(policyInput(input));
     const result = this.decisionLog ? this.decision(org.instance, json) : this.allowedOrRefused(org.instance, json);
@@ -344,10 +349,10 @@ export class AuthzEngine implements PolicyChangeListener {
       // ready() first: it applies every change notified so far, moving the org to a new generation if the document changed.
       const org = await this.ready(input.org_id);
       const key = filterKey(input);
-      const kept = this.keptFilters.get(key);
-      if (kept && kept.org === org && kept.generation === org.generation) {
+      const kept = current(this.keptFilters.get(key), org);
+      if (kept) {
         this.counters.keptFilterHits++;
-        return [...kept.answer];
+        return [...kept];
       }
       const result = org.instance.evaluate('authz/filter', filterPolicyInput(input));
       const indexes = Array.isArray(result) ? (result as number[]) : [];
