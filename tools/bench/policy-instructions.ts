@@ -137,6 +137,7 @@ function arg(name: string): string | undefined {
 }
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 const thousands = (n: number) => `${(n / 1000).toFixed(1)}k`;
 
 interface Counted {
@@ -148,7 +149,7 @@ interface Counted {
 
 function summary(values: number[]): string {
   const sorted = values.slice().sort((a, b) => a - b);
-  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  const mean = sum(values) / values.length;
   return `mean ${thousands(mean)}, p50 ${thousands(percentile(sorted, 50))}, p97 ${thousands(percentile(sorted, 97))}, max ${thousands(sorted[sorted.length - 1]!)}`;
 }
 
@@ -210,8 +211,7 @@ async function main(): Promise<void> {
     console.log(`  denied:  ${summary(denied)} (${denied.length})`);
     if (result !== first) {
       const differ = result.answers.filter((answer, i) => answer !== first!.answers[i]).length;
-      const ratio = (values: number[]) => values.reduce((a, b) => a + b, 0);
-      console.log(`  / ${first!.file}: ${(ratio(result.perQuestion) / ratio(first!.perQuestion)).toFixed(2)}x the instructions; ${differ} answers differ`);
+      console.log(`  / ${first!.file}: ${(sum(result.perQuestion) / sum(first!.perQuestion)).toFixed(2)}x the instructions; ${differ} answers differ`);
     }
     if (byRule) {
       const top = [...result.byRule].sort((a, b) => b[1] - a[1]).slice(0, 25);
