@@ -2,71 +2,32 @@
  * Bounded memory of answers by key: LruMap, and boundedMemo for a function's answers.
  */
 
-interface LruNode<K, V> {
-  key: K;
-  value: V;
-  newer: LruNode<K, V> | null;
-  older: LruNode<K, V> | null;
+/** What an entry of an LruOrder links to: the entries used just after and just before it. */
+export interface LruLinks<N> {
+  newer: N | null;
+  older: N | null;
 }
 
 /**
- * A map of at most `max` entries: past that, the least recently used goes (a get or a set uses
- * an entry). The order is a linked list beside the Map, so every operation is O(1). A Map alone
- * (delete and set again on every use, drop the first key) is not: each delete leaves a hole at
- * the front of V8's table until it is rehashed, and finding the first key steps over all of them,
- * which at tens of thousands of entries cost tens of µs per eviction.
+ * The order of use of a cache's entries, as a list linked through the entries themselves: every
+ * operation is O(1), and the cache keeps its entries however it finds them (LruMap: one Map;
+ * the engine's kept decisions: maps keyed by the input's own fields).
  */
-export class LruMap<K, V> {
-  private readonly nodes = new Map<K, LruNode<K, V>>();
-  private newest: LruNode<K, V> | null = null;
-  private oldest: LruNode<K, V> | null = null;
+export class LruOrder<N extends LruLinks<N>> {
+  newest: N | null = null;
+  oldest: N | null = null;
 
-  constructor(private readonly max: number) {}
-
-  get(key: K): V | undefined {
-    const node = this.nodes.get(key);
-    if (!node) return undefined;
-    this.makeNewest(node);
-    return node.value;
-  }
-
-  set(key: K, value: V): void {
-    const node = this.nodes.get(key);
-    if (node) {
-      node.value = value;
-      this.makeNewest(node);
-      return;
-    }
-    if (this.nodes.size >= this.max && this.oldest) this.delete(this.oldest.key);
-    const added: LruNode<K, V> = { key, value, newer: null, older: null };
-    this.nodes.set(key, added);
-    this.makeNewest(added);
-  }
-
-  delete(key: K): boolean {
-    const node = this.nodes.get(key);
-    if (!node) return false;
+  /** Adds `node`, or moves it, to the newest end. */
+  makeNewest(node: N): void {
+    if (this.newest === node) return;
     this.unlink(node);
-    this.nodes.delete(key);
-    return true;
+    node.older = this.newest;
+    if (this.newest) this.newest.newer = node;
+    this.newest = node;
+    this.oldest ??= node;
   }
 
-  clear(): void {
-    this.nodes.clear();
-    this.newest = null;
-    this.oldest = null;
-  }
-
-  get size(): number {
-    return this.nodes.size;
-  }
-
-  /** The keys from the least to the most recently used. */
-  *keys(): IterableIterator<K> {
-    for (let node = this.oldest; node; node = node.newer) yield node.key;
-  }
-
-  private unlink(node: LruNode<K, V>): void {
+  unlink(node: N): void {
     if (node.newer) node.newer.older = node.older;
     else if (this.newest === node) this.newest = node.older;
     if (node.older) node.older.newer = node.newer;
@@ -75,13 +36,70 @@ export class LruMap<K, V> {
     node.older = null;
   }
 
-  private makeNewest(node: LruNode<K, V>): void {
-    if (this.newest === node) return;
-    this.unlink(node);
-    node.older = this.newest;
-    if (this.newest) this.newest.newer = node;
-    this.newest = node;
-    this.oldest ??= node;
+  clear(): void {
+    this.newest = null;
+    this.oldest = null;
+  }
+}
+
+interface LruNode<K, V> extends LruLinks<LruNode<K, V>> {
+  key: K;
+  value: V;
+}
+
+/**
+ * A map of at most `max` entries: past that, the least recently used goes (a get or a set uses
+ * an entry). The order is a linked list beside the Map (LruOrder), so every operation is O(1). A
+ * Map alone (delete and set again on every use, drop the first key) is not: each delete leaves a
+ * hole at the front of V8's table until it is rehashed, and finding the first key steps over all
+ * of them, which at tens of thousands of entries cost tens of µs per eviction.
+ */
+export class LruMap<K, V> {
+  private readonly nodes = new Map<K, LruNode<K, V>>();
+  private readonly order = new LruOrder<LruNode<K, V>>();
+
+  constructor(private readonly max: number) {}
+
+  get(key: K): V | undefined {
+    const node = this.nodes.get(key);
+    if (!node) return undefined;
+    this.order.makeNewest(node);
+    return node.value;
+  }
+
+  set(key: K, value: V): void {
+    const node = this.nodes.get(key);
+    if (node) {
+      node.value = value;
+      this.order.makeNewest(node);
+      return;
+    }
+    if (this.nodes.size >= this.max && this.order.oldest) this.delete(this.order.oldest.key);
+    const added: LruNode<K, V> = { key, value, newer: null, older: null };
+    this.nodes.set(key, added);
+    this.order.makeNewest(added);
+  }
+
+  delete(key: K): boolean {
+    const node = this.nodes.get(key);
+    if (!node) return false;
+    this.order.unlink(node);
+    this.nodes.delete(key);
+    return true;
+  }
+
+  clear(): void {
+    this.nodes.clear();
+    this.order.clear();
+  }
+
+  get size(): number {
+    return this.nodes.size;
+  }
+
+  /** The keys from the least to the most recently used. */
+  *keys(): IterableIterator<K> {
+    for (let node = this.order.oldest; node; node = node.newer) yield node.key;
   }
 }
 

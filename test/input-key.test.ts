@@ -1,13 +1,15 @@
 /**
- * The keys of the engine's kept answers (src/authz/input-key.ts). An answer kept under a key is
- * given to every input with that key, so two inputs the policy could answer differently must
- * never share one: each field of a fully populated input, changed alone, changes both the key and
- * what the policy is asked with; what the policy is asked with is the declared fields only; and
- * among inputs built to collide (ids holding the key's own delimiters, numbers and strings),
- * different questions to the policy have different keys.
+ * The keys of the engine's kept answers (src/authz/input-key.ts, and for authorize() the kept
+ * decisions of src/authz/kept-decisions.ts). An answer kept for one input is given to another only
+ * if it asks the same, so two inputs the policy could answer differently must never share one:
+ * each field of a fully populated input, changed alone, changes both what the policy is asked with
+ * and whether the kept answer is given; what the policy is asked with is the declared fields only;
+ * and among inputs built to collide (ids holding the keys' own delimiters, numbers and strings),
+ * none gets another question's answer.
  */
 import { expect } from 'chai';
-import { activeOrgKey, activeOrgPolicyInput, decisionKey, filterKey, filterPolicyInput, policyInput, subjectCopy, subjectKey } from '../src/authz/input-key.ts';
+import { activeOrgKey, activeOrgPolicyInput, filterKey, filterPolicyInput, policyInput, subjectCopy, subjectKey } from '../src/authz/input-key.ts';
+import { KeptDecisions } from '../src/authz/kept-decisions.ts';
 import type { ActiveOrgInput, AuthzInput, FilterInput, ResourceRef, Subject } from '../src/authz/types.ts';
 
 /** Every field any shape of T has, each required: a field added to one of the shapes must be given here. */
@@ -82,17 +84,27 @@ const asked = (input: AuthzInput) => JSON.stringify(policyInput(input));
 const askedActiveOrg = (input: ActiveOrgInput) => JSON.stringify(activeOrgPolicyInput(input));
 const askedFilter = (input: FilterInput) => JSON.stringify(filterPolicyInput(input));
 
+/** Kept decisions whose answer to each input is the question the policy is asked: a wrong answer shows as another question. */
+function keptQuestions(inputs: AuthzInput[], max = 10_000): KeptDecisions<string> {
+  const kept = new KeptDecisions<string>(max, 2048);
+  for (const input of inputs) kept.set(input, asked(input));
+  return kept;
+}
+
 describe('kept-answer keys', () => {
   it('every field of an authorize() input, changed or left out alone, changes its key and what the policy is asked', () => {
     const optional = Object.keys(fullInput).filter((field) => !['subject', 'org_id', 'action'].includes(field)) as Array<keyof AuthzInput>;
     const all = variants<AuthzInput>(fullInput, ['subject', 'resource'], optional);
     expect(all.length).to.be.greaterThan(30);
+    const kept = keptQuestions([fullInput]);
     for (const { field, input } of all) {
-      expect(decisionKey(input), field).to.not.equal(decisionKey(fullInput));
+      expect(kept.get(input), field).to.equal(undefined);
       expect(asked(input), field).to.not.equal(asked(fullInput));
     }
-    // and, among the variants, no two questions share a key
-    expect(new Set(all.map(({ input }) => decisionKey(input))).size).to.equal(new Set(all.map(({ input }) => asked(input))).size);
+    expect(kept.get(structuredClone(fullInput)), 'the same question in another object').to.equal(asked(fullInput));
+    // and, with every variant kept, each gets its own answer or none, never another's
+    const allKept = keptQuestions(all.map(({ input }) => input));
+    for (const { field, input } of all) expect([undefined, asked(input)], field).to.include(allKept.get(input));
   });
 
   it('every field of an active-org input, changed alone, changes its key and what the policy is asked', () => {
@@ -139,7 +151,7 @@ describe('kept-answer keys', () => {
       resource: { ...resource, folder: 'general' },
       grants: ['*'],
     } as unknown as AuthzInput;
-    expect(decisionKey(padded)).to.equal(decisionKey(fullInput));
+    expect(keptQuestions([fullInput]).get(padded)).to.equal(asked(fullInput));
     expect(asked(padded)).to.equal(asked(fullInput));
     expect(JSON.parse(asked(padded))).to.not.have.any.keys('grants');
     const paddedActiveOrg = { ...fullActiveOrgInput, subject: { ...fullActiveOrgInput.subject, role: 'Admin' }, org: { is_member: true, exists: true } };
@@ -168,14 +180,47 @@ describe('kept-answer keys', () => {
     // a field set to null is another question than a field left out (the policy sees null)
     inputs.push({ ...base, resource: { kind: 'teams', uid: null as unknown as string } }, { ...base, resource: { kind: 'teams' } as ResourceRef });
     inputs.push({ ...base, setup: null as unknown as AuthzInput['setup'] });
-    const questions = new Map<string, string>();
+    // kept one after another, each is its own answer at once; then all asked again, none gets another's
+    const kept = new KeptDecisions<string>(inputs.length, 2048);
     for (const input of inputs) {
-      const key = decisionKey(input);
-      const question = asked(input);
-      const earlier = questions.get(key);
-      if (earlier !== undefined) expect(question, `two questions under ${key}`).to.equal(earlier);
-      questions.set(key, question);
+      kept.set(input, asked(input));
+      expect(kept.get(input), asked(input)).to.equal(asked(input));
     }
-    expect(questions.size).to.be.greaterThan(100);
+    for (const input of inputs) expect([undefined, asked(input)], asked(input)).to.include(kept.get(input));
+    expect(new Set(inputs.map(asked)).size).to.be.greaterThan(100);
+  });
+});
+
+describe('kept decisions', () => {
+  const question = (action: string, id = '7'): AuthzInput => ({ subject: { ...subject, id }, org_id: '3', action });
+
+  it('keeps at most its bound, the least recently asked going first', () => {
+    const kept = keptQuestions([question('a'), question('b')], 2);
+    expect(kept.get(question('a'))).to.equal(asked(question('a')));
+    kept.set(question('c'), asked(question('c')));
+    expect(kept.size).to.equal(2);
+    expect(kept.get(question('b')), 'the least recently asked').to.equal(undefined);
+    expect(kept.get(question('a'))).to.equal(asked(question('a')));
+    expect(kept.get(question('c'))).to.equal(asked(question('c')));
+  });
+
+  it('keeps no input longer than its bound: a long id or a long rare field', () => {
+    const kept = new KeptDecisions<string>(10, 64);
+    const longId = question('a', 'x'.repeat(80));
+    const longRare: AuthzInput = { ...question('a'), delegate: Array.from({ length: 10 }, () => ({ action: 'teams:read', scope: 'teams:*' })) };
+    for (const input of [longId, longRare, question('a')]) kept.set(input, asked(input));
+    expect(kept.size).to.equal(1);
+    expect(kept.get(longId)).to.equal(undefined);
+    expect(kept.get(longRare)).to.equal(undefined);
+  });
+
+  it('two questions that share a place: the later replaces the earlier, and neither gets the other answer', () => {
+    // the subject's id holds the separator, so both are kept under "u\0x\0y\0undefined"
+    const first = question('x\0y', 'u');
+    const second = question('y', 'u\0x');
+    const kept = keptQuestions([first, second]);
+    expect(kept.size).to.equal(1);
+    expect(kept.get(first)).to.equal(undefined);
+    expect(kept.get(second)).to.equal(asked(second));
   });
 });

@@ -11,8 +11,9 @@ import { ALL_ORGS, type PolicyChangeListener } from '../db/transaction.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { buildOrgDocument, loadFragment, readPolicyRevisions, type DocumentSettings } from './document.ts';
 import type { OrgChange, PolicyFragment } from './fragments.ts';
-import { activeOrgKey, activeOrgPolicyInput, decisionKey, filterKey, filterPolicyInput, policyInput, subjectCopy, subjectKey } from './input-key.ts';
+import { activeOrgKey, activeOrgPolicyInput, filterKey, filterPolicyInput, policyInput, subjectCopy, subjectKey } from './input-key.ts';
 import type { ActiveOrgInput, AuthzInput, Decision, FilterInput, OrgDocument, PermissionMap, Subject } from './types.ts';
+import { KeptDecisions } from './kept-decisions.ts';
 import type { PolicyInstance, PolicyModule } from './wasm.ts';
 import { LruMap } from '../memo.ts';
 
@@ -57,8 +58,8 @@ const MAX_CACHED_ANSWERS = 512;
 /**
  * How many authorize() answers are kept, over every org: the least recently asked goes first.
  * Traffic repeats a working set of questions (a page's checks, a user's dashboards), and a kept
- * answer costs a map lookup instead of an evaluation. About 400 bytes each (mostly its key,
- * decisionKey; a deny keeps its reasons too): 13 MiB or a little more at the bound.
+ * answer costs a map lookup instead of an evaluation. About 300 bytes each (its entry and key,
+ * src/authz/kept-decisions.ts; a deny keeps its reasons too): 10 MiB or a little more at the bound.
  */
 const MAX_KEPT_DECISIONS = 32_768;
 /**
@@ -68,7 +69,7 @@ const MAX_KEPT_DECISIONS = 32_768;
  * item: at most 80 KiB for a list of 10,000.
  */
 const MAX_KEPT_FILTERS = 256;
-/** An input whose key is longer than this (a role's delegated permissions, a chat context) is evaluated every time rather than kept. */
+/** An input longer than this (a role's delegated permissions, a chat context, an odd id) is evaluated every time rather than kept. */
 const MAX_CACHED_INPUT_CHARS = 2048;
 
 function forgetAnswers(org: OrgPolicy): void {
@@ -192,8 +193,8 @@ export class AuthzEngine implements PolicyChangeListener {
   private inputOnly: Promise<PolicyInstance> | null = null;
   /** activeOrg() answers by activeOrgKey. */
   private readonly activeOrgAnswers = new LruMap<string, Readonly<Decision>>(MAX_CACHED_ANSWERS);
-  /** authorize() answers by decisionKey, which names the org (org_id). */
-  private readonly keptDecisions: LruMap<string, Kept<Readonly<Decision>>>;
+  /** authorize() answers by their input, which names the org (org_id). */
+  private readonly keptDecisions: KeptDecisions<Kept<Readonly<Decision>>>;
   /** filter() answers by filterKey, which names the org. */
   private readonly keptFilters = new LruMap<string, Kept<readonly number[]>>(MAX_KEPT_FILTERS);
 
@@ -205,7 +206,7 @@ export class AuthzEngine implements PolicyChangeListener {
     private readonly observer: DecisionObserver = unobserved,
     private readonly decisionLog: DecisionLog | null = null,
   ) {
-    this.keptDecisions = new LruMap(options.maxKeptDecisions ?? MAX_KEPT_DECISIONS);
+    this.keptDecisions = new KeptDecisions(options.maxKeptDecisions ?? MAX_KEPT_DECISIONS, MAX_CACHED_INPUT_CHARS);
   }
 
   /** The decision that lets a request act or refuses it: observed (metrics) and, when on, written to the decision log. */
@@ -214,10 +215,13 @@ export class AuthzEngine implements PolicyChangeListener {
     let outcome: 'allow' | 'deny' | 'error' = 'error';
     try {
       // ready() first: it applies every change notified so far, moving the org to a new generation if the document changed.
-      const org = await this.ready(input.org_id);
-      const { result, evalNanoseconds } = this.enforce(org, input);
+      // Awaited only when it has work to do: an await of a loaded org would still cost a turn of the microtask queue.
+      const ready = this.ready(input.org_id);
+      const org = ready instanceof Promise ? await ready : ready;
+      const evaluated = this.decisionLog ? performance.now() : 0;
+      const result = this.enforce(org, input);
       outcome = result.allow ? 'allow' : 'deny';
-      this.decisionLog?.record(input, result, evalNanoseconds, new Date());
+      this.decisionLog?.record(input, result, Math.round((performance.now() - evaluated) * 1e6), new Date());
       return result;
     } catch (err) {
       return this.failClosed(err);
@@ -257,21 +261,16 @@ export class AuthzEngine implements PolicyChangeListener {
    * The answer that enforces `input`: a kept one when the same input was asked against the same
    * document, else authz/enforce (or, for the decision log, the whole authz/decision).
    */
-  private enforce(org: OrgPolicy, input: AuthzInput): { result: Readonly<Decision>; evalNanoseconds: number } {
-    const started = performance.now();
-    const key = decisionKey(input);
-    const kept = current(this.keptDecisions.get(key), org);
+  private enforce(org: OrgPolicy, input: AuthzInput): Readonly<Decision> {
+    const kept = current(this.keptDecisions.get(input), org);
     if (kept) {
       this.counters.keptDecisionHits++;
-      return { result: kept, evalNanoseconds: Math.round((performance.now() - started) * 1e6) };
+      return kept;
     }
     const json = JSON.stringify(policyInput(input));
     const result = this.decisionLog ? this.decision(org.instance, json) : this.allowedOrRefused(org.instance, json);
-    const evalNanoseconds = Math.round((performance.now() - started) * 1e6);
-    if (key.length <= MAX_CACHED_INPUT_CHARS) {
-      this.keptDecisions.set(key, { org, generation: org.generation, answer: result === ALLOWED ? ALLOWED : frozenDecision(result) });
-    }
-    return { result, evalNanoseconds };
+    this.keptDecisions.set(input, { org, generation: org.generation, answer: result === ALLOWED ? ALLOWED : frozenDecision(result) });
+    return result;
   }
 
   /** authz/enforce: true, or the refusal with what was missing and the message the caller may see, from one evaluation. */

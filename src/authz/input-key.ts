@@ -64,15 +64,17 @@ const RARE_FIELDS = Object.keys({
   author: true,
 } satisfies Record<RareField, true>) as RareField[];
 
-/** The key of an authorize() answer; it names the org (org_id). */
-export function decisionKey(input: AuthzInput): string {
-  const key = `${subjectKey(input.subject)}${part(input.org_id)}${part(input.action)}${resourceKey(input.resource)}`;
+/**
+ * The fields few decisions carry, as one key: '' when there are none (most decisions). The kept
+ * decisions compare the common fields one by one (src/authz/kept-decisions.ts) and these as this key.
+ */
+export function rareFieldsKey(input: AuthzInput): string {
   let rare = '';
   for (const field of RARE_FIELDS) if (input[field] !== undefined) rare += `${field}=${part(input[field])}`;
-  return key + rare;
+  return rare;
 }
 
-/** The input the policy is asked with for an answer kept under decisionKey(input). */
+/** The input the policy is asked with for a kept authorize() answer: its declared fields. */
 export function policyInput(input: AuthzInput): AuthzInput {
   const copy: AuthzInput = { subject: subjectCopy(input.subject), org_id: input.org_id, action: input.action };
   if (input.resource !== undefined) copy.resource = resourceCopy(input.resource);
