@@ -12,15 +12,12 @@
  *   npx tsx tools/bench/authorize-ab.ts /tmp/base . [--rounds 3] [--scale 0.1]
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import type { AuthzEngine } from '../../src/authz/engine.ts';
 import type { AuthzInput } from '../../src/authz/types.ts';
-import { bootstrap } from '../../src/bootstrap.ts';
-import { loadConfig } from '../../src/config.ts';
-import { startServices } from '../../src/startup.ts';
 import { arg } from './service-process.ts';
+import { inProcessServices } from './in-process.ts';
 import { fillOrg, questionPool, scaled } from './scale-org.ts';
 
 const ORG = 'org_main';
@@ -42,17 +39,7 @@ async function main(): Promise<void> {
   if (dirs.length !== 2) throw new Error('usage: authorize-ab.ts <checkout A> <checkout B> [--rounds N] [--scale F]');
   const rounds = Number(arg('rounds', '3'));
   const factor = Number(arg('scale', '1'));
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-authorize-ab-'));
-  const config = loadConfig({
-    ...process.env,
-    NODE_ENV: 'test',
-    DATA_DIR: tmp,
-    DATABASE_URL: `sqlite:${path.join(tmp, 'bench.sqlite')}`,
-    SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
-    AUTHZ_VERIFY_DOCUMENTS: 'false',
-  });
-  const services = await startServices(config, pino({ level: 'warn' }));
-  await bootstrap(services);
+  const { services, dir: tmp } = await inProcessServices('gatehouse-authorize-ab-');
   services.engine.stopRevisionPoll();
   const org = await fillOrg(services.db, ORG, scaled(factor));
   const engines = [await engineOf(dirs[0]!, services.db), await engineOf(dirs[1]!, services.db)] as const;

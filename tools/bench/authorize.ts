@@ -10,20 +10,16 @@
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import pino from 'pino';
 import { buildOrgDocument } from '../../src/authz/document.ts';
 import type { AuthzEngine } from '../../src/authz/engine.ts';
 import type { AuthzInput, Subject } from '../../src/authz/types.ts';
-import { bootstrap } from '../../src/bootstrap.ts';
-import { loadConfig } from '../../src/config.ts';
 import { addAssignment, createRole } from '../../src/accesscontrol/grants.ts';
 import { SYSTEM_ACTOR } from '../../src/audit/writer.ts';
 import { findAncestors, findFolder, updateFolder } from '../../src/folders/store.ts';
 import { FOLDER_GRANTS } from '../../src/permissions/levels.ts';
 import { replaceGrants, resolveGrantItems } from '../../src/permissions/resource-grants.ts';
-import { startServices } from '../../src/startup.ts';
+import { inProcessServices } from './in-process.ts';
 import { fillOrg, questionPool, scaled } from './scale-org.ts';
 
 const ORG = 'org_main';
@@ -87,18 +83,7 @@ const ms = (value: number) => `${value.toFixed(1)} ms`;
 async function main(): Promise<void> {
   const factor = Number(arg('scale', '1'));
   const scale = scaled(factor);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
-  const config = loadConfig({
-    ...process.env,
-    NODE_ENV: 'test',
-    DATA_DIR: dir,
-    DATABASE_URL: process.env.DATABASE_URL ?? `sqlite:${path.join(dir, 'bench.sqlite')}`,
-    SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
-    // the test-mode document check rebuilds the document after every commit: not what production pays
-    AUTHZ_VERIFY_DOCUMENTS: 'false',
-  });
-  const services = await startServices(config, pino({ level: 'warn' }));
-  await bootstrap(services);
+  const { services, dir } = await inProcessServices('gatehouse-bench-', process.env.DATABASE_URL);
   console.log(`scale ${factor}: ${JSON.stringify(scale)} on ${services.db.client.config.client}`);
 
   let started = performance.now();

@@ -15,15 +15,11 @@
  *   npm run bench:policy-instructions -- --scale 0.1
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import pino from 'pino';
 import wabt from 'wabt';
 import { buildOrgDocument } from '../../src/authz/document.ts';
 import { PolicyModule } from '../../src/authz/wasm.ts';
-import { bootstrap } from '../../src/bootstrap.ts';
-import { loadConfig } from '../../src/config.ts';
-import { startServices } from '../../src/startup.ts';
+import { inProcessServices } from './in-process.ts';
 import { fillOrg, questionPool, scaled } from './scale-org.ts';
 
 const ORG = 'org_main';
@@ -160,17 +156,7 @@ async function main(): Promise<void> {
   const files = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && !valued.has(all[i - 1]!));
   if (files.length === 0) files.push('policies/build/authz.wasm');
 
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-instructions-'));
-  const config = loadConfig({
-    ...process.env,
-    NODE_ENV: 'test',
-    DATA_DIR: dir,
-    DATABASE_URL: `sqlite:${path.join(dir, 'bench.sqlite')}`,
-    SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
-    AUTHZ_VERIFY_DOCUMENTS: 'false',
-  });
-  const services = await startServices(config, pino({ level: 'warn' }));
-  await bootstrap(services);
+  const { services, dir } = await inProcessServices('gatehouse-instructions-');
   const org = await fillOrg(services.db, ORG, scaled(factor));
   const document = await buildOrgDocument(services.db, ORG, { legacyAclEnabled: true });
   services.engine.stopRevisionPoll();
