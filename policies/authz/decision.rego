@@ -25,12 +25,25 @@ import data.authz.subject
 default decision := {"allow": false, "reasons": ["the request could not be evaluated"]}
 
 # allowed: every grant that matched; denied: what was missing, only worked out on a deny. A plain
-# request (_is_plain) has no refusal with a message: its deny is only the reasons.
+# request (_is_plain) has no refusal with a message: its deny is only the reasons, and most often
+# the one missing grant alone, given without gathering and sorting _denials.
 decision := {"allow": true, "reasons": _grants} if {
 	allow
+} else := {"allow": false, "reasons": [_missing_grant]} if {
+	_is_plain
+	_denied_for_grant_alone
 } else := {"allow": false, "reasons": sort(_denials)} if {
 	_is_plain
 } else := _refusal(_grants)
+
+# _denials is exactly {_missing_grant}: an active subject with no grant, nothing server-only, and a
+# missing grant to name (which needs an action and, with a resource, a target of a known shape)
+_denied_for_grant_alone if {
+	subject.is_active
+	not _granted
+	_missing_grant
+	not server.refusal
+}
 
 # METADATA
 # title: Enforce

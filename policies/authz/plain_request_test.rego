@@ -21,3 +21,22 @@ test_plain_is_counted_with_and_without_a_resource if {
 	not authz._is_plain with input as {"subject": user("u_viewer"), "action": "dashboards:read", "resource": dashboard("d_deep"), "chat": {}}
 	not authz._is_plain with input as {"subject": user("u_viewer"), "org_id": "org_main", "chat": {}}
 }
+
+# A plain deny names the missing grant alone only when it is the one denial: a server-only action
+# adds its refusal, and an inactive subject or a resource of no known shape has no grant to name.
+test_a_plain_deny_names_every_denial if {
+	_decide({"subject": user("u_viewer"), "org_id": "org_main", "action": "orgs:create"}).reasons == [
+		"no role grants orgs:create on any scope",
+		"only a server admin may orgs:create",
+	]
+	disabled := object.union(user("u_viewer"), {"disabled": true})
+	_decide(request(disabled, "dashboards:write", dashboard("d_deep"))).reasons == ["subject is disabled"]
+	_decide(request(user("u_viewer"), "dashboards:write", {"kind": "nope", "uid": "x"})).reasons == ["unknown resource kind nope"]
+	authz._denied_for_grant_alone with input as request(user("u_viewer"), "dashboards:write", dashboard("d_deep"))
+		with data.members as org.members
+		with data.builtin_roles as org.builtin_roles
+		with data.roles as org.roles
+		with data.folders as org.folders
+		with data.dashboards as org.dashboards
+		with data.org_id as org.org_id
+}
