@@ -10,8 +10,8 @@ export interface LruLinks<N> {
 
 /**
  * The order of use of a cache's entries, as a list linked through the entries themselves: every
- * operation is O(1), and the cache keeps its entries however it finds them (LruMap: one Map;
- * the engine's kept decisions: maps keyed by the input's own fields).
+ * operation is O(1), and the cache finds its entries however it likes (LruMap: by their key; the
+ * engine's kept decisions: by a short key, then field by field).
  */
 export class LruOrder<N extends LruLinks<N>> {
   newest: N | null = null;

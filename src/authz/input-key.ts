@@ -12,10 +12,11 @@
  *   whatever an attacker puts in an id.
  *
  * Written field by field rather than as the input's JSON (what the key was before): that
- * JSON.stringify, and hashing the string it made, cost about 1 µs per decision, and a request
- * asks two (its active org, its authorize()). test/input-key.test.ts changes each field of a
- * fully populated input in turn and checks that the key and the policy's input change with it: a
- * field added to these types and left out here fails it.
+ * JSON.stringify, and hashing the string it made, cost about 1 µs per answer. authorize()'s
+ * answers are found by a shorter key and compared field by field (src/authz/kept-decisions.ts),
+ * with rareFieldsKey for the fields few decisions carry. test/input-key.test.ts changes each field
+ * of a fully populated input in turn and checks that the key (or the kept decision) and the
+ * policy's input change with it: a field added to these types and left out here fails it.
  */
 import { createHash } from 'node:crypto';
 import type { ActiveOrgInput, AuthzInput, FilterInput, ResourceRef, Subject } from './types.ts';

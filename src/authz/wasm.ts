@@ -44,6 +44,7 @@ interface OpaExports {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+const WASM_PAGE = 64 * 1024;
 
 /** The result set of an entry point whose value is true (authz/enforce's allow, the most common answer), NUL-terminated as opa_eval writes it. */
 const TRUE_RESULT = encoder.encode('[{"result":true}]\0');
@@ -53,7 +54,6 @@ function isTrueResult(memory: Uint8Array, address: number): boolean {
   for (let i = 0; i < TRUE_RESULT.length; i++) if (memory[address + i] !== TRUE_RESULT[i]) return false;
   return true;
 }
-const WASM_PAGE = 64 * 1024;
 
 export class PolicyInstance {
   private readonly entrypointIds: Record<Entrypoint, number>;

@@ -61,7 +61,7 @@ async function measure(label: string, engine: AuthzEngine, stream: AuthzInput[])
   }
 }
 
-/** The engine's count of kept answers given, read without stats(), whose allocations would slow the calls measured. */
+/** The engine's count of kept answers given, read from its counter: stats() would build an object and walk the loaded orgs twice per call measured. */
 const keptHits = (engine: AuthzEngine) => (engine as unknown as { counters: { keptDecisionHits: number } }).counters.keptDecisionHits;
 
 const KEPT = 0;
