@@ -7,11 +7,13 @@
  * Each build is rewritten with wabt: every straight-line run of instructions adds its length to
  * a counter of the Rego function it belongs to (the OPA runtime's own functions count to the
  * innermost Rego function that called them, or to "outside the policy": the input's parsing and
- * the result's JSON). Counts are not time: a lookup in memory the caches no longer hold costs
+ * the result's JSON). With --by-function every wasm function, the runtime's too, counts its own
+ * instructions apart. Counts are not time: a lookup in memory the caches no longer hold costs
  * more than its instructions, so bench:authorize stays the measure of item 3.
  *
  *   npm run bench:policy-instructions                                  # policies/build/authz.wasm
  *   npm run bench:policy-instructions -- old.wasm policies/build/authz.wasm --by-rule
+ *   npm run bench:policy-instructions -- --by-function                 # the runtime's functions apart
  *   npm run bench:policy-instructions -- --scale 0.1
  */
 import fs from 'node:fs';
@@ -29,23 +31,28 @@ const OUTSIDE = '(outside the policy)';
 const ENDS_RUN = /^(block|loop|if|else|end|br|br_if|br_table|return|call|call_indirect|unreachable)\b/;
 
 /**
- * The wasm text with a counter per Rego function (`rule:<name>` exports, one more for
- * OUTSIDE). `$__current` names the innermost Rego function running; each one sets it on entry
- * and restores its caller's on every way out.
+ * The wasm text with a counter (`rule:<name>` exports) per function whose name ownCounter
+ * matches, one more for OUTSIDE. A counted function adds its runs to its own counter; any other
+ * adds them to `$__current`'s, the innermost counted function running, which each counted one
+ * sets on entry and restores on every way out.
  */
-function instrumentText(text: string): string {
+function instrumentText(text: string, ownCounter: RegExp): string {
   const lines = text.split('\n');
-  const rules = lines.flatMap((line) => /^ {2}\(func (\$g0\.\S+)/.exec(line)?.[1] ?? []);
+  const functions = lines.flatMap((line) => /^ {2}\(func (\S+)/.exec(line)?.[1] ?? []);
+  const rules = functions.filter((name) => ownCounter.test(name));
   const outside = rules.length;
-  const counted = (n: number) => `    i64.const ${n} global.get $__current call $__count`;
+  // with every function counting apart nothing calls $__count, and wabt takes minutes over its 400 nested blocks
+  const someUncounted = rules.length < functions.length;
   const out: string[] = [];
   let inFunction = false;
   let inBody = false;
   let rule = -1;
   let run = 0;
   let runAt = -1;
+  const countRun = (n: number) =>
+    rule >= 0 ? `    global.get $__c${rule} i64.const ${n} i64.add global.set $__c${rule}` : `    i64.const ${n} global.get $__current call $__count`;
   const closeRun = () => {
-    if (runAt >= 0) out[runAt] = counted(run);
+    if (runAt >= 0) out[runAt] = countRun(run);
     run = 0;
     runAt = -1;
   };
@@ -65,7 +72,7 @@ function instrumentText(text: string): string {
       ...Array.from({ length: outside + 1 }, (_, i) => `    end\n    global.get $__c${i} local.get 0 i64.add global.set $__c${i} return`),
       '  )',
     ];
-    return [`  (global $__current (mut i32) (i32.const ${outside}))`, ...declarations, ...dispatch];
+    return [`  (global $__current (mut i32) (i32.const ${outside}))`, ...declarations, ...(someUncounted ? dispatch : [])];
   };
   let declared = false;
   for (const line of lines) {
@@ -116,11 +123,11 @@ function instrumentText(text: string): string {
   return out.join('\n');
 }
 
-async function instrumented(file: string, dir: string): Promise<PolicyModule> {
+async function instrumented(file: string, dir: string, ownCounter: RegExp): Promise<PolicyModule> {
   const tools = await wabt();
   const module = tools.readWasm(fs.readFileSync(file), { readDebugNames: true });
   module.applyNames();
-  const text = instrumentText(module.toText({ foldExprs: false, inlineExport: false }));
+  const text = instrumentText(module.toText({ foldExprs: false, inlineExport: false }), ownCounter);
   const { buffer } = tools.parseWat(`${file}.wat`, text).toBinary({});
   const out = path.join(dir, `${path.basename(file)}.${Date.now()}.counted.wasm`);
   fs.writeFileSync(out, buffer);
@@ -140,7 +147,8 @@ interface Counted {
   file: string;
   perQuestion: number[];
   answers: string[];
-  byRule: Map<string, number>;
+  /** per counted function: its instructions per allowed and per denied question */
+  byRule: Map<string, { allowed: number; denied: number }>;
 }
 
 function summary(values: number[]): string {
@@ -151,7 +159,9 @@ function summary(values: number[]): string {
 
 async function main(): Promise<void> {
   const factor = Number(arg('scale') ?? '1');
-  const byRule = process.argv.includes('--by-rule');
+  const byFunction = process.argv.includes('--by-function');
+  const byRule = byFunction || process.argv.includes('--by-rule');
+  const ownCounter = byFunction ? /./ : /^\$g0\./;
   const valued = new Set(['--scale']);
   const files = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && !valued.has(all[i - 1]!));
   if (files.length === 0) files.push('policies/build/authz.wasm');
@@ -166,22 +176,36 @@ async function main(): Promise<void> {
 
   const results: Counted[] = [];
   for (const file of files) {
-    const instance = await (await instrumented(file, dir)).instantiate();
+    const instance = await (await instrumented(file, dir, ownCounter)).instantiate();
     instance.setData(document);
     const exports = (instance as unknown as { policy: { wasmInstance: WebAssembly.Instance } }).policy.wasmInstance.exports;
     const counters = Object.entries(exports).filter(([name]) => name.startsWith('rule:')) as Array<[string, WebAssembly.Global]>;
-    const total = () => counters.reduce((sum, [, counter]) => sum + (counter.value as bigint), 0n);
     // setData parsed the document in the same instance: only what the evaluations add counts
-    const before = new Map(counters.map(([name, counter]) => [name, counter.value as bigint]));
+    const read = () => counters.map(([, counter]) => Number(counter.value as bigint));
+    const allowedSums = new Float64Array(counters.length);
+    const deniedSums = new Float64Array(counters.length);
     const perQuestion: number[] = [];
     const answers: string[] = [];
+    let before = read();
     for (const input of inputs) {
-      const start = total();
-      answers.push(JSON.stringify(instance.evaluateJson('authz/enforce', input)));
-      perQuestion.push(Number(total() - start));
+      const answer = JSON.stringify(instance.evaluateJson('authz/enforce', input));
+      const after = read();
+      const sums = answer === 'true' ? allowedSums : deniedSums;
+      let total = 0;
+      for (let i = 0; i < after.length; i++) {
+        sums[i]! += after[i]! - before[i]!;
+        total += after[i]! - before[i]!;
+      }
+      answers.push(answer);
+      perQuestion.push(total);
+      before = after;
     }
+    const allowedCount = answers.filter((answer) => answer === 'true').length;
     const rules = new Map(
-      counters.map(([name, counter]) => [name.slice('rule:'.length), Number((counter.value as bigint) - before.get(name)!) / inputs.length]),
+      counters.map(([name], i) => [
+        name.slice('rule:'.length),
+        { allowed: allowedSums[i]! / Math.max(1, allowedCount), denied: deniedSums[i]! / Math.max(1, answers.length - allowedCount) },
+      ]),
     );
     results.push({ file, perQuestion, answers, byRule: rules });
   }
@@ -200,8 +224,11 @@ async function main(): Promise<void> {
       console.log(`  / ${first!.file}: ${(sum(result.perQuestion) / sum(first!.perQuestion)).toFixed(2)}x the instructions; ${differ} answers differ`);
     }
     if (byRule) {
-      const top = [...result.byRule].sort((a, b) => b[1] - a[1]).slice(0, 25);
-      for (const [name, count] of top) console.log(`    ${thousands(count).padStart(7)}  ${name.replace(/^g0\.data\./, '')}`);
+      for (const answer of ['allowed', 'denied'] as const) {
+        console.log(`  per ${answer} question, the ${byFunction ? 'functions' : 'rules'} that cost most:`);
+        const top = [...result.byRule].sort((a, b) => b[1][answer] - a[1][answer]).slice(0, 25);
+        for (const [name, counts] of top) console.log(`    ${thousands(counts[answer]).padStart(7)}  ${name.replace(/^g0\.data\./, '')}`);
+      }
     }
   }
 }
