@@ -223,4 +223,13 @@ describe('kept decisions', () => {
     expect(kept.get(first)).to.equal(undefined);
     expect(kept.get(second)).to.equal(asked(second));
   });
+
+  it('past its bound several times in a row: the latest kept remain, each answering its own question only', () => {
+    const kept = keptQuestions([question('a'), question('b')], 2);
+    for (const action of ['c', 'd', 'e']) kept.set(question(action), asked(question(action)));
+    expect(kept.size).to.equal(2);
+    for (const action of ['a', 'b', 'c']) expect(kept.get(question(action)), action).to.equal(undefined);
+    expect(kept.get(question('d'))).to.equal(asked(question('d')));
+    expect(kept.get(question('e'))).to.equal(asked(question('e')));
+  });
 });
