@@ -15,6 +15,7 @@
  *   npm run bench:policy-instructions -- old.wasm policies/build/authz.wasm --by-rule
  *   npm run bench:policy-instructions -- --by-function                 # the runtime's functions apart
  *   npm run bench:policy-instructions -- --scale 0.1
+ *   npm run bench:policy-instructions -- --by-rule --top 60           # more of them (25 by default)
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -64,6 +65,8 @@ function instrumentText(text: string, ownCounter: RegExp): string {
     const declarations = [...rules, `$${OUTSIDE}`].flatMap((name, i) => [
       `  (global $__c${i} (mut i64) (i64.const 0))`,
       `  (export ${JSON.stringify(`rule:${name.slice(1)}`)} (global $__c${i}))`,
+      `  (global $__n${i} (mut i64) (i64.const 0))`,
+      `  (export ${JSON.stringify(`calls:${name.slice(1)}`)} (global $__n${i}))`,
     ]);
     const dispatch = [
       '  (func $__count (param i64 i32)',
@@ -99,7 +102,13 @@ function instrumentText(text: string, ownCounter: RegExp): string {
     }
     if (!inBody) {
       inBody = true;
-      if (rule >= 0) out.push('    (local $__caller i32)', `    global.get $__current local.set $__caller i32.const ${rule} global.set $__current`);
+      if (rule >= 0) {
+        out.push(
+          '    (local $__caller i32)',
+          `    global.get $__current local.set $__caller i32.const ${rule} global.set $__current`,
+          `    global.get $__n${rule} i64.const 1 i64.add global.set $__n${rule}`,
+        );
+      }
       openRun();
     }
     const instruction = line.replace(/\(;[^;]*;\)/g, '').trim();
@@ -147,8 +156,8 @@ interface Counted {
   file: string;
   perQuestion: number[];
   answers: string[];
-  /** per counted function: its instructions per allowed and per denied question */
-  byRule: Map<string, { allowed: number; denied: number }>;
+  /** per counted function: its instructions, and how many times it was entered, per allowed and per denied question */
+  byRule: Map<string, { allowed: number; denied: number; allowedCalls: number; deniedCalls: number }>;
 }
 
 function summary(values: number[]): string {
@@ -162,7 +171,8 @@ async function main(): Promise<void> {
   const byFunction = process.argv.includes('--by-function');
   const byRule = byFunction || process.argv.includes('--by-rule');
   const ownCounter = byFunction ? /./ : /^\$g0\./;
-  const valued = new Set(['--scale']);
+  const top = Number(arg('top') ?? '25');
+  const valued = new Set(['--scale', '--top']);
   const files = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && !valued.has(all[i - 1]!));
   if (files.length === 0) files.push('policies/build/authz.wasm');
 
@@ -180,10 +190,15 @@ async function main(): Promise<void> {
     instance.setData(document);
     const exports = (instance as unknown as { policy: { wasmInstance: WebAssembly.Instance } }).policy.wasmInstance.exports;
     const counters = Object.entries(exports).filter(([name]) => name.startsWith('rule:')) as Array<[string, WebAssembly.Global]>;
-    // setData parsed the document in the same instance: only what the evaluations add counts
-    const read = () => counters.map(([, counter]) => Number(counter.value as bigint));
-    const allowedSums = new Float64Array(counters.length);
-    const deniedSums = new Float64Array(counters.length);
+    const calls = counters.map(([name]) => exports[`calls:${name.slice('rule:'.length)}`] as WebAssembly.Global | undefined);
+    // setData parsed the document in the same instance: only what the evaluations add counts;
+    // per function its instructions, then how many times it was entered
+    const read = () => [
+      ...counters.map(([, counter]) => Number(counter.value as bigint)),
+      ...calls.map((counter) => Number((counter?.value as bigint | undefined) ?? 0n)),
+    ];
+    const allowedSums = new Float64Array(counters.length * 2);
+    const deniedSums = new Float64Array(counters.length * 2);
     const perQuestion: number[] = [];
     const answers: string[] = [];
     let before = read();
@@ -194,17 +209,23 @@ async function main(): Promise<void> {
       let total = 0;
       for (let i = 0; i < after.length; i++) {
         sums[i]! += after[i]! - before[i]!;
-        total += after[i]! - before[i]!;
+        if (i < counters.length) total += after[i]! - before[i]!;
       }
       answers.push(answer);
       perQuestion.push(total);
       before = after;
     }
-    const allowedCount = answers.filter((answer) => answer === 'true').length;
+    const allowedCount = Math.max(1, answers.filter((answer) => answer === 'true').length);
+    const deniedCount = Math.max(1, answers.length - allowedCount);
     const rules = new Map(
       counters.map(([name], i) => [
         name.slice('rule:'.length),
-        { allowed: allowedSums[i]! / Math.max(1, allowedCount), denied: deniedSums[i]! / Math.max(1, answers.length - allowedCount) },
+        {
+          allowed: allowedSums[i]! / allowedCount,
+          denied: deniedSums[i]! / deniedCount,
+          allowedCalls: allowedSums[counters.length + i]! / allowedCount,
+          deniedCalls: deniedSums[counters.length + i]! / deniedCount,
+        },
       ]),
     );
     results.push({ file, perQuestion, answers, byRule: rules });
@@ -225,9 +246,12 @@ async function main(): Promise<void> {
     }
     if (byRule) {
       for (const answer of ['allowed', 'denied'] as const) {
-        console.log(`  per ${answer} question, the ${byFunction ? 'functions' : 'rules'} that cost most:`);
-        const top = [...result.byRule].sort((a, b) => b[1][answer] - a[1][answer]).slice(0, 25);
-        for (const [name, counts] of top) console.log(`    ${thousands(counts[answer]).padStart(7)}  ${name.replace(/^g0\.data\./, '')}`);
+        console.log(`  per ${answer} question, the ${byFunction ? 'functions' : 'rules'} that cost most, and how many times each was entered:`);
+        const costliest = [...result.byRule].sort((a, b) => b[1][answer] - a[1][answer]).slice(0, top);
+        for (const [name, counts] of costliest) {
+          const entered = answer === 'allowed' ? counts.allowedCalls : counts.deniedCalls;
+          console.log(`    ${thousands(counts[answer]).padStart(7)}  ${entered.toFixed(1).padStart(5)}×  ${name.replace(/^g0\.data\./, '')}`);
+        }
       }
     }
   }
