@@ -53,7 +53,7 @@ async function measure(label: string, engine: AuthzEngine, stream: AuthzInput[])
   const p99 = percentile(sorted, 99);
   const medians = new Float64Array(KIND_NAMES.length);
   for (const [kind, name] of KIND_NAMES) {
-    const own = Float64Array.from(timings.filter((_, i) => kinds[i] === kind)).sort();
+    const own = sortedOfKind(timings, kinds, kind);
     if (own.length === 0) continue;
     medians[kind] = percentile(own, 50);
     const slowest = kinds.filter((k, i) => k === kind && timings[i]! >= p99).length;
@@ -85,11 +85,16 @@ function machineFloor(kinds: Uint8Array, medians: Float64Array): Float64Array {
       timings[i] = Number(process.hrtime.bigint() - t0);
     }
     for (const [kind] of KIND_NAMES) {
-      const own = Float64Array.from(timings.filter((_, i) => kinds[i] === kind)).sort();
+      const own = sortedOfKind(timings, kinds, kind);
       if (own.length > 0) rounds[kind] = Math.max(1, Math.round((rounds[kind]! * medians[kind]!) / percentile(own, 50)));
     }
   }
   return timings;
+}
+
+/** The timings of the calls of one kind, sorted. */
+function sortedOfKind(timings: Float64Array, kinds: Uint8Array, kind: number): Float64Array {
+  return timings.filter((_, i) => kinds[i] === kind).sort();
 }
 
 let spinSink = 0;
