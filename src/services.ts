@@ -1,6 +1,7 @@
 /** The shared services every route module and job receives; built once in app.ts. */
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import { POLICY_TABLES } from './authz/document.ts';
 import type { AuthzEngine } from './authz/engine.ts';
 import type { Config } from './config.ts';
 import type { SecretBox } from './crypto/secretbox.ts';
@@ -45,14 +46,22 @@ export interface Services {
 
 export function createServices(parts: Omit<Services, 'transact' | 'caches' | 'teamLists'>): Services {
   const writes = new WriteWatches(parts.db);
+  const policyWrites = writes.watch(Object.fromEntries(POLICY_TABLES.map((table) => [table, []])));
+  const { engine } = parts;
   return {
     ...parts,
     caches: createIdentityCaches(writes, parts.config.principalCacheTtlMs),
     teamLists: createTeamListCache(writes, parts.config.principalCacheTtlMs),
     async transact(work) {
       const ended = writes.transactionBegins();
+      const policyWritesBefore = policyWrites.writesSent;
+      // test mode's check of the loaded documents, only after a transaction that wrote a table they are read from
+      const listener = {
+        policyDataChanged: engine.policyDataChanged.bind(engine),
+        verifyAfterCommit: () => (policyWrites.writesSent === policyWritesBefore ? Promise.resolve() : engine.verifyAfterCommit()),
+      };
       try {
-        return await transact(parts.db, parts.engine, work);
+        return await transact(parts.db, listener, work);
       } finally {
         // after the commit (or rollback): a load that read the rows before it is not kept
         ended();

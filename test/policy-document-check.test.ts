@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { buildOrgDocument, POLICY_TABLES } from '../src/authz/document.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { createUser } from './helpers/factories.ts';
 
@@ -27,6 +28,25 @@ describe('policy documents are checked against the database after every commit (
     await forgetful.catch((err: unknown) => (failure = err));
     expect(String(failure)).to.match(new RegExp(`policy document drift in org org_main: members\\.${user.id}: loaded .*"role":"Viewer"`));
     // the next tests start from a sound document: a change that names no fragment rebuilds it
+    await app.services.transact(async (tx) => tx.policyChanged('org_main'));
+  });
+
+  it('checks only after a transaction that wrote a table the documents are read from, and they are read from no other', async () => {
+    const read = new Set<string>();
+    const noteTables = (query: { sql?: string }) => {
+      for (const [, table] of (query.sql ?? '').matchAll(/\b(?:from|join)\s+[`"](\w+)[`"]/gi)) read.add(table!);
+    };
+    app.db.on('query', noteTables);
+    await buildOrgDocument(app.db, 'org_main', { legacyAclEnabled: true }).finally(() => app.db.removeListener('query', noteTables));
+    expect([...read].sort()).to.deep.equal([...POLICY_TABLES].sort());
+
+    const user = await createUser(app, { role: 'Viewer' });
+    expect((await app.request('GET', '/api/user/permissions', { cookie: user.cookie })).status).to.equal(200);
+    // drift made outside any transaction: only a transaction that writes a policy table looks
+    await app.db('org_members').where({ org_id: 'org_main', user_id: user.id }).update({ role: 'Admin' });
+    await app.services.transact(async (tx) => tx.db('users').where('id', user.id).update({ name: 'Renamed' }));
+    const checked = app.services.transact(async (tx) => tx.db('org_members').where({ org_id: 'org_main', user_id: user.id }).update({ role: 'Admin' }));
+    expect(String(await checked.catch((err: unknown) => err))).to.match(/policy document drift in org org_main/);
     await app.services.transact(async (tx) => tx.policyChanged('org_main'));
   });
 

@@ -29,6 +29,25 @@ export interface DocumentSettings {
 
 type Section<K extends keyof OrgDocument> = OrgDocument[K];
 
+/**
+ * Every table a document is read from: a write to no other table can change one, so test mode
+ * checks the loaded documents only after a transaction that wrote one of these (src/services.ts;
+ * test/policy-document-check.test.ts proves the list against the queries).
+ */
+export const POLICY_TABLES = [
+  'roles',
+  'role_permissions',
+  'org_members',
+  'team_members',
+  'teams',
+  'user_roles',
+  'team_roles',
+  'folders',
+  'dashboards',
+  'alert_rules',
+  'legacy_acl',
+] as const;
+
 /** Roles visible in the org (its own and the global ones), optionally only some uids. */
 async function loadRoles(db: Knex, orgId: string | null, uids?: string[]): Promise<Section<'roles'>> {
   const query = db('roles as r')

@@ -143,6 +143,8 @@ export interface EngineOptions extends DocumentSettings {
 /** How often a drifted document is re-checked before it counts: a commit's notice may still be on its way. */
 const DRIFT_CHECKS = 3;
 const DRIFT_RECHECK_MS = 20;
+/** How many loaded documents test mode checks at once after a commit. */
+const DRIFT_CHECKS_AT_ONCE = 4;
 
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -373,10 +375,20 @@ export class AuthzEngine implements PolicyChangeListener {
     }
   }
 
-  /** Test mode (verifyDocuments): checks every loaded document against a fresh build; throws on drift. */
+  /**
+   * Test mode (verifyDocuments): checks every loaded document against a fresh build; throws on
+   * drift. A few orgs at a time: a suite loads dozens, and one after another each commit would
+   * wait for all their builds' round trips in turn.
+   */
   async verifyAfterCommit(): Promise<void> {
     if (!this.options.verifyDocuments) return;
-    for (const key of [...this.orgs.keys()]) await this.verifyDocument(key === SERVER_KEY ? null : key);
+    const keys = [...this.orgs.keys()];
+    const checkNext = async (): Promise<void> => {
+      for (let key = keys.pop(); key !== undefined; key = keys.pop()) await this.verifyDocument(key === SERVER_KEY ? null : key);
+    };
+    const checkers = await Promise.allSettled(Array.from({ length: DRIFT_CHECKS_AT_ONCE }, checkNext));
+    const failed = checkers.find((checker) => checker.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   private async verifyDocument(orgId: string | null): Promise<void> {
