@@ -8,7 +8,15 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { api, auditEntries, buildOrg, createUser, DENIED, type TestUser } from './helpers/factories.ts';
-import { KUBE_APISERVER_BIN, KUBERNETES_AVAILABLE, SEED, seedCluster, startKubernetes, type RunningKubernetes } from './helpers/kubernetes.ts';
+import {
+  KUBE_APISERVER_BIN,
+  KUBERNETES_AVAILABLE,
+  SEED,
+  seedCluster,
+  startKubeletDouble,
+  startKubernetes,
+  type RunningKubernetes,
+} from './helpers/kubernetes.ts';
 
 const KINDS = ['pods', 'deployments', 'replicasets', 'events', 'nodes', 'namespaces', 'configmaps'];
 const NAMESPACES = [SEED.namespaces.shop, SEED.namespaces.internal];
@@ -275,6 +283,43 @@ describe('ops connector: settings, connectivity and reads on a real kube-apiserv
       const resources = await read('api-resources');
       const listed = resources.body.result.resources.map((r: { name: string }) => r.name).sort();
       expect(listed).to.deep.equal([...KINDS].sort());
+    });
+
+    it("logs: a pod's log, read through the API server from its node's kubelet, its tail and its container, cut at OPS_READ_MAX_BYTES", async () => {
+      const kubelet = await startKubeletDouble(kube, 'node-with-kubelet');
+      const pod = `/api/v1/namespaces/shop/pods/logger`;
+      try {
+        const created = await kube.api('POST', '/api/v1/namespaces/shop/pods', {
+          metadata: { name: 'logger' },
+          spec: { nodeName: kubelet.node, containers: ['app', 'sidecar'].map((name) => ({ name, image: SEED.images.current })) },
+        });
+        expect(created.status, JSON.stringify(created.body)).to.equal(201);
+        kubelet.logs.set('shop/logger/app', Array.from({ length: 30 }, (_, i) => `app line ${i + 1}\n`).join(''));
+        kubelet.logs.set('shop/logger/sidecar', 'x'.repeat(1024 * 1024 + 100));
+
+        const tail = await read('logs logger -n shop -c app --tail 3');
+        expect(tail.status, JSON.stringify(tail.body)).to.equal(200);
+        expect(tail.body.result).to.deep.equal({ pod: 'logger', namespace: 'shop', container: 'app', log: 'app line 28\napp line 29\napp line 30\n' });
+        expect(tail.body.truncated).to.equal(false);
+        expect(kubelet.requests.at(-1)).to.equal(`/containerLogs/shop/logger/app?limitBytes=${1024 * 1024}&tailLines=3`);
+
+        const long = await read('logs pod/logger -n shop --container sidecar');
+        expect(long.status).to.equal(200);
+        expect(long.body.result.log).to.have.length(1024 * 1024);
+        expect(long.body.truncated).to.equal(true);
+
+        // a pod of two containers needs one named, as kubectl logs does; the API server says so
+        const unnamed = await read('logs logger -n shop');
+        expect(unnamed.status).to.equal(400);
+        expect(unnamed.body.message).to.match(/^the cluster .*container name must be specified/);
+        const outside = await read('logs logger -n kube-system -c app');
+        expect(outside.status).to.equal(400);
+        expect(outside.body.message).to.equal('command: namespace kube-system is not allowlisted on this connector; it allows shop, internal');
+        expect(kubelet.requests).to.have.length(2);
+      } finally {
+        await kube.api('DELETE', `${pod}?gracePeriodSeconds=0`);
+        await kubelet.stop();
+      }
     });
 
     it('logs and top: what a cluster without a kubelet or metrics-server answers, as clear errors', async () => {

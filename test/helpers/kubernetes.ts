@@ -434,3 +434,67 @@ export async function seedCluster(kube: RunningKubernetes): Promise<void> {
     count: 1,
   });
 }
+
+/** A kubelet's log endpoint for one node (startKubeletDouble). */
+export interface KubeletDouble {
+  /** The node it serves, registered with the API server. */
+  node: string;
+  /** What each container logged, by `<namespace>/<pod>/<container>`. */
+  logs: Map<string, string>;
+  /** The path and query of every request the API server sent it. */
+  requests: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * The one kubelet endpoint `logs` needs, behind a node of its own. The API server proxies a pod's
+ * log to `https://<node InternalIP>:<kubeletEndpoint port>/containerLogs/<ns>/<pod>/<container>`
+ * (and, started without --kubelet-certificate-authority, accepts any serving certificate). No
+ * kubelet runs here (../shared/PEERS.md), so this stands in for that endpoint alone, answering
+ * tailLines and limitBytes as a kubelet does; the API server in front of it, its RBAC on
+ * pods/log and its proxying are the real ones.
+ */
+export async function startKubeletDouble(kube: RunningKubernetes, node: string): Promise<KubeletDouble> {
+  const certs = makeTestCerts();
+  const logs = new Map<string, string>();
+  const requests: string[] = [];
+  const server = https.createServer({ key: certs.serverKey, cert: certs.serverCert }, (req, res) => {
+    requests.push(req.url ?? '');
+    const url = new URL(req.url ?? '/', 'https://kubelet');
+    const [, endpoint, namespace, pod, container] = url.pathname.split('/');
+    const log = endpoint === 'containerLogs' ? logs.get(`${namespace}/${pod}/${container}`) : undefined;
+    if (log === undefined) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end(`container "${container}" in pod "${pod}" is not known to this kubelet`);
+      return;
+    }
+    const tail = url.searchParams.get('tailLines');
+    const lines = log.split(/(?<=\n)/);
+    const shown = tail === null ? log : lines.slice(Math.max(0, lines.length - Number(tail))).join('');
+    const limit = url.searchParams.get('limitBytes');
+    res.writeHead(200, { 'content-type': 'text/plain' }).end(limit === null ? shown : Buffer.from(shown).subarray(0, Number(limit)));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  const stop = async () => {
+    await kube.api('DELETE', `/api/v1/nodes/${node}`);
+    await new Promise((resolve) => server.close(resolve));
+    fs.rmSync(certs.dir, { recursive: true, force: true });
+  };
+  try {
+    for (const [method, apiPath, body] of [
+      ['POST', '/api/v1/nodes', { metadata: { name: node, labels: { 'kubernetes.io/hostname': node } } }],
+      [
+        'PATCH',
+        `/api/v1/nodes/${node}/status`,
+        { status: { addresses: [{ type: 'InternalIP', address: '127.0.0.1' }], daemonEndpoints: { kubeletEndpoint: { Port: port } } } },
+      ],
+    ] as const) {
+      const res = await kube.api(method, apiPath, body);
+      if (res.status >= 300) throw new Error(`kubelet double: ${method} ${apiPath}: ${res.status} ${JSON.stringify(res.body)}`);
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { node, logs, requests, stop };
+}
