@@ -13,6 +13,7 @@ import {
   KUBERNETES_AVAILABLE,
   SEED,
   seedCluster,
+  serveMetricsApi,
   startKubeletDouble,
   startKubernetes,
   type RunningKubernetes,
@@ -329,6 +330,32 @@ describe('ops connector: settings, connectivity and reads on a real kube-apiserv
       const top = await read('top pods -n shop');
       expect(top.status).to.equal(502);
       expect(top.body.message).to.equal('top reads the metrics API (metrics.k8s.io), which this cluster does not serve: it needs metrics-server');
+    });
+
+    it('top: pod and node usage from the metrics API (metrics.k8s.io), only in allowlisted namespaces', async () => {
+      const metrics = await serveMetricsApi(kube, {
+        pods: [
+          { namespace: 'shop', name: SEED.pod, containers: [{ name: SEED.container, usage: { cpu: '12m', memory: '48Mi' } }] },
+          { namespace: 'kube-system', name: 'coredns-0', containers: [{ name: 'coredns', usage: { cpu: '3m', memory: '15Mi' } }] },
+        ],
+        nodes: [{ name: SEED.node, usage: { cpu: '250m', memory: '2Gi' } }],
+      });
+      try {
+        const pods = await read('top pods -n shop');
+        expect(pods.status, JSON.stringify(pods.body)).to.equal(200);
+        expect(pods.body.result.items).to.deep.equal([
+          { name: SEED.pod, namespace: 'shop', usage: null, containers: [{ name: SEED.container, usage: { cpu: '12m', memory: '48Mi' } }] },
+        ]);
+        expect(pods.body.truncated).to.equal(false);
+        const nodes = await read('top nodes');
+        expect(nodes.status).to.equal(200);
+        expect(nodes.body.result.items).to.deep.equal([{ name: SEED.node, usage: { cpu: '250m', memory: '2Gi' }, containers: null }]);
+        const outside = await read('top pods -n kube-system');
+        expect(outside.status).to.equal(400);
+        expect(outside.body.message).to.equal('command: namespace kube-system is not allowlisted on this connector; it allows shop, internal');
+      } finally {
+        await metrics.stop();
+      }
     });
 
     const refused: Array<[string, string]> = [

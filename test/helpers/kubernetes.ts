@@ -498,3 +498,95 @@ export async function startKubeletDouble(kube: RunningKubernetes, node: string):
   }
   return { node, logs, requests, stop };
 }
+
+/** The metrics API as serveMetricsApi() serves it, for a test to take down again. */
+export interface MetricsApi {
+  stop(): Promise<void>;
+}
+
+const METRICS_KINDS = [
+  { plural: 'pods', kind: 'PodMetrics', scope: 'Namespaced' },
+  { plural: 'nodes', kind: 'NodeMetrics', scope: 'Cluster' },
+] as const;
+
+/**
+ * metrics.k8s.io/v1beta1 as metrics-server serves it (`top` reads nothing else), with the metrics
+ * given: no metrics-server runs here (it needs kubelets to scrape), so the real API server serves
+ * the group itself, from custom resources of metrics-server's kinds and shapes (its own group
+ * needs the api-approved annotation), and RBAC lets `gatehouse` and `client` read it.
+ */
+export async function serveMetricsApi(
+  kube: RunningKubernetes,
+  metrics: { pods: Array<{ namespace: string; name: string; containers: unknown[] }>; nodes: Array<{ name: string; usage: unknown }> },
+): Promise<MetricsApi> {
+  const send = async (method: string, apiPath: string, body?: unknown) => {
+    const res = await kube.api(method, apiPath, body);
+    if (res.status >= 300) throw new Error(`metrics API: ${method} ${apiPath}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body;
+  };
+  const crds = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+  const rbac = '/apis/rbac.authorization.k8s.io/v1';
+  const stop = async () => {
+    for (const { plural } of METRICS_KINDS) await kube.api('DELETE', `${crds}/${plural}.metrics.k8s.io`);
+    await kube.api('DELETE', `${rbac}/clusterrolebindings/metrics-reader`);
+    await kube.api('DELETE', `${rbac}/clusterroles/metrics-reader`);
+  };
+  try {
+    for (const { plural, kind, scope } of METRICS_KINDS) {
+      await send('POST', crds, {
+        metadata: { name: `${plural}.metrics.k8s.io`, annotations: { 'api-approved.kubernetes.io': 'https://github.com/kubernetes-sigs/metrics-server' } },
+        spec: {
+          group: 'metrics.k8s.io',
+          scope,
+          names: { plural, kind, singular: kind.toLowerCase() },
+          versions: [
+            { name: 'v1beta1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
+          ],
+        },
+      });
+    }
+    for (let attempt = 0; ; attempt++) {
+      const established = await Promise.all(
+        METRICS_KINDS.map(async ({ plural }) => {
+          const crd = (await kube.api('GET', `${crds}/${plural}.metrics.k8s.io`)).body as { status?: { conditions?: Array<{ type: string; status: string }> } };
+          return crd.status?.conditions?.some((condition) => condition.type === 'Established' && condition.status === 'True') ?? false;
+        }),
+      );
+      if (established.every(Boolean)) break;
+      if (attempt >= 200) throw new Error('metrics API: the custom resources were not established in 10 s');
+      await sleep(50);
+    }
+    await send('POST', `${rbac}/clusterroles`, {
+      metadata: { name: 'metrics-reader' },
+      rules: [{ apiGroups: ['metrics.k8s.io'], resources: ['pods', 'nodes'], verbs: ['get', 'list'] }],
+    });
+    await send('POST', `${rbac}/clusterrolebindings`, {
+      metadata: { name: 'metrics-reader' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'metrics-reader' },
+      subjects: [USERS.gatehouse, CERTIFICATE_USER].map((name) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name })),
+    });
+    const sample = { timestamp: new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z'), window: '15s' };
+    for (const pod of metrics.pods) {
+      await send('POST', `/apis/metrics.k8s.io/v1beta1/namespaces/${pod.namespace}/pods`, {
+        apiVersion: 'metrics.k8s.io/v1beta1',
+        kind: 'PodMetrics',
+        metadata: { name: pod.name },
+        ...sample,
+        containers: pod.containers,
+      });
+    }
+    for (const node of metrics.nodes) {
+      await send('POST', '/apis/metrics.k8s.io/v1beta1/nodes', {
+        apiVersion: 'metrics.k8s.io/v1beta1',
+        kind: 'NodeMetrics',
+        metadata: { name: node.name },
+        ...sample,
+        usage: node.usage,
+      });
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { stop };
+}
