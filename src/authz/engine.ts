@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { isDatabaseUnavailable } from '../db/errors.ts';
 import { ALL_ORGS, type PolicyChangeListener } from '../db/transaction.ts';
 import type { DecisionLog } from './decision-log.ts';
-import { buildOrgDocument, loadFragment, readPolicyRevisions, type DocumentSettings } from './document.ts';
+import { buildOrgDocument, loadFragments, readPolicyRevisions, type DocumentSettings } from './document.ts';
 import type { OrgChange, PolicyFragment } from './fragments.ts';
 import { activeOrgKey, activeOrgPolicyInput, filterKey, filterPolicyInput, policyInput, subjectCopy, subjectKey } from './input-key.ts';
 import type { ActiveOrgInput, AuthzInput, Decision, FilterInput, OrgDocument, PermissionMap, Subject } from './types.ts';
@@ -19,8 +19,13 @@ import { LruMap } from '../memo.ts';
 
 /** Key of the server-level document (global roles only), used when org_id is null. */
 const SERVER_KEY = '';
-/** More fragments than this in one batch are cheaper as a rebuild. */
-const MAX_PATCH_BATCH = 500;
+/**
+ * More fragments than this in one batch are rebuilt instead. A batch costs a few reads whatever
+ * its size and then one patch per place (a bulk replacement of 500 grants at org scale S: 1,006
+ * patches, 11 ms of reads and 16 ms of patching, where a rebuild takes 600 ms); the bound keeps
+ * the reads' id lists well inside SQLite's 32,766 parameters.
+ */
+const MAX_PATCH_BATCH = 10_000;
 /** Patches leave replaced values behind; past this (or half the document) the document is rebuilt in the background. */
 const COMPACT_AFTER_BYTES = 16 * 1024 * 1024;
 
@@ -533,7 +538,7 @@ export class AuthzEngine implements PolicyChangeListener {
     const batch = org.pending.splice(0);
     try {
       const revision = await this.readRevision(orgId);
-      const patches = (await Promise.all(batch.map((fragment) => loadFragment(this.db, orgId, fragment)))).flat();
+      const patches = await loadFragments(this.db, orgId, batch);
       if (patches.length > 0) forgetAnswers(org);
       for (const patch of patches) {
         org.instance.patch(patch.path, patch.value);
