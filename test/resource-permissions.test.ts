@@ -402,5 +402,28 @@ describe('resource permissions', () => {
           .join(',');
       expect(sets.map(key)).to.include(key(listed));
     });
+
+    it('50 folders given the same 100 members at once: every grant applied, audited and enforced', async function () {
+      this.timeout(60_000);
+      const users = await Promise.all(Array.from({ length: 100 }, () => createUser(app, { role: 'None' })));
+      const uids: string[] = [];
+      for (let i = 0; i < 50; i++) uids.push(await folder());
+      const items = users.map((user, i) => ({ userId: user.id, permission: [1, 2, 4][i % 3]! }));
+      const results = await Promise.all(uids.map((uid) => api(app, admin).post(folderPermissions(uid), { items })));
+      expect(results.map((res) => res.status)).to.deep.equal(uids.map(() => 200));
+      for (const uid of [uids[0]!, uids[49]!]) {
+        const listed = (await api(app, admin).get(folderPermissions(uid))).body as Array<{ userId?: string; permission: number }>;
+        expect(
+          listed
+            .filter((grant) => grant.userId)
+            .map((grant) => `${grant.userId}:${grant.permission}`)
+            .sort(),
+        ).to.deep.equal(items.map((item) => `${item.userId}:${item.permission}`).sort());
+        expect(await auditEntries(app, { action: 'permission.granted', target_id: uid })).to.have.length(100);
+      }
+      // the last member holds View on the last folder: reads it at the next request
+      const reader = users[99]!;
+      expect((await api(app, reader).get(`/api/folders/${uids[49]}`)).status).to.equal(200);
+    });
   });
 });

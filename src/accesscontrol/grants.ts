@@ -27,11 +27,19 @@ function reportAssignees(tx: Tx, assignees: RoleAssignees): void {
   for (const team of assignees.teams) tx.policyChanged(team.orgId, { kind: 'team', teamId: team.id });
 }
 
+/** Rows per INSERT: well inside SQLite's 32,766 parameters at a role's ten columns. */
+const ROWS_PER_INSERT = 500;
+
+/** `rows` in statements of ROWS_PER_INSERT, each made by `insert`. */
+async function insertInChunks<T>(rows: T[], insert: (chunk: T[]) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) await insert(rows.slice(i, i + ROWS_PER_INSERT));
+}
+
 async function writePermissions(db: Knex, roleId: number, permissions: Permission[]): Promise<void> {
   await db('role_permissions').where('role_id', roleId).delete();
   const unique = new Map(permissions.map((p) => [`${p.action}\u0000${p.scope}`, p]));
   const rows = [...unique.values()].map((p) => ({ role_id: roleId, action: p.action, scope: p.scope }));
-  for (let i = 0; i < rows.length; i += 500) await db('role_permissions').insert(rows.slice(i, i + 500));
+  await insertInChunks(rows, (chunk) => db('role_permissions').insert(chunk));
 }
 
 /** Canonical text of a permission set, to tell whether a change changes it. */
@@ -162,42 +170,78 @@ export function managedRoleUid(holder: GrantHolder): string {
 }
 
 /**
- * The holder's managed role in the org, created and assigned when missing (an org role's is
- * carried by the org role itself: policy data lists it under builtin_roles); its row id.
+ * The holders' managed roles in the org, created and assigned where missing (an org role's is
+ * carried by the org role itself: policy data lists it under builtin_roles); their row ids by
+ * role uid. A few statements whatever the number of holders, rows in uid order so that two
+ * transactions writing the same roles lock them in the same order.
  */
-async function ensureManagedRole(tx: Tx, orgId: string, holder: GrantHolder, now: number): Promise<number> {
-  const uid = managedRoleUid(holder);
+async function ensureManagedRoles(tx: Tx, orgId: string, holders: GrantHolder[], now: number): Promise<Map<string, number>> {
+  const byUid = new Map(holders.map((holder) => [managedRoleUid(holder), holder]));
+  const uids = [...byUid.keys()].sort();
   // Insert-or-keep: two grants to the same holder at once must not collide on (org_id, uid).
-  await tx
-    .db('roles')
-    .insert({ uid, org_id: orgId, name: uid, display_name: '', description: '', group_name: '', hidden: true, version: 1, created_at: now, updated_at: now })
-    .onConflict(['org_id', 'uid'])
-    .ignore();
-  const role: { id: number } = await tx.db('roles').where({ org_id: orgId, uid }).first('id');
-  if (holder.kind === 'user') {
-    await tx
-      .db('user_roles')
-      .insert({ user_id: holder.userId, role_id: role.id, org_id: orgId, created_at: now })
-      .onConflict(['user_id', 'role_id', 'org_id'])
-      .ignore();
-    tx.policyChanged(orgId, { kind: 'member', userId: holder.userId });
-  } else if (holder.kind === 'team') {
-    await tx.db('team_roles').insert({ team_id: holder.teamId, role_id: role.id, created_at: now }).onConflict(['team_id', 'role_id']).ignore();
-    tx.policyChanged(orgId, { kind: 'team', teamId: holder.teamId });
+  await insertInChunks(uids, (chunk) =>
+    tx
+      .db('roles')
+      .insert(
+        chunk.map((uid) => ({
+          uid,
+          org_id: orgId,
+          name: uid,
+          display_name: '',
+          description: '',
+          group_name: '',
+          hidden: true,
+          version: 1,
+          created_at: now,
+          updated_at: now,
+        })),
+      )
+      .onConflict(['org_id', 'uid'])
+      .ignore(),
+  );
+  const ids = new Map<string, number>();
+  for (let i = 0; i < uids.length; i += ROWS_PER_INSERT) {
+    const rows: Array<{ id: number; uid: string }> = await tx
+      .db('roles')
+      .where('org_id', orgId)
+      .whereIn('uid', uids.slice(i, i + ROWS_PER_INSERT))
+      .select('id', 'uid');
+    for (const row of rows) ids.set(row.uid, row.id);
   }
-  return role.id;
+  const users: Array<{ user_id: string; role_id: number; org_id: string; created_at: number }> = [];
+  const teams: Array<{ team_id: string; role_id: number; created_at: number }> = [];
+  for (const uid of uids) {
+    const holder = byUid.get(uid)!;
+    if (holder.kind === 'user') users.push({ user_id: holder.userId, role_id: ids.get(uid)!, org_id: orgId, created_at: now });
+    else if (holder.kind === 'team') teams.push({ team_id: holder.teamId, role_id: ids.get(uid)!, created_at: now });
+  }
+  await insertInChunks(users, (chunk) => tx.db('user_roles').insert(chunk).onConflict(['user_id', 'role_id', 'org_id']).ignore());
+  await insertInChunks(teams, (chunk) => tx.db('team_roles').insert(chunk).onConflict(['team_id', 'role_id']).ignore());
+  for (const user of users) tx.policyChanged(orgId, { kind: 'member', userId: user.user_id });
+  for (const team of teams) tx.policyChanged(orgId, { kind: 'team', teamId: team.team_id });
+  return ids;
 }
 
 /** Adds permissions to the holder's managed role in the org, keeping those it holds. */
 export async function grantManaged(tx: Tx, orgId: string, holder: GrantHolder, permissions: Permission[], now: number): Promise<void> {
-  if (permissions.length === 0) return;
-  const roleId = await ensureManagedRole(tx, orgId, holder, now);
-  await tx
-    .db('role_permissions')
-    .insert(permissions.map((p) => ({ role_id: roleId, action: p.action, scope: p.scope })))
-    .onConflict(['role_id', 'action', 'scope'])
-    .ignore();
-  tx.policyChanged(orgId, roleFragment(managedRoleUid(holder)));
+  await grantManagedToEach(tx, orgId, [{ holder, permissions }], now);
+}
+
+/** Adds permissions to each holder's managed role in the org, keeping those it holds: a few statements for any number of holders. */
+export async function grantManagedToEach(tx: Tx, orgId: string, grants: Array<{ holder: GrantHolder; permissions: Permission[] }>, now: number): Promise<void> {
+  const given = grants.filter((grant) => grant.permissions.length > 0);
+  if (given.length === 0) return;
+  const roleIds = await ensureManagedRoles(
+    tx,
+    orgId,
+    given.map((grant) => grant.holder),
+    now,
+  );
+  const rows = given
+    .flatMap(({ holder, permissions }) => permissions.map((p) => ({ role_id: roleIds.get(managedRoleUid(holder))!, action: p.action, scope: p.scope })))
+    .sort((a, b) => a.role_id - b.role_id || (a.action < b.action ? -1 : a.action > b.action ? 1 : 0) || (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : 0));
+  await insertInChunks(rows, (chunk) => tx.db('role_permissions').insert(chunk).onConflict(['role_id', 'action', 'scope']).ignore());
+  tx.policyChanged(orgId, ...[...roleIds.keys()].map(roleFragment));
 }
 
 /** Takes the holder's managed permissions of these actions on one scope away; how many went. */
@@ -253,15 +297,12 @@ export async function replaceManagedGrants(
       .delete();
     tx.policyChanged(orgId, ...holders.map((role) => roleFragment(role.uid)));
   }
-  for (const grant of grants) {
-    await grantManaged(
-      tx,
-      orgId,
-      grant.holder,
-      grant.actions.map((action) => ({ action, scope })),
-      now,
-    );
-  }
+  await grantManagedToEach(
+    tx,
+    orgId,
+    grants.map((grant) => ({ holder: grant.holder, permissions: grant.actions.map((action) => ({ action, scope })) })),
+    now,
+  );
 }
 
 /**

@@ -40,7 +40,15 @@ function auditId(timestamp: number): string {
 }
 
 export async function recordAudit(db: Knex, actor: Actor, event: AuditEvent, timestamp: number): Promise<void> {
-  await db('audit_log').insert({
+  await recordAudits(db, actor, [event], timestamp);
+}
+
+/** Entries per INSERT: well inside SQLite's 32,766 parameters at fourteen columns. */
+const ENTRIES_PER_INSERT = 500;
+
+/** Several entries of one actor at one time, in this order, in a few statements (a bulk change audits each of its parts). */
+export async function recordAudits(db: Knex, actor: Actor, events: AuditEvent[], timestamp: number): Promise<void> {
+  const rows = events.map((event) => ({
     id: auditId(timestamp),
     timestamp,
     action: event.action,
@@ -55,7 +63,8 @@ export async function recordAudit(db: Knex, actor: Actor, event: AuditEvent, tim
     metadata: event.metadata ? JSON.stringify(event.metadata) : null,
     ip: actor.ip,
     user_agent: actor.userAgent,
-  });
+  }));
+  for (let i = 0; i < rows.length; i += ENTRIES_PER_INSERT) await db('audit_log').insert(rows.slice(i, i + ENTRIES_PER_INSERT));
 }
 
 /**

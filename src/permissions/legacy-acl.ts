@@ -8,7 +8,7 @@
  */
 import { Ajv } from 'ajv';
 import type { Knex } from 'knex';
-import { grantManaged, replaceLegacyAcl, takeLegacyAcl, type GrantHolder, type LegacyAclEntry } from '../accesscontrol/grants.ts';
+import { grantManagedToEach, replaceLegacyAcl, takeLegacyAcl, type GrantHolder, type LegacyAclEntry } from '../accesscontrol/grants.ts';
 import { recordAudit, type Actor } from '../audit/writer.ts';
 import { findDashboardsByUids } from '../dashboards/store.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
@@ -140,11 +140,11 @@ export async function migrateLegacyAcl(services: Services, actor: Actor, orgId: 
   const now = services.clock.now();
   return services.transact(async (tx) => {
     const entries = await takeLegacyAcl(tx, orgId);
-    for (const entry of entries) {
+    const grants = entries.map((entry) => {
       const [family, uid] = entry.dashboardUid ? [DASHBOARD_GRANTS, entry.dashboardUid] : [FOLDER_GRANTS, entry.folderUid!];
-      const permissions = family.levels[entry.permission].map((action) => ({ action, scope: family.scopeOf(uid) }));
-      await grantManaged(tx, orgId, holderOf(entry), permissions, now);
-    }
+      return { holder: holderOf(entry), permissions: family.levels[entry.permission].map((action) => ({ action, scope: family.scopeOf(uid) })) };
+    });
+    await grantManagedToEach(tx, orgId, grants, now);
     if (entries.length > 0) await recordAudit(tx.db, actor, { action: 'legacy_acl.migrated', orgId, metadata: { entries: entries.length } }, now);
     return entries.length;
   });

@@ -5,8 +5,7 @@
  * principal whose level changed is audited (`permission.granted` / `permission.revoked`).
  */
 import type { Knex } from 'knex';
-import type { Actor } from '../audit/writer.ts';
-import { recordAudit } from '../audit/writer.ts';
+import { recordAudits, type Actor, type AuditEvent } from '../audit/writer.ts';
 import type { Permission } from '../accesscontrol/builtin-roles.ts';
 import { grantManaged, managedRoleUid, replaceManagedGrants, type GrantHolder } from '../accesscontrol/grants.ts';
 import { findManagedPermissionsOnScopes } from '../accesscontrol/store.ts';
@@ -241,32 +240,24 @@ export async function replaceGrants(
   );
   const after = new Map(grants.map((grant) => [holderKey(grant.holder), grant]));
   const principal = (grant: ResolvedGrant) => presentGrant(grant);
+  const events: AuditEvent[] = [];
   for (const [key, previous] of before) {
     if (after.get(key)?.permission === previous.permission) continue;
     const { userId, teamId, role } = principal(previous);
-    await recordAudit(
-      tx.db,
-      actor,
-      { action: 'permission.revoked', orgId, target, metadata: { resource: family.noun, userId, teamId, role, permission: previous.permission } },
-      now,
-    );
+    events.push({ action: 'permission.revoked', orgId, target, metadata: { resource: family.noun, userId, teamId, role, permission: previous.permission } });
   }
   for (const [key, grant] of after) {
     const previous = before.get(key);
     if (previous?.permission === grant.permission) continue;
     const { userId, teamId, role } = principal(grant);
-    await recordAudit(
-      tx.db,
-      actor,
-      {
-        action: 'permission.granted',
-        orgId,
-        target,
-        metadata: { resource: family.noun, userId, teamId, role, permission: grant.permission, previousPermission: previous?.permission ?? null },
-      },
-      now,
-    );
+    events.push({
+      action: 'permission.granted',
+      orgId,
+      target,
+      metadata: { resource: family.noun, userId, teamId, role, permission: grant.permission, previousPermission: previous?.permission ?? null },
+    });
   }
+  await recordAudits(tx.db, actor, events, now);
 }
 
 /** As in Grafana, whoever creates a folder or dashboard administers it (a service account too). */
