@@ -169,6 +169,11 @@ export function managedRoleUid(holder: GrantHolder): string {
   return managedBuiltinRoleUid(holder.role);
 }
 
+/** The row of a managed role: hidden, named by its uid. */
+export function managedRoleRow(uid: string, orgId: string, now: number) {
+  return { uid, org_id: orgId, name: uid, display_name: '', description: '', group_name: '', hidden: true, version: 1, created_at: now, updated_at: now };
+}
+
 /**
  * The holders' managed roles in the org, created and assigned where missing (an org role's is
  * carried by the org role itself: policy data lists it under builtin_roles); their row ids by
@@ -182,20 +187,7 @@ async function ensureManagedRoles(tx: Tx, orgId: string, holders: GrantHolder[],
   await insertInChunks(uids, (chunk) =>
     tx
       .db('roles')
-      .insert(
-        chunk.map((uid) => ({
-          uid,
-          org_id: orgId,
-          name: uid,
-          display_name: '',
-          description: '',
-          group_name: '',
-          hidden: true,
-          version: 1,
-          created_at: now,
-          updated_at: now,
-        })),
-      )
+      .insert(chunk.map((uid) => managedRoleRow(uid, orgId, now)))
       .onConflict(['org_id', 'uid'])
       .ignore(),
   );

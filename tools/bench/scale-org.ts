@@ -4,6 +4,7 @@
  * permissions of managed roles. Deterministic for a given seed.
  */
 import type { Knex } from 'knex';
+import { managedRoleRow } from '../../src/accesscontrol/grants.ts';
 import type { AuthzInput, Subject } from '../../src/authz/types.ts';
 import { prng } from '../../test/helpers/generated-org.ts';
 
@@ -103,18 +104,7 @@ export async function fillOrg(db: Knex, orgId: string, scale: Scale, seed = 7): 
     await insertAll(
       trx,
       'roles',
-      managed.map((m) => ({
-        uid: m.uid,
-        org_id: orgId,
-        name: m.uid,
-        display_name: '',
-        description: '',
-        group_name: '',
-        hidden: true,
-        version: 1,
-        created_at: now,
-        updated_at: now,
-      })),
+      managed.map((m) => managedRoleRow(m.uid, orgId, now)),
     );
     const roleIds = new Map<string, number>(
       (await trx('roles').where('org_id', orgId).where('uid', 'like', 'managed:%').select('id', 'uid')).map((r: { id: number; uid: string }) => [r.uid, r.id]),
