@@ -6,7 +6,7 @@ import type { AuthzEngine } from './authz/engine.ts';
 import type { Config } from './config.ts';
 import type { SecretBox } from './crypto/secretbox.ts';
 import type { ReadCache } from './db/read-cache.ts';
-import { transact, type Tx } from './db/transaction.ts';
+import { transact, type PolicyChangeListener, type Tx } from './db/transaction.ts';
 import { WriteWatches } from './db/write-watch.ts';
 import { createIdentityCaches, type IdentityCaches } from './identity/caches.ts';
 import { createTeamListCache } from './teams/list-cache.ts';
@@ -46,20 +46,26 @@ export interface Services {
 
 export function createServices(parts: Omit<Services, 'transact' | 'caches' | 'teamLists'>): Services {
   const writes = new WriteWatches(parts.db);
-  const policyWrites = writes.watch(Object.fromEntries(POLICY_TABLES.map((table) => [table, []])));
   const { engine } = parts;
+  // Test mode (AUTHZ_VERIFY_DOCUMENTS) checks the loaded documents after a commit, and only after
+  // one that wrote a table they are read from; otherwise the engine listens itself and no write is
+  // watched for it.
+  const policyWrites = parts.config.authzVerifyDocuments ? writes.watch(Object.fromEntries(POLICY_TABLES.map((table) => [table, []]))) : null;
+  const listenerOfTransaction = (): PolicyChangeListener => {
+    if (!policyWrites) return engine;
+    const writesBefore = policyWrites.writesSent;
+    return {
+      policyDataChanged: (changes) => engine.policyDataChanged(changes),
+      verifyAfterCommit: () => (policyWrites.writesSent === writesBefore ? Promise.resolve() : engine.verifyAfterCommit()),
+    };
+  };
   return {
     ...parts,
     caches: createIdentityCaches(writes, parts.config.principalCacheTtlMs),
     teamLists: createTeamListCache(writes, parts.config.principalCacheTtlMs),
     async transact(work) {
       const ended = writes.transactionBegins();
-      const policyWritesBefore = policyWrites.writesSent;
-      // test mode's check of the loaded documents, only after a transaction that wrote a table they are read from
-      const listener = {
-        policyDataChanged: engine.policyDataChanged.bind(engine),
-        verifyAfterCommit: () => (policyWrites.writesSent === policyWritesBefore ? Promise.resolve() : engine.verifyAfterCommit()),
-      };
+      const listener = listenerOfTransaction();
       try {
         return await transact(parts.db, listener, work);
       } finally {
