@@ -7,6 +7,7 @@
  */
 import type { Knex } from 'knex';
 import type { PolicyFragment } from '../authz/fragments.ts';
+import { inStatementChunks } from '../db/chunks.ts';
 import type { Tx } from '../db/transaction.ts';
 import { managedBuiltinRoleUid, managedTeamRoleUid, managedUserRoleUid, type Permission, type RoleDefinition } from './builtin-roles.ts';
 import { findAssigneesOfRole, findPermissionsByRoleIds, type AssigneeRef, type RoleAssignees, type RoleFields, type RoleRow } from './store.ts';
@@ -27,19 +28,11 @@ function reportAssignees(tx: Tx, assignees: RoleAssignees): void {
   for (const team of assignees.teams) tx.policyChanged(team.orgId, { kind: 'team', teamId: team.id });
 }
 
-/** Rows per INSERT: well inside SQLite's 32,766 parameters at a role's ten columns. */
-const ROWS_PER_INSERT = 500;
-
-/** `rows` in statements of ROWS_PER_INSERT, each made by `insert`. */
-async function insertInChunks<T>(rows: T[], insert: (chunk: T[]) => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) await insert(rows.slice(i, i + ROWS_PER_INSERT));
-}
-
 async function writePermissions(db: Knex, roleId: number, permissions: Permission[]): Promise<void> {
   await db('role_permissions').where('role_id', roleId).delete();
   const unique = new Map(permissions.map((p) => [`${p.action}\u0000${p.scope}`, p]));
   const rows = [...unique.values()].map((p) => ({ role_id: roleId, action: p.action, scope: p.scope }));
-  await insertInChunks(rows, (chunk) => db('role_permissions').insert(chunk));
+  await inStatementChunks(rows, (chunk) => db('role_permissions').insert(chunk));
 }
 
 /** Canonical text of a permission set, to tell whether a change changes it. */
@@ -184,7 +177,7 @@ async function ensureManagedRoles(tx: Tx, orgId: string, holders: GrantHolder[],
   const byUid = new Map(holders.map((holder) => [managedRoleUid(holder), holder]));
   const uids = [...byUid.keys()].sort();
   // Insert-or-keep: two grants to the same holder at once must not collide on (org_id, uid).
-  await insertInChunks(uids, (chunk) =>
+  await inStatementChunks(uids, (chunk) =>
     tx
       .db('roles')
       .insert(chunk.map((uid) => managedRoleRow(uid, orgId, now)))
@@ -192,14 +185,10 @@ async function ensureManagedRoles(tx: Tx, orgId: string, holders: GrantHolder[],
       .ignore(),
   );
   const ids = new Map<string, number>();
-  for (let i = 0; i < uids.length; i += ROWS_PER_INSERT) {
-    const rows: Array<{ id: number; uid: string }> = await tx
-      .db('roles')
-      .where('org_id', orgId)
-      .whereIn('uid', uids.slice(i, i + ROWS_PER_INSERT))
-      .select('id', 'uid');
+  await inStatementChunks(uids, async (chunk) => {
+    const rows: Array<{ id: number; uid: string }> = await tx.db('roles').where('org_id', orgId).whereIn('uid', chunk).select('id', 'uid');
     for (const row of rows) ids.set(row.uid, row.id);
-  }
+  });
   const users: Array<{ user_id: string; role_id: number; org_id: string; created_at: number }> = [];
   const teams: Array<{ team_id: string; role_id: number; created_at: number }> = [];
   for (const uid of uids) {
@@ -207,8 +196,8 @@ async function ensureManagedRoles(tx: Tx, orgId: string, holders: GrantHolder[],
     if (holder.kind === 'user') users.push({ user_id: holder.userId, role_id: ids.get(uid)!, org_id: orgId, created_at: now });
     else if (holder.kind === 'team') teams.push({ team_id: holder.teamId, role_id: ids.get(uid)!, created_at: now });
   }
-  await insertInChunks(users, (chunk) => tx.db('user_roles').insert(chunk).onConflict(['user_id', 'role_id', 'org_id']).ignore());
-  await insertInChunks(teams, (chunk) => tx.db('team_roles').insert(chunk).onConflict(['team_id', 'role_id']).ignore());
+  await inStatementChunks(users, (chunk) => tx.db('user_roles').insert(chunk).onConflict(['user_id', 'role_id', 'org_id']).ignore());
+  await inStatementChunks(teams, (chunk) => tx.db('team_roles').insert(chunk).onConflict(['team_id', 'role_id']).ignore());
   for (const user of users) tx.policyChanged(orgId, { kind: 'member', userId: user.user_id });
   for (const team of teams) tx.policyChanged(orgId, { kind: 'team', teamId: team.team_id });
   return ids;
@@ -232,7 +221,7 @@ export async function grantManagedToEach(tx: Tx, orgId: string, grants: Array<{ 
   const rows = given
     .flatMap(({ holder, permissions }) => permissions.map((p) => ({ role_id: roleIds.get(managedRoleUid(holder))!, action: p.action, scope: p.scope })))
     .sort((a, b) => a.role_id - b.role_id || (a.action < b.action ? -1 : a.action > b.action ? 1 : 0) || (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : 0));
-  await insertInChunks(rows, (chunk) => tx.db('role_permissions').insert(chunk).onConflict(['role_id', 'action', 'scope']).ignore());
+  await inStatementChunks(rows, (chunk) => tx.db('role_permissions').insert(chunk).onConflict(['role_id', 'action', 'scope']).ignore());
   tx.policyChanged(orgId, ...[...roleIds.keys()].map(roleFragment));
 }
 
@@ -406,7 +395,7 @@ export async function replaceLegacyAcl(tx: Tx, orgId: string, entries: LegacyAcl
     role: entry.role,
     permission: entry.permission,
   }));
-  for (let i = 0; i < rows.length; i += 500) await tx.db('legacy_acl').insert(rows.slice(i, i + 500));
+  await inStatementChunks(rows, (chunk) => tx.db('legacy_acl').insert(chunk));
   tx.policyChanged(orgId, { kind: 'legacy_acl' });
 }
 

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
+import { inStatementChunks } from '../db/chunks.ts';
 import type { Services } from '../services.ts';
 
 export const ACTOR_TYPES = ['user', 'service_account', 'system'] as const;
@@ -43,9 +44,6 @@ export async function recordAudit(db: Knex, actor: Actor, event: AuditEvent, tim
   await recordAudits(db, actor, [event], timestamp);
 }
 
-/** Entries per INSERT: well inside SQLite's 32,766 parameters at fourteen columns. */
-const ENTRIES_PER_INSERT = 500;
-
 /** Several entries of one actor at one time, in this order, in a few statements (a bulk change audits each of its parts). */
 export async function recordAudits(db: Knex, actor: Actor, events: AuditEvent[], timestamp: number): Promise<void> {
   const rows = events.map((event) => ({
@@ -64,7 +62,7 @@ export async function recordAudits(db: Knex, actor: Actor, events: AuditEvent[],
     ip: actor.ip,
     user_agent: actor.userAgent,
   }));
-  for (let i = 0; i < rows.length; i += ENTRIES_PER_INSERT) await db('audit_log').insert(rows.slice(i, i + ENTRIES_PER_INSERT));
+  await inStatementChunks(rows, (chunk) => db('audit_log').insert(chunk));
 }
 
 /**

@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import { removeMemberGrants } from '../accesscontrol/grants.ts';
 import type { OrgRole } from '../authz/types.ts';
+import { inStatementChunks } from '../db/chunks.ts';
 import { dialectOf } from '../db/knex.ts';
 import type { Tx } from '../db/transaction.ts';
 import { findPage, whereContains } from '../db/search.ts';
@@ -189,11 +190,10 @@ export async function deleteOrgAndDependents(tx: Tx, orgId: string): Promise<{ s
   await deletePreferences(db, 'team', db('teams').where('org_id', orgId).select('id'));
   await deletePreferences(db, 'org', orgId);
   await db('quotas').where({ scope_kind: 'org', scope_id: orgId }).delete();
-  for (let i = 0; i < serviceAccountIds.length; i += 500) {
-    const chunk = serviceAccountIds.slice(i, i + 500);
+  await inStatementChunks(serviceAccountIds, async (chunk) => {
     await deletePreferences(db, 'user', chunk);
     await db('users').whereIn('id', chunk).where('is_service_account', true).delete();
-  }
+  });
   await db('orgs').where('id', orgId).delete();
   // The org's document goes as a whole: nothing of it is left to patch.
   tx.policyChanged(orgId);
