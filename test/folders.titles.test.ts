@@ -101,7 +101,9 @@ describe('folder titles among siblings', () => {
     for (let i = 0; i < 20; i += 1) uids.push(await folder(`race-root-${i}`, `Race root ${i}`));
     const answers = await Promise.all(uids.map((uid) => update(uid, { title: 'Root winner' })));
     expect(answers.filter((res) => res.status === 200)).to.have.length(1);
-    expect(answers.filter((res) => res.status === 409)).to.have.length(19);
+    const refused = answers.filter((res) => res.status === 409);
+    expect(refused).to.have.length(19);
+    for (const res of refused) expect(res.body.message).to.match(TAKEN);
     expect(await app.count('folders', { org_id: 'org_main', title: 'Root winner' })).to.equal(1);
   });
 });
