@@ -136,9 +136,20 @@ describe('server administration of users', () => {
       for (const cookie of [user.cookie, second]) expect((await app.request('GET', '/api/user', { cookie })).status).to.equal(401);
       expect((await passwordLogin(app, user.login, DEFAULT_PASSWORD)).body).to.deep.equal({ message: INVALID });
       expect((await passwordLogin(app, user.login, NEW_PASSWORD)).status).to.equal(200);
-      await expectAudited('user.password_changed', user, { by: 'admin' });
+      await expectAudited('user.password_changed', user, { by: 'admin', lockoutCleared: false });
       await expectAudited('session.revoked', user, { count: 2, reason: 'password changed by admin' });
       expect(JSON.stringify(await app.db('audit_log').select('*'))).not.to.include(NEW_PASSWORD);
+    });
+
+    it('lifts the login lockout of the account, so the new password signs in at once', async () => {
+      const user = await createUser(app, { login: 'locked-out-user' });
+      for (let i = 0; i < 5; i++) expect((await passwordLogin(app, user.login, 'wrong password!')).status).to.equal(401);
+      expect((await passwordLogin(app, user.login, DEFAULT_PASSWORD)).status).to.equal(429);
+
+      expect((await api(app, admin).post(`/api/admin/users/${user.id}/password`, { password: NEW_PASSWORD })).status).to.equal(200);
+      expect(await app.count('login_attempts', { user_id: user.id })).to.equal(0);
+      expect((await passwordLogin(app, user.login, NEW_PASSWORD)).status).to.equal(200);
+      await expectAudited('user.password_changed', user, { by: 'admin', lockoutCleared: true });
     });
 
     it('rejects a short, missing or non-string password with 400', async () => {

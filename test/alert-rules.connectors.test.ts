@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { api, auditEntries, createUser, type TestUser } from './helpers/factories.ts';
+import { api, refusalEntries, createUser, type TestUser } from './helpers/factories.ts';
 
 const PATH = '/api/v1/provisioning/alert-rules';
 const FOLDER = 'rc-folder';
@@ -94,7 +94,7 @@ describe('alert rules: query on their connectors', () => {
     expect(created.status).to.equal(403);
     expect(created.body).to.deep.equal({ message: REFUSED });
     expect(await app.count('alert_rules', { folder_uid: FOLDER })).to.equal(before);
-    const [refusal] = (await auditEntries(app, { action: 'alert.rules:create', outcome: 'failure', actor_id: editor.id })).slice(-1);
+    const [refusal] = (await refusalEntries(app, 'alert.rules:create', { actor_id: editor.id })).slice(-1);
     expect(refusal).to.include({ target_type: 'folders', target_id: FOLDER });
 
     const mine = await create(rule('editor open', [open]), editor);

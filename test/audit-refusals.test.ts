@@ -21,7 +21,7 @@ describe('audit of refused requests', () => {
     const entries = await auditEntries(app, { outcome: 'failure' });
     expect(entries).to.have.length(1);
     expect(entries[0]).to.deep.include({
-      action: 'teams:create',
+      action: 'access.denied',
       outcome: 'failure',
       actor_type: 'user',
       actor_id: viewer.id,
@@ -30,7 +30,7 @@ describe('audit of refused requests', () => {
       target_type: 'org',
       target_id: 'org_main',
     });
-    expect(entries[0]!.metadata).to.deep.equal({ request: 'POST /api/teams' });
+    expect(entries[0]!.metadata).to.deep.equal({ permission: 'teams:create', request: 'POST /api/teams' });
     expect(await app.count('teams', { name: 'Not allowed' })).to.equal(0);
   });
 
@@ -41,10 +41,27 @@ describe('audit of refused requests', () => {
     const res = await app.request('PUT', `/api/teams/${team.id}`, { token: issued.body.key, body: { name: 'renamed' } });
     expect(res.status).to.equal(403);
 
-    const [entry, ...more] = await auditEntries(app, { outcome: 'failure', action: 'teams:write' });
+    const [entry, ...more] = await auditEntries(app, { outcome: 'failure' });
     expect(more).to.be.empty;
-    expect(entry).to.deep.include({ actor_id: viewer.id, target_type: 'teams', target_id: team.id, org_id: 'org_main' });
+    expect(entry).to.deep.include({ action: 'access.denied', actor_id: viewer.id, target_type: 'teams', target_id: team.id, org_id: 'org_main' });
+    expect(entry!.metadata).to.deep.equal({ permission: 'teams:write', request: 'PUT /api/teams/:id' });
     expect(await app.count('teams', { id: team.id, name: 'kept' })).to.equal(1);
+  });
+
+  it('names every refused change access.denied, whatever its permission, as every other action is <subject>.<verb>', async () => {
+    const viewer = await createUser(app, { role: 'Viewer' });
+    const editor = await createUser(app, { role: 'Editor' });
+    const refused = [
+      await app.request('POST', '/api/folders', { cookie: viewer.cookie, body: { title: 'Not mine' } }),
+      await app.request('PUT', '/api/orgs/org_main/quotas/users', { cookie: editor.cookie, body: { limit: 3 } }),
+      await app.request('POST', '/api/connectors', { cookie: editor.cookie, body: { name: 'nope', type: 'tsmetrics', url: 'http://prometheus.example:9090' } }),
+    ];
+    expect(refused.map((res) => res.status)).to.deep.equal([403, 403, 403]);
+
+    const entries = await auditEntries(app, { outcome: 'failure' });
+    expect(entries.map((entry) => entry.action)).to.deep.equal(['access.denied', 'access.denied', 'access.denied']);
+    for (const entry of entries) expect(entry.action).to.match(/^[a-z_]+\.[a-z_]+$/);
+    expect(entries.map((entry) => entry.metadata!.permission)).to.deep.equal(['folders:create', 'orgs.quotas:write', 'connectors:create']);
   });
 
   it('leaves no entry for a refused read', async () => {

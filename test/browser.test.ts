@@ -108,7 +108,10 @@ describe('browser: setup wizard, login and home page', function () {
     await screenshot('setup-settings');
     await page.getByRole('button', { name: 'Save and continue' }).click();
     await page.getByRole('heading', { name: 'Finish setup' }).waitFor();
-    const config = await app.request('GET', '/api/setup/config');
+    // Setup is closed once the admin exists: its settings are for the signed-in server admin.
+    const session = (await page.context().cookies()).find((cookie) => cookie.name === 'svc_session')!;
+    const adminCookie = `svc_session=${session.value}`;
+    const config = await app.request('GET', '/api/setup/config', { cookie: adminCookie });
     expect(config.body.settings).to.deep.equal({
       llm: { provider: 'openai', model: 'gpt-4o-mini', baseUrl: 'https://llm.example.test/v1', apiKeySet: true },
       connectors: { metricsUrl: 'https://metrics.example.test' },
@@ -119,7 +122,7 @@ describe('browser: setup wizard, login and home page', function () {
     // 3. Complete, then the done view links home, where the admin is signed in.
     await page.getByRole('button', { name: 'Finish setup' }).click();
     await page.getByRole('heading', { name: 'Gatehouse is ready' }).waitFor();
-    expect((await app.request('GET', '/api/setup/config')).body.complete).to.equal(true);
+    expect((await app.request('GET', '/api/setup/config', { cookie: adminCookie })).body.complete).to.equal(true);
     await screenshot('setup-done');
 
     await page.getByRole('link', { name: 'Go to Gatehouse' }).click();

@@ -12,7 +12,7 @@ import { startTestApp, type TestApp } from './helpers/app.ts';
 import {
   api,
   assignRole,
-  auditEntries,
+  refusalEntries,
   buildOrgWithPeople,
   createUser,
   DENIED,
@@ -121,10 +121,7 @@ describe('chat tools', function () {
       const refused = await call(noChat, 'metrics_query', { connector: 'prom-narrow', query: 'up' });
       expect(refused.status).to.equal(403);
       expect(refused.body).to.deep.equal({ message: 'permission denied: you need chat:use to do this' });
-      expect(
-        await auditEntries(app, { action: 'connectors:query', outcome: 'failure', actor_id: noChat.id }),
-        'the refusal is in the audit log',
-      ).to.have.length(1);
+      expect(await refusalEntries(app, 'connectors:query', { actor_id: noChat.id }), 'the refusal is in the audit log').to.have.length(1);
       await assignRole(app, ORG, noChat.id, 'fixed:chat:user');
       expect((await call(noChat, 'metrics_query', { connector: 'prom-narrow', query: 'up' })).status, 'with chat:user').to.equal(200);
     });
@@ -339,7 +336,14 @@ describe('chat tools', function () {
         expect(res.body).to.deep.equal({ message });
       }
       expect(await app.count('connector_changes')).to.equal(0);
-      expect((await auditEntries(app, { action: 'connectors:write', outcome: 'failure', actor_id: viewer.id })).length).to.equal(1);
+      expect((await refusalEntries(app, 'connectors:write', { actor_id: viewer.id })).length).to.equal(1);
+      // each refusal keeps the call's tool, agent type and permission mode
+      const refusals = (await refusalEntries(app, 'connectors:write', { actor_id: admin.id })).slice(-2);
+      expect(refusals.map((entry) => entry.metadata!.chat)).to.deep.equal([
+        { tool: 'changes_record', agentType: 'operator', permissionMode: 'read_only' },
+        { tool: 'changes_record', agentType: 'investigator', permissionMode: 'default' },
+      ]);
+      expect(refusals[0]!.metadata).to.include({ permission: 'connectors:write', request: 'POST /api/chat/tools/:tool' });
     });
 
     it('an operator records a change (audited) and an investigator reads it back', async () => {

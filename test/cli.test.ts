@@ -5,8 +5,12 @@
  * many it revoked; bad usage exits 2 with one line, before any database is opened.
  */
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { describeDatabase } from '../src/config.ts';
+import { createTestDatabase, startTestApp, TEST_DB, type TestApp } from './helpers/app.ts';
 import { auditEntries, createUser, DEFAULT_PASSWORD, liveSessions, passwordLogin, sessionCookie } from './helpers/factories.ts';
 
 interface CliResult {
@@ -47,6 +51,8 @@ describe('admin CLI', function () {
   }
 
   const me = (cookie: string) => app.request('GET', '/api/user', { cookie });
+  /** The line with which the CLI names the database it opened, on stderr. */
+  const opened = () => `database: ${describeDatabase(app.services.config)}\n`;
 
   describe('reset-password', () => {
     it('sets the password from stdin, lifts the lockout, revokes every session, audited as the system', async () => {
@@ -56,7 +62,7 @@ describe('admin CLI', function () {
       expect((await passwordLogin(app, 'locked-admin', DEFAULT_PASSWORD)).status).to.equal(429);
 
       const result = await cli(['reset-password', 'locked-admin'], { stdin: `${NEW_PASSWORD}\n` });
-      expect(result, result.stderr).to.include({ code: 0, stderr: '' });
+      expect(result, result.stderr).to.include({ code: 0, stderr: opened() });
       expect(result.stdout.trim()).to.equal('password of locked-admin reset; 2 sessions revoked; login lockout lifted');
 
       expect((await me(admin.cookie)).status).to.equal(401);
@@ -85,7 +91,7 @@ describe('admin CLI', function () {
       for (const [stdin, message] of cases) {
         const result = await cli(['reset-password', 'policy-user'], { stdin });
         expect(result.code, stdin).to.equal(2);
-        expect(result.stderr.trim(), stdin).to.match(message);
+        expect(result.stderr.trim().split('\n').at(-1), stdin).to.match(message);
       }
       expect((await me(user.cookie)).status).to.equal(200);
       expect((await passwordLogin(app, 'policy-user', DEFAULT_PASSWORD)).status).to.equal(200);
@@ -99,7 +105,7 @@ describe('admin CLI', function () {
       expect((await passwordLogin(app, 'argv-user', DEFAULT_PASSWORD)).status).to.equal(200);
 
       const missing = await cli(['reset-password', 'nobody-here'], { stdin: NEW_PASSWORD });
-      expect(missing).to.deep.equal({ code: 2, stdout: '', stderr: 'error: user nobody-here not found\n' });
+      expect(missing).to.deep.equal({ code: 2, stdout: '', stderr: `${opened()}error: user nobody-here not found\n` });
     });
   });
 
@@ -128,7 +134,7 @@ describe('admin CLI', function () {
       expect(await cli(['create-admin', 'TAKEN'], { stdin: NEW_PASSWORD })).to.deep.equal({
         code: 2,
         stdout: '',
-        stderr: 'error: a user with that login or email already exists\n',
+        stderr: `${opened()}error: a user with that login or email already exists\n`,
       });
       expect((await cli(['create-admin', 'fresh', '--email', 'taken@example.test'], { stdin: NEW_PASSWORD })).code).to.equal(2);
       const badLogin = await cli(['create-admin', 'no spaces'], { stdin: NEW_PASSWORD });
@@ -146,7 +152,7 @@ describe('admin CLI', function () {
       const second = await sessionCookie(app, user.id);
       const bystander = await createUser(app);
       const result = await cli(['revoke-sessions', 'roaming']);
-      expect(result).to.deep.equal({ code: 0, stdout: 'revoked 2 sessions of roaming\n', stderr: '' });
+      expect(result).to.deep.equal({ code: 0, stdout: 'revoked 2 sessions of roaming\n', stderr: opened() });
       expect((await me(user.cookie)).status).to.equal(401);
       expect((await me(second)).status).to.equal(401);
       expect((await me(bystander.cookie)).status).to.equal(200);
@@ -156,6 +162,68 @@ describe('admin CLI', function () {
         ['system', 2],
         ['system', 0],
       ]);
+    });
+  });
+
+  describe('the database it acts on', () => {
+    const HINT = 'set DATA_DIR or DATABASE_URL as the service has them';
+
+    it('refuses an empty DATA_DIR (no database file) with a hint, for every command, and creates nothing', async () => {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-cli-'));
+      try {
+        const file = path.join(dataDir, 'gatehouse.sqlite');
+        for (const args of [
+          ['revoke-sessions', 'someone'],
+          ['create-admin', 'someone'],
+        ]) {
+          const result = await cli(args, { stdin: NEW_PASSWORD, env: { DATABASE_URL: '', DATA_DIR: dataDir } });
+          expect(result.code, args[0]).to.equal(2);
+          expect(result.stdout).to.equal('');
+          expect(result.stderr).to.equal(`error: no database at sqlite:${file} (the service has not run with it): ${HINT}; nothing was created\n`);
+        }
+        expect(fs.readdirSync(dataDir)).to.deep.equal([]);
+      } finally {
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
+
+    it('refuses a database with no tables, even for create-admin, and migrates nothing into it', async () => {
+      const database = await createTestDatabase();
+      try {
+        const config = { databaseUrl: database.url, sqliteFile: '' };
+        if (TEST_DB === 'sqlite') fs.writeFileSync(database.url.slice('sqlite:'.length), '');
+        for (const args of [
+          ['revoke-sessions', 'someone'],
+          ['create-admin', 'someone'],
+        ]) {
+          const result = await cli(args, { stdin: NEW_PASSWORD, env: { DATABASE_URL: database.url } });
+          expect(result.code, args[0]).to.equal(2);
+          expect(result.stderr).to.equal(`error: ${describeDatabase(config)} has no tables (the service has not run with it): ${HINT}\n`);
+        }
+      } finally {
+        await database.drop();
+      }
+    });
+
+    it('on a database without users (setup open), refuses all but create-admin, which makes the first admin', async () => {
+      const fresh = await startTestApp();
+      try {
+        const env = { DATABASE_URL: fresh.services.config.databaseUrl ?? '' };
+        const database = describeDatabase(fresh.services.config);
+        const refused = await cli(['revoke-sessions', 'someone'], { env });
+        expect(refused).to.deep.equal({
+          code: 2,
+          stdout: '',
+          stderr: `error: ${database} has no users (a fresh installation, not the service's database in use?): ${HINT}; revoke-sessions needs users\n`,
+        });
+        const created = await cli(['create-admin', 'first-admin'], { stdin: NEW_PASSWORD, env });
+        expect(created.code, created.stderr).to.equal(0);
+        expect(created.stderr).to.equal(`database: ${database}\n`);
+        expect(await fresh.count('users', { login: 'first-admin', is_svc_admin: true })).to.equal(1);
+        expect((await cli(['revoke-sessions', 'first-admin'], { env })).stdout).to.equal('revoked 0 sessions of first-admin\n');
+      } finally {
+        await fresh.close();
+      }
     });
   });
 

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { writeQuota } from '../src/quotas/store.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { api, assignRole, auditEntries, buildOrg, createUser, DENIED, type TestUser } from './helpers/factories.ts';
+import { api, assignRole, auditEntries, refusalEntries, buildOrg, createUser, DENIED, type TestUser } from './helpers/factories.ts';
 
 const ORG = 'org_main';
 const SECRET = 's3cr3t-value-that-must-not-leak';
@@ -44,7 +44,7 @@ describe('connectors', () => {
         expect(res.status).to.equal(403);
         expect(res.body.message).to.match(DENIED);
       }
-      expect((await auditEntries(app, { action: 'connectors:create', outcome: 'failure', actor_id: editor.id })).length).to.equal(1);
+      expect((await refusalEntries(app, 'connectors:create', { actor_id: editor.id })).length).to.equal(1);
     });
 
     it('creates each type with its signal type; a changes connector has no URL', async () => {

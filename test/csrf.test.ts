@@ -73,6 +73,63 @@ describe('CSRF: cookie-authenticated unsafe requests from another origin', () =>
   });
 });
 
+/**
+ * GET /api/logout ends a session, and a link, an image or a redirect on another site makes that
+ * request with the cookie: refused when Origin, Referer or Sec-Fetch-Site names another site.
+ */
+describe('CSRF: GET /api/logout started by another site', () => {
+  let app: TestApp;
+  let user: TestUser;
+  beforeEach(async () => {
+    app = await startTestApp({ env: { CORS_ORIGINS: 'https://ui.example' } });
+    user = await createUser(app, { login: 'logout-victim' });
+  });
+  afterEach(async () => {
+    await app.close();
+  });
+
+  const logout = (headers: Record<string, string>) => app.request('GET', '/api/logout', { cookie: user.cookie, headers });
+  const sessionWorks = async () => (await app.request('GET', '/api/user', { cookie: user.cookie })).status === 200;
+
+  const foreign: Array<[string, () => Record<string, string>]> = [
+    ['an image on another site (Sec-Fetch-Site: cross-site, no Referer)', () => ({ 'sec-fetch-site': 'cross-site', 'sec-fetch-dest': 'image' })],
+    ['a sibling site (Sec-Fetch-Site: same-site)', () => ({ 'sec-fetch-site': 'same-site' })],
+    ['a foreign Referer', () => ({ referer: `${EVIL}/page.html` })],
+    ['a foreign Origin', () => ({ origin: EVIL })],
+    ['an opaque Origin', () => ({ origin: 'null' })],
+    [
+      'a redirect through this service from another site (own Referer, Sec-Fetch-Site: cross-site)',
+      () => ({ referer: `${app.url}/login`, 'sec-fetch-site': 'cross-site' }),
+    ],
+  ];
+  for (const [name, headers] of foreign) {
+    it(`refuses ${name} with 403 {message}; the session goes on`, async () => {
+      const res = await logout(headers());
+      expect(res.status).to.equal(403);
+      expect(res.body).to.have.keys('message');
+      expect(res.body.message).to.match(/cross-site request refused/);
+      expect(res.setCookie.filter((cookie) => cookie.startsWith('svc_session='))).to.be.empty;
+      expect(await sessionWorks()).to.equal(true);
+      expect(await app.count('audit_log', { action: 'user.logout' })).to.equal(0);
+    });
+  }
+
+  const allowed: Array<[string, () => Record<string, string>]> = [
+    ['an address typed into the browser (Sec-Fetch-Site: none)', () => ({ 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate' })],
+    ["a link on the service's own page", () => ({ 'sec-fetch-site': 'same-origin', referer: `${app.url}/` })],
+    ['a link on an origin in CORS_ORIGINS', () => ({ 'sec-fetch-site': 'cross-site', referer: 'https://ui.example/menu' })],
+    ['a client naming nothing (curl)', () => ({})],
+  ];
+  for (const [name, headers] of allowed) {
+    it(`ends the session for ${name}`, async () => {
+      const res = await logout(headers());
+      expect(res.status).to.equal(302);
+      expect(res.headers.get('location')).to.equal('/login');
+      expect(await sessionWorks()).to.equal(false);
+    });
+  }
+});
+
 describe('CSRF behind a proxy', () => {
   const publicOrigin = { origin: 'https://gatehouse.example', 'x-forwarded-host': 'gatehouse.example', 'x-forwarded-proto': 'https' };
 

@@ -1,7 +1,7 @@
 /** `/api/dashboards…`: save with optimistic locking, read with the caller's rights, delete; folder inheritance and moves. */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { api, auditEntries, createUser, DENIED, grantManagedPermissions, type TestUser } from './helpers/factories.ts';
+import { api, auditEntries, refusalEntries, createUser, DENIED, grantManagedPermissions, type TestUser } from './helpers/factories.ts';
 
 const ORG = 'org_main';
 
@@ -112,7 +112,7 @@ describe('dashboards', () => {
       const out = await api(app, folderAEditor).post('/api/dashboards/db', { dashboard: { uid, title: 'Mover', version: 2 }, folderUid: 'team-b' });
       expect(out.status).to.equal(403);
       expect(out.body.message).to.equal('permission denied: you need dashboards:create on the destination folder to do this');
-      const [refusal] = await auditEntries(app, { action: 'dashboards:write', actor_id: folderAEditor.id });
+      const [refusal] = await refusalEntries(app, 'dashboards:write', { actor_id: folderAEditor.id });
       expect(refusal).to.include({ outcome: 'failure', target_type: 'dashboards', target_id: uid });
       expect(refusal!.metadata!.destination).to.deep.equal({ type: 'folders', id: 'team-b' });
       // a dashboard of team-b, which it cannot write, cannot be pulled into team-a

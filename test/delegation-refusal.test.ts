@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { api, assignRole, auditEntries, buildRole, createUser, type TestUser } from './helpers/factories.ts';
+import { api, assignRole, refusalEntries, buildRole, createUser, type TestUser } from './helpers/factories.ts';
 
 describe('delegation refusals worded by the policy', () => {
   let app: TestApp;
@@ -36,7 +36,7 @@ describe('delegation refusals worded by the policy', () => {
       engine.authorize = original;
     }
     expect(await app.count('roles', { uid: body.uid })).to.equal(0);
-    expect(await auditEntries(app, { outcome: 'failure', action: 'roles:write', actor_id: rolesWriter.id })).to.have.length(1);
+    expect(await refusalEntries(app, 'roles:write', { actor_id: rolesWriter.id })).to.have.length(1);
   });
 
   it('a caller without the action itself learns only which action was refused', async () => {

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import type { AuthzInput } from '../src/authz/types.ts';
 import { createFirstAdmin } from '../src/identity/setup.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { auditEntries, buildUser, DENIED } from './helpers/factories.ts';
+import { auditEntries, refusalEntries, buildUser, DENIED } from './helpers/factories.ts';
 
 const SETTINGS = { notifications: { email: 'ops@example.test' } };
 const CHANGES = [
@@ -49,7 +49,7 @@ describe('setup changes, decided by the policy', () => {
         expect(refused.status).to.equal(403);
         expect(refused.body.message).to.match(DENIED);
         expect(await written()).to.deep.equal({ settings: 0, complete: 0 });
-        const [failure] = await auditEntries(app, { action: 'settings:write', outcome: 'failure' });
+        const [failure] = await refusalEntries(app, 'settings:write');
         expect(failure).to.include({ actor_id: orgAdmin.id });
 
         const allowed = await app.request('POST', change.path, { body: change.body, cookie: serverAdmin.cookie });

@@ -132,9 +132,34 @@ describe('setup and the first administrator', () => {
       const done = await app.request('POST', '/api/setup/complete', { cookie: adminCookie });
       expect(done.status).to.equal(200);
       expect(done.body.complete).to.equal(true);
-      expect((await app.request('GET', '/api/setup/config')).body).to.include({ adminExists: true, complete: true });
+      expect((await app.request('GET', '/api/setup/config', { cookie: adminCookie })).body).to.include({ adminExists: true, complete: true });
       const audit = await app.db('audit_log').whereIn('action', ['setup.config_saved', 'setup.completed']).select('action');
       expect(audit.map((a: { action: string }) => a.action)).to.have.members(['setup.config_saved', 'setup.completed']);
+    });
+
+    it('are shown to anyone while setup is open', async () => {
+      await app.request('POST', '/api/setup/config', { body: settings });
+      const res = await app.request('GET', '/api/setup/config');
+      expect(res.status).to.equal(200);
+      expect(res.body).to.deep.include({ adminExists: false, complete: false, completedAt: null });
+      expect(res.body.settings.llm).to.deep.equal({ provider: 'openai-compatible', model: 'm-1', baseUrl: 'https://llm.example.test', apiKeySet: true });
+    });
+
+    it('once an admin exists, GET shows anyone but a server admin only that setup is closed', async () => {
+      await app.request('POST', '/api/setup/config', { body: settings });
+      const created = await app.request('POST', '/api/setup/admin', { body: ADMIN });
+      const adminCookie = `svc_session=${created.cookies.svc_session}`;
+      const orgAdmin = await createUser(app, { role: 'Admin' });
+      expect((await app.request('POST', '/api/setup/complete', { cookie: adminCookie })).status).to.equal(200);
+
+      for (const cookie of [undefined, orgAdmin.cookie]) {
+        const res = await app.request('GET', '/api/setup/config', { cookie });
+        expect(res.status).to.equal(200);
+        expect(res.body).to.deep.equal({ adminExists: true });
+      }
+      const shown = await app.request('GET', '/api/setup/config', { cookie: adminCookie });
+      expect(shown.body).to.include({ adminExists: true, complete: true });
+      expect(shown.body.settings.llm).to.include({ model: 'm-1', apiKeySet: true });
     });
 
     it('keeps the stored API key when a later save omits it', async () => {

@@ -1,6 +1,7 @@
 /**
  * The admin CLI: `npm run cli -- <command> [options]`. It opens the database the service uses
- * (the same environment variables), migrates it, and acts as the `system` actor in the audit log.
+ * (the same environment variables, read by the same config), says which on stderr, migrates it,
+ * and acts as the `system` actor in the audit log.
  * Exit codes: 0 done, 2 when the operator's input must change (usage, configuration, a value the
  * service refuses, a name that is unknown or taken), 1 when something else failed (the database,
  * a file); an error is one line on stderr.
@@ -8,15 +9,17 @@
  * A password is read from stdin (piped) or asked for at the terminal, never taken from the command
  * line: arguments end up in shell histories and in every user's `ps` listing.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { isAction } from '../src/accesscontrol/actions.ts';
 import { subjectOfUser } from '../src/accesscontrol/roles.ts';
 import { recordAudit, SYSTEM_ACTOR } from '../src/audit/writer.ts';
 import type { AuthzInput } from '../src/authz/types.ts';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { ConfigError, describeDatabase, loadConfig, type Config } from '../src/config.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../src/crypto/password.ts';
+import { waitForDatabase } from '../src/db/connect.ts';
+import { createDb, sqliteFileOf } from '../src/db/knex.ts';
 import { BadRequestError, NotFoundError, ServiceError } from '../src/errors.ts';
 import { emailSchema, loginSchema, nameSchema, newPasswordSchema } from '../src/http/schemas.ts';
 import { clearAttemptsOfUser } from '../src/identity/lockout.ts';
@@ -24,7 +27,7 @@ import { assertAcceptablePassword } from '../src/identity/password-policy.ts';
 import { assertNoClash } from '../src/identity/profile.ts';
 import { revokeAllSessionsOf, userTarget } from '../src/identity/session-revocation.ts';
 import { insertServerAdmin } from '../src/identity/setup.ts';
-import { findUserByLoginOrEmail, setUserPassword, type UserRow } from '../src/identity/users.store.ts';
+import { anyHumanUserExists, findUserByLoginOrEmail, setUserPassword, type UserRow } from '../src/identity/users.store.ts';
 import { findOrgById, isOrgMember } from '../src/orgs/store.ts';
 import { importLegacyAcl, migrateLegacyAcl, parseLegacyAclExport } from '../src/permissions/legacy-acl.ts';
 import type { Services } from '../src/services.ts';
@@ -46,6 +49,8 @@ interface Command {
   options: string[];
   /** Refuses bad usage before anything opens the database. */
   validate(args: ParsedArgs): void;
+  /** It makes sense on a database that has no user yet (a fresh installation's first admin). */
+  runsOnFreshDatabase?: true;
   run(services: Services, args: ParsedArgs): Promise<string>;
 }
 
@@ -203,6 +208,7 @@ const commands: Record<string, Command> = {
     description: `Creates a server admin (Admin of the default org) with the password read from stdin or
       asked for at the terminal. Fails if a user has that login or email. --name defaults to the login.`,
     options: ['--email', '--name'],
+    runsOnFreshDatabase: true,
     validate(args) {
       const login = onlyLogin('create-admin', args);
       assertField(login, loginSchema, 'the login');
@@ -321,6 +327,29 @@ const commands: Record<string, Command> = {
   },
 };
 
+/**
+ * Refuses to act on a database the service has not made its own: a SQLite file that does not
+ * exist yet (nothing is created), one never migrated, or one without users unless the command
+ * makes sense there. An operator who forgot the service's DATA_DIR or DATABASE_URL would
+ * otherwise change a fresh `./data` and see it succeed.
+ */
+async function assertServiceDatabase(config: Config, logger: Logger, name: string, command: Command): Promise<void> {
+  const database = describeDatabase(config);
+  const hint = 'set DATA_DIR or DATABASE_URL as the service has them';
+  const sqliteFile = sqliteFileOf(config);
+  if (sqliteFile && !existsSync(sqliteFile)) throw new UsageError(`no database at ${database} (the service has not run with it): ${hint}; nothing was created`);
+  const db = createDb(config);
+  try {
+    await waitForDatabase(db, config.dbConnectTimeoutMs, logger);
+    if (!(await db.schema.hasTable('users'))) throw new UsageError(`${database} has no tables (the service has not run with it): ${hint}`);
+    if (!command.runsOnFreshDatabase && !(await anyHumanUserExists(db))) {
+      throw new UsageError(`${database} has no users (a fresh installation, not the service's database in use?): ${hint}; ${name} needs users`);
+    }
+  } finally {
+    await db.destroy();
+  }
+}
+
 const describe = (name: string, command: Command) => `  ${name} ${command.synopsis}\n      ${command.description}`;
 
 const USAGE = `usage: npm run cli -- <command> [options]      (npm run cli -- <command> --help: that command only)
@@ -332,7 +361,10 @@ ${Object.entries(commands)
   help
       Shows this text.
 
-The CLI uses the service's environment (DATABASE_URL, DATA_DIR, JWT_SECRET, SECRET_KEY, ...).
+The CLI uses the service's environment (DATABASE_URL, DATA_DIR, JWT_SECRET, SECRET_KEY, ...) and
+names the database it opened on stderr. It refuses a database the service has not used: a SQLite
+file that does not exist (it creates none), one with no tables, or one with no users (but for
+create-admin, which makes the first admin of a fresh installation).
 Exit codes: 0 done, 2 usage or configuration error, input refused, or a name unknown or taken; 1 any other failure.`;
 
 async function run(argv: string[]): Promise<number> {
@@ -350,7 +382,11 @@ async function run(argv: string[]): Promise<number> {
   const parsed = parseArgs(args, command.options);
   command.validate(parsed);
   const config = loadConfig();
-  const services = await startServices(config, pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel }));
+  const logger = pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
+  await assertServiceDatabase(config, logger, name, command);
+  // On stderr, so that what the command prints (a document, for export-policy-data) stays its own.
+  console.error(`database: ${describeDatabase(config)}`);
+  const services = await startServices(config, logger);
   try {
     console.log(await command.run(services, parsed));
     return 0;

@@ -35,6 +35,12 @@ function reusePreparedStatements(conn: SqliteConnection): void {
   conn.prepare = boundedMemo(MAX_PREPARED_STATEMENTS, conn.prepare.bind(conn));
 }
 
+/** The SQLite file the configuration names (DATABASE_URL `sqlite:<file>`, else the one under DATA_DIR); null for MySQL. */
+export function sqliteFileOf(config: Pick<Config, 'databaseUrl' | 'sqliteFile'>): string | null {
+  if (isMysqlUrl(config.databaseUrl)) return null;
+  return config.databaseUrl?.startsWith('sqlite:') ? config.databaseUrl.slice('sqlite:'.length).replace(/^\/\//, '') : config.sqliteFile;
+}
+
 export function createDb(config: Pick<Config, 'databaseUrl' | 'sqliteFile'>): Knex {
   if (isMysqlUrl(config.databaseUrl)) {
     const url = new URL(config.databaseUrl!);
@@ -54,7 +60,7 @@ export function createDb(config: Pick<Config, 'databaseUrl' | 'sqliteFile'>): Kn
       pool: { min: 0, max: 10 },
     });
   }
-  const file = config.databaseUrl?.startsWith('sqlite:') ? config.databaseUrl.slice('sqlite:'.length).replace(/^\/\//, '') : config.sqliteFile;
+  const file = sqliteFileOf(config)!;
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   return knexFactory({
     client: 'better-sqlite3',

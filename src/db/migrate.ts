@@ -100,6 +100,11 @@ async function migrateWhenUnlocked(db: Knex, logger: Logger | undefined): Promis
   }
 }
 
+/** Runs the migrations up to and including the file `name` (a test fills the schema as it was, then migrates on). */
+export async function migrateTo(db: Knex, name: string): Promise<void> {
+  await db.migrate.to({ migrationSource: source, name });
+}
+
 export async function rollbackAll(db: Knex): Promise<void> {
   await db.migrate.rollback({ migrationSource: source }, true);
 }

@@ -1,8 +1,9 @@
 /**
  * Folders of the active org (`/api/folders…`), modelled on Grafana's folder API: a tree up to
- * eight levels deep, listed level by level, moved through `parentUid` on update, deleted with
- * everything in it. Dashboards and alert rules inherit their folder's grants (the policy's
- * candidate scopes), so every change to the tree reaches the policy document.
+ * eight levels deep, titles unique among siblings, listed level by level, moved through
+ * `parentUid` on update, deleted with everything in it. Dashboards and alert rules inherit their
+ * folder's grants (the policy's candidate scopes), so every change to the tree reaches the policy
+ * document.
  */
 import { recordAudit } from '../audit/writer.ts';
 import { actorOf } from '../http/actor.ts';
@@ -11,6 +12,8 @@ import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';
 import { newUid } from '../db/ids.ts';
+import { isUniqueViolation } from '../db/errors.ts';
+import type { Tx } from '../db/transaction.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import { FOLDER_GRANTS } from '../permissions/levels.ts';
 import { grantCreatorAdmin } from '../permissions/resource-grants.ts';
@@ -23,6 +26,7 @@ import {
   findFolderUids,
   findFolder,
   findFoldersByUids,
+  findSiblingByTitle,
   findSubtree,
   insertFolder,
   MAX_FOLDER_DEPTH,
@@ -49,6 +53,30 @@ async function childLevel(db: Knex, orgId: string, parent: FolderRow | null): Pr
 }
 
 const tooDeep = () => new BadRequestError(`folders nest at most ${MAX_FOLDER_DEPTH} levels deep`);
+
+/**
+ * Runs `write`, which gives the folder `selfUid` (null: a new one) `title` under `parentUid` (null:
+ * the root), unless another folder there has that title, ignoring case: 409. The look-up answers
+ * the common case; the unique index answers a concurrent writer that got there first, whose folder
+ * the look-up finds once the index has refused this one.
+ */
+async function withTitleFree<T>(tx: Tx, orgId: string, parentUid: string | null, title: string, selfUid: string | null, write: () => Promise<T>): Promise<T> {
+  const assertFree = async () => {
+    const sibling = await findSiblingByTitle(tx.db, orgId, parentUid, title);
+    if (sibling && sibling.uid !== selfUid) {
+      const where = parentUid ? `in folder ${parentUid}` : 'at the root';
+      // The caller's own title: the sibling may be one the caller cannot read.
+      throw new ConflictError(`a folder titled "${title}" already exists ${where}: folder titles are unique among siblings, ignoring case`);
+    }
+  };
+  await assertFree();
+  try {
+    return await write();
+  } catch (err) {
+    if (isUniqueViolation(err)) await assertFree();
+    throw err;
+  }
+}
 
 const FOLDER_PAGE_SCHEMA = listPageSchema('folders', FOLDER_SCHEMA);
 
@@ -112,7 +140,10 @@ export const folderRoutes: RouteModule = (routes) => {
         const parent = await findDestinationFolder(tx.db, orgId, body.parentUid, 'body.parentUid');
         if ((await childLevel(tx.db, orgId, parent)) > MAX_FOLDER_DEPTH) throw tooDeep();
         if (await findFolder(tx.db, orgId, uid)) throw new ConflictError(`a folder with uid ${uid} already exists`);
-        await insertFolder(tx, { orgId, uid, title, description: body.description ?? '', parentUid: parent?.uid ?? null, createdBy: principal.user.id }, now);
+        const parentUid = parent?.uid ?? null;
+        await withTitleFree(tx, orgId, parentUid, title, null, () =>
+          insertFolder(tx, { orgId, uid, title, description: body.description ?? '', parentUid, createdBy: principal.user.id }, now),
+        );
         await grantCreatorAdmin(tx, orgId, FOLDER_GRANTS, uid, principal.user.id, now);
         const created = (await findFolder(tx.db, orgId, uid))!;
         await recordAudit(
@@ -200,7 +231,17 @@ export const folderRoutes: RouteModule = (routes) => {
         }
         const fields = Object.keys(changes).sort();
         if (fields.length === 0) return current;
-        await updateFolder(tx, current, changes, principal.user.id, now);
+        const write = () => updateFolder(tx, current, changes, principal.user.id, now);
+        if (changes.title === undefined && changes.parent_uid === undefined) await write();
+        else
+          await withTitleFree(
+            tx,
+            orgId,
+            changes.parent_uid === undefined ? current.parent_uid : changes.parent_uid,
+            changes.title ?? current.title,
+            current.uid,
+            write,
+          );
         const updated = (await findFolder(tx.db, orgId, current.uid))!;
         const metadata = { fields, ...(changes.parent_uid !== undefined && { previousParentUid: current.parent_uid, parentUid: changes.parent_uid }) };
         await recordAudit(tx.db, actorOf(ctx, principal), { action: 'folder.updated', orgId, target: folderAuditTarget(updated), metadata }, now);

@@ -1,7 +1,8 @@
 /**
  * SQL of the folder tree. A folder belongs to one org and names its parent by uid (null = a root
- * folder). Writes report the policy's `folders` fragment (the precomputed ancestor chains), so
- * the in-memory document follows every create, move and delete.
+ * folder); its title is unique among its siblings, ignoring case (a unique index). Writes report
+ * the policy's `folders` fragment (the precomputed ancestor chains), so the in-memory document
+ * follows every create, move and delete.
  */
 import type { Knex } from 'knex';
 import { dialectOf } from '../db/knex.ts';
@@ -83,6 +84,21 @@ export async function findFoldersByUids(db: Knex, orgId: string, uids: string[])
   return uids.map((uid) => byUid.get(uid)).filter((row): row is FolderRow => row !== undefined);
 }
 
+/**
+ * The columns of the unique index on sibling titles: the parent ('' at the root, where parent_uid
+ * is NULL and an index would not compare it) and the title ignoring case.
+ */
+export function siblingKeys(parentUid: string | null, title: string): { parent_key: string; title_key: string } {
+  return { parent_key: parentUid ?? '', title_key: title.toLowerCase() };
+}
+
+/** The folder of the parent (null: the root) titled `title`, ignoring case. */
+export async function findSiblingByTitle(db: Knex, orgId: string, parentUid: string | null, title: string): Promise<FolderRow | undefined> {
+  return db('folders')
+    .where({ org_id: orgId, ...siblingKeys(parentUid, title) })
+    .first(...FOLDER_COLUMNS);
+}
+
 export async function insertFolder(
   tx: Tx,
   folder: { orgId: string; uid: string; title: string; description: string; parentUid: string | null; createdBy: string },
@@ -94,6 +110,7 @@ export async function insertFolder(
     title: folder.title,
     description: folder.description,
     parent_uid: folder.parentUid,
+    ...siblingKeys(folder.parentUid, folder.title),
     created_at: now,
     updated_at: now,
     created_by: folder.createdBy,
@@ -109,10 +126,11 @@ export interface FolderChanges {
 }
 
 export async function updateFolder(tx: Tx, folder: FolderRow, changes: FolderChanges, updatedBy: string, now: number): Promise<void> {
+  const keys = siblingKeys(changes.parent_uid === undefined ? folder.parent_uid : changes.parent_uid, changes.title ?? folder.title);
   await tx
     .db('folders')
     .where({ org_id: folder.org_id, uid: folder.uid })
-    .update({ ...changes, updated_by: updatedBy, updated_at: now });
+    .update({ ...changes, ...keys, updated_by: updatedBy, updated_at: now });
   // Only a move changes ancestor chains: those of the folder and everything below it.
   if (changes.parent_uid !== undefined) tx.policyChanged(folder.org_id, { kind: 'folders', uids: (await findSubtree(tx.db, folder.org_id, folder.uid)).uids });
 }

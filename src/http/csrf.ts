@@ -47,16 +47,42 @@ function requestingOrigin(ctx: Context): string | null | undefined {
   return referer ? originOf(referer) : undefined;
 }
 
+/** Whether a page of this origin may act with the session cookie: this service's own, or one in CORS_ORIGINS. */
+function isTrustedOrigin(ctx: Context, listed: Set<string>, origin: string | null): boolean {
+  return origin !== null && (origin === ownOrigin(ctx) || listed.has(origin));
+}
+
 export function csrfProtection(corsOrigins: string[]) {
   const listed = listedOrigins(corsOrigins);
   return function refuseCrossSiteCookieRequests(ctx: Context, next: Next): Promise<void> {
     const principal = ctx.state.principal as Principal | undefined;
     if (principal?.via === 'session' && !SAFE_METHODS.has(ctx.method)) {
       const origin = requestingOrigin(ctx);
-      if (origin !== undefined && (origin === null || (origin !== ownOrigin(ctx) && !listed.has(origin)))) {
+      if (origin !== undefined && !isTrustedOrigin(ctx, listed, origin)) {
         throw new ForbiddenError('cross-site request refused: a request with the session cookie must come from this service or an origin in CORS_ORIGINS');
       }
     }
     return next();
   };
+}
+
+/** `Sec-Fetch-Site` values by which the browser says a page of another origin started the request. */
+const FOREIGN_FETCH_SITES = new Set(['cross-site', 'same-site']);
+
+/**
+ * Refuses a GET that changes something (the spec's `GET /api/logout`) when another site's page
+ * started it: a link, an image or a redirect there carries the session cookie too, and a browser
+ * sends no Origin with it. The page is known by Origin or Referer, and by `Sec-Fetch-Site`,
+ * which the browser sets from the whole redirect chain; either naming a foreign page refuses,
+ * unless that page is an origin in CORS_ORIGINS. A request naming none (an address typed into
+ * the browser, `Sec-Fetch-Site: none`, or a client such as curl) passes.
+ */
+export function refuseCrossSiteNavigation(ctx: Context, corsOrigins: string[]): void {
+  const listed = listedOrigins(corsOrigins);
+  const origin = requestingOrigin(ctx);
+  const foreignPage = origin !== undefined && !isTrustedOrigin(ctx, listed, origin);
+  const foreignFetch = FOREIGN_FETCH_SITES.has(ctx.get('sec-fetch-site').toLowerCase()) && !(origin && listed.has(origin));
+  if (foreignPage || foreignFetch) {
+    throw new ForbiddenError(`cross-site request refused: ${ctx.method} ${ctx.path} must come from this service or an origin in CORS_ORIGINS`);
+  }
 }

@@ -51,6 +51,12 @@ export interface RouteContext<B, Q, P> {
   explain(action: string, resource?: ResourceRef, subject?: Subject): Promise<Decision>;
 }
 
+/**
+ * The audit action of every change the policy refused, whatever the route: the refused permission
+ * (`teams:create`) is its `metadata.permission`, the route its `metadata.request`.
+ */
+export const ACCESS_DENIED = 'access.denied';
+
 /** The refusal of an action: what the caller learns of a deny, whatever the policy's reasons. */
 export function permissionDenied(action: string): ForbiddenError {
   return new ForbiddenError(`permission denied: you need ${action} to do this`);
@@ -214,12 +220,16 @@ export class RouteRegistrar {
             // policy chose to tell (its message is safe to show).
             requestLogger(ctx, services.logger).info({ action, resource, reasons: decision.reasons }, 'authorization denied');
             refusal = {
-              action,
+              action: ACCESS_DENIED,
               orgId: input.org_id,
               target: refusalTarget(resource, input.org_id),
               metadata: {
+                permission: action,
                 request: `${spec.method.toUpperCase()} ${spec.path}`,
                 ...(options.destination && { destination: refusalTarget(options.destination, input.org_id) }),
+                ...(options.chat && {
+                  chat: { tool: options.chat.tool, agentType: options.chat.agent_type, permissionMode: options.chat.permission_mode },
+                }),
               },
             };
             // A caller who has not signed in might be allowed once it does (a public route that

@@ -14,6 +14,7 @@ import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { DEFAULT_ORG_ID } from '../orgs/store.ts';
 import { readThemes } from '../preferences/store.ts';
+import { clearAttemptsOfUser } from './lockout.ts';
 import { assertAcceptablePassword } from './password-policy.ts';
 import { adminUserSessionRoutes } from './admin-users.sessions.routes.ts';
 import { findTargetUser, globalUser, userIdParams } from './admin-users.target.ts';
@@ -186,8 +187,15 @@ export const adminUserRoutes: RouteModule = (routes) => {
       const now = services.clock.now();
       const revokedSessions = await services.transact(async (tx) => {
         await setUserPassword(tx.db, user.id, passwordHash, now);
+        // A reset is how an admin lets a locked-out user back in: the new password works at once.
+        const cleared = await clearAttemptsOfUser(tx.db, user.id);
         const actor = actorOf(ctx, principal);
-        await recordAudit(tx.db, actor, { action: 'user.password_changed', target: userTarget(user), metadata: { by: 'admin' } }, now);
+        await recordAudit(
+          tx.db,
+          actor,
+          { action: 'user.password_changed', target: userTarget(user), metadata: { by: 'admin', lockoutCleared: cleared > 0 } },
+          now,
+        );
         return revokeAllSessionsOf(tx, actor, user, 'password changed by admin', now);
       });
       ctx.body = { message: 'user password updated', revokedSessions };

@@ -13,6 +13,7 @@ import { actorOf } from '../http/actor.ts';
 import { verifyPassword } from '../crypto/password.ts';
 import { ForbiddenError, ServiceUnavailableError, UnauthorizedError } from '../errors.ts';
 import { clientIp } from '../http/client-ip.ts';
+import { refuseCrossSiteNavigation } from '../http/csrf.ts';
 import { safeRedirect } from '../http/redirect.ts';
 import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
@@ -244,9 +245,10 @@ export const loginRoutes: RouteModule = (routes) => {
     method: 'get',
     path: '/api/logout',
     access: 'public',
-    summary: 'Ends the session of the cookie, if any, and redirects the browser to the login page.',
+    summary: 'Ends the session of the cookie, if any, and redirects the browser to the login page; refused (403) when another site started the request.',
     responses: { 302: null },
     async handler({ ctx, services }) {
+      refuseCrossSiteNavigation(ctx, services.config.corsOrigins);
       await logout(ctx, services);
       ctx.redirect('/login');
     },

@@ -51,15 +51,28 @@ const SETUP_STATE_SCHEMA = {
   required: ['adminExists', 'complete', 'completedAt', 'settings'],
 } as const;
 
+/** What anyone learns of a closed setup: that it is closed, nothing of its settings. */
+const CLOSED_SETUP_SCHEMA = {
+  type: 'object',
+  properties: { adminExists: { const: true } },
+  required: ['adminExists'],
+  additionalProperties: false,
+} as const;
+
 export const setupRoutes: RouteModule = (routes) => {
   routes.add({
     method: 'get',
     path: '/api/setup/config',
     access: 'public',
-    summary: 'The state of setup: whether an admin exists, whether setup is complete, the platform settings.',
-    responses: { 200: SETUP_STATE_SCHEMA },
-    async handler({ ctx, services }) {
-      ctx.body = await setupState(services);
+    summary:
+      'The state of setup: whether an admin exists, whether setup is complete, the platform settings; once an admin exists, only that, unless the caller may read the settings.',
+    responses: { 200: { anyOf: [SETUP_STATE_SCHEMA, CLOSED_SETUP_SCHEMA] } },
+    async handler({ ctx, services, explain }) {
+      const setup = await setupFacts(services.db);
+      // While setup is open anyone may change its settings, so anyone may see them; afterwards
+      // they are the server's settings, for whoever may read those (the wizard's signed-in admin).
+      const shown = setup.open || (await explain('settings:read', { scope: 'settings:*' })).allow;
+      ctx.body = shown ? await setupState(services) : { adminExists: true };
     },
   });
 

@@ -148,6 +148,12 @@ export async function auditEntries(app: TestApp, where: string | Partial<Record<
   return rows.map((row: Record<string, any>) => ({ ...row, metadata: row.metadata ? JSON.parse(row.metadata) : null }) as AuditRow);
 }
 
+/** The audit entries of changes the policy refused for `permission` (`access.denied`, its `metadata.permission`), oldest first. */
+export async function refusalEntries(app: TestApp, permission: string, where: Partial<Record<keyof AuditRow, unknown>> = {}): Promise<AuditRow[]> {
+  const entries = await auditEntries(app, { ...where, action: 'access.denied', outcome: 'failure' });
+  return entries.filter((entry) => entry.metadata?.permission === permission);
+}
+
 /**
  * Expects audit entries matching `where` (exactly `count` of them when given, else at least one), the
  * last of which includes `fields` (a `metadata` field is compared deeply); returns that entry.

@@ -17,6 +17,7 @@ import { seedOrgRoles } from '../../src/accesscontrol/seed.ts';
 import type { AuthzInput } from '../../src/authz/types.ts';
 import { bootstrap } from '../../src/bootstrap.ts';
 import { loadConfig } from '../../src/config.ts';
+import { siblingKeys } from '../../src/folders/store.ts';
 import { insertOrg } from '../../src/orgs/store.ts';
 import { startServices } from '../../src/startup.ts';
 
@@ -78,6 +79,7 @@ async function main(): Promise<void> {
         title: 'Folder',
         description: '',
         parent_uid: null,
+        ...siblingKeys(null, 'Folder'),
         created_at: now,
         updated_at: now,
       }));

@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import { managedRoleRow } from '../../src/accesscontrol/grants.ts';
 import type { AuthzInput, Subject } from '../../src/authz/types.ts';
+import { siblingKeys } from '../../src/folders/store.ts';
 import { prng } from '../../test/helpers/generated-org.ts';
 
 export interface Scale {
@@ -88,7 +89,7 @@ export async function fillOrg(db: Knex, orgId: string, scale: Scale, seed = 7): 
         if ((depthOf.get(candidate) ?? 1) < 8) parent = candidate;
       }
       depthOf.set(uid, parent ? depthOf.get(parent)! + 1 : 1);
-      return { org_id: orgId, uid, title: `Folder ${i}`, parent_uid: parent, created_at: now, updated_at: now };
+      return { org_id: orgId, uid, title: `Folder ${i}`, parent_uid: parent, ...siblingKeys(parent, `Folder ${i}`), created_at: now, updated_at: now };
     });
     await insertAll(trx, 'folders', folderRows);
     await insertAll(
