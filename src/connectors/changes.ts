@@ -9,6 +9,7 @@ import type { Tx } from '../db/transaction.ts';
 import { BadRequestError } from '../errors.ts';
 import type { Infer } from '../http/guard.ts';
 import { listPage, pageOf, paginationQuerySchema, type ListPage } from '../http/pagination.ts';
+import { epochMsSchema } from '../http/schemas.ts';
 import type { Knex } from 'knex';
 import { findChangePage, findChangeRow, insertChangeRow, type ChangeRow } from './changes.store.ts';
 import type { ConnectorRow } from './store.ts';
@@ -23,7 +24,7 @@ export const changeEntrySchema = {
   type: 'object',
   properties: {
     /** When the change happened (ms since the epoch); now when left out. */
-    time: { type: 'integer', minimum: 0 },
+    time: epochMsSchema,
     kind: { type: 'string', enum: [...CHANGE_KINDS] },
     title: { type: 'string', minLength: 1, maxLength: 500 },
     service: shortText,
@@ -47,8 +48,8 @@ export const changeQuerySchema = {
   type: 'object',
   properties: {
     ...paginationQuerySchema,
-    from: { type: 'integer', minimum: 0 },
-    to: { type: 'integer', minimum: 0 },
+    from: epochMsSchema,
+    to: epochMsSchema,
     kind: { type: 'string', enum: [...CHANGE_KINDS] },
     service: shortText,
   },
