@@ -14,12 +14,18 @@ import { createFirstAdmin, SETUP_LOCK_KEY } from './identity/setup.ts';
 import { deleteAllSessions } from './identity/sessions.store.ts';
 import { anyHumanUserExists } from './identity/users.store.ts';
 import { DEFAULT_ORG_ID, DEFAULT_ORG_NAME, findOrgById, insertOrg } from './orgs/store.ts';
+import { withoutQueryTimeout } from './db/query-timeout.ts';
 import type { Services } from './services.ts';
 import { ensureLockRow, lockSetting } from './settings/store.ts';
 
 const BOOTSTRAP_LOCK = 'bootstrap.lock';
 
-export async function bootstrap(services: Services): Promise<void> {
+/** Boot's seeding; its queries are not bounded by DB_QUERY_TIMEOUT_MS (an instance may wait for another's seeding). */
+export function bootstrap(services: Services): Promise<void> {
+  return withoutQueryTimeout(() => seed(services));
+}
+
+async function seed(services: Services): Promise<void> {
   const now = services.clock.now();
   for (const lock of [BOOTSTRAP_LOCK, SETUP_LOCK_KEY, ROLE_CREATION_LOCK]) await ensureLockRow(services.db, lock, now);
   await services.transact(async (tx) => {
