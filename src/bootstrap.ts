@@ -1,6 +1,10 @@
 /**
  * What runs at boot after the migrations: the default org with its roles, the global roles,
  * the optional session wipe, and the headless first administrator (SEED_ADMIN_*).
+ *
+ * Several instances may boot at once on one empty database: the seeding of the org and the roles
+ * takes the bootstrap lock, so the first one seeds and the others, waiting their turn, find it
+ * done; the first admin has the setup lock of its own.
  */
 import { ROLE_CREATION_LOCK } from './accesscontrol/roles.ts';
 import { seedGlobalRoles, seedOrgRoles } from './accesscontrol/seed.ts';
@@ -10,14 +14,22 @@ import { createFirstAdmin, SETUP_LOCK_KEY } from './identity/setup.ts';
 import { deleteAllSessions } from './identity/sessions.store.ts';
 import { anyHumanUserExists } from './identity/users.store.ts';
 import { DEFAULT_ORG_ID, DEFAULT_ORG_NAME, findOrgById, insertOrg } from './orgs/store.ts';
+import { withoutQueryTimeout } from './db/query-timeout.ts';
 import type { Services } from './services.ts';
-import { ensureLockRow } from './settings/store.ts';
+import { ensureLockRow, lockSetting } from './settings/store.ts';
 
-export async function bootstrap(services: Services): Promise<void> {
+const BOOTSTRAP_LOCK = 'bootstrap.lock';
+
+/** Boot's seeding; its queries are not bounded by DB_QUERY_TIMEOUT_MS (an instance may wait for another's seeding). */
+export function bootstrap(services: Services): Promise<void> {
+  return withoutQueryTimeout(() => seed(services));
+}
+
+async function seed(services: Services): Promise<void> {
   const now = services.clock.now();
-  await ensureLockRow(services.db, SETUP_LOCK_KEY, now);
-  await ensureLockRow(services.db, ROLE_CREATION_LOCK, now);
+  for (const lock of [BOOTSTRAP_LOCK, SETUP_LOCK_KEY, ROLE_CREATION_LOCK]) await ensureLockRow(services.db, lock, now);
   await services.transact(async (tx) => {
+    await lockSetting(tx.db, BOOTSTRAP_LOCK);
     if (!(await findOrgById(tx.db, DEFAULT_ORG_ID))) {
       await insertOrg(tx.db, { id: DEFAULT_ORG_ID, name: DEFAULT_ORG_NAME }, now);
       await recordAudit(

@@ -6,6 +6,7 @@ import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_HASH_CONCURRENCY, DEFAULT_HASH_QUEUE } from './crypto/password.ts';
+import { DEFAULT_QUERY_TIMEOUT_MS } from './db/query-timeout.ts';
 import type { DecisionLogSettings } from './authz/decision-log.ts';
 import { IpRanges, type EntryKind } from './net/ip-ranges.ts';
 import { ALLOWED_NETWORKS_VARIABLE } from './outbound/address-policy.ts';
@@ -22,6 +23,8 @@ export interface Config {
   sqliteFile: string;
   /** How long boot waits for the database to answer (DB_CONNECT_TIMEOUT_MS) before giving up. */
   dbConnectTimeoutMs: number;
+  /** How long a query may take, and a request wait for a connection, before it fails as the database being unavailable (src/db/query-timeout.ts). */
+  dbQueryTimeoutMs: number;
   logLevel: LogLevel;
   /** METRICS_TOKEN: when set, GET /metrics asks for it as a Bearer token. */
   metricsToken: string | null;
@@ -480,6 +483,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     sqliteFile: path.join(dataDir, 'gatehouse.sqlite'),
     dbConnectTimeoutMs: readInt(env, 'DB_CONNECT_TIMEOUT_MS', 60_000, 0),
+    dbQueryTimeoutMs: readInt(env, 'DB_QUERY_TIMEOUT_MS', DEFAULT_QUERY_TIMEOUT_MS, 1),
     logLevel: readLogLevel(env, nodeEnv),
     metricsToken: env.METRICS_TOKEN || null,
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0),
@@ -555,6 +559,7 @@ export function effectiveSettings(config: Config): Record<string, string | numbe
     PORT: config.port,
     DATABASE_URL: describeDatabase(config),
     DB_CONNECT_TIMEOUT_MS: config.dbConnectTimeoutMs,
+    DB_QUERY_TIMEOUT_MS: config.dbQueryTimeoutMs,
     DATA_DIR: config.dataDir,
     LOG_LEVEL: config.logLevel,
     BODY_LIMIT_BYTES: config.bodyLimitBytes,

@@ -354,7 +354,9 @@ describe('chat tools', function () {
       await expectAuditEntry(app, { action: 'connector.change_recorded', actor_id: admin.id }, { target_id: uids['changes-a']!, outcome: 'success' }, 1);
       const list = await call(viewer, 'changes_list', { connector: 'changes-a' });
       expect(list.status).to.equal(200);
-      expect(list.body).to.deep.equal({ connector: choice('changes-a', 'changes'), changes: [res.body.change] });
+      expect(list.body).to.deep.equal({ connector: choice('changes-a', 'changes'), totalCount: 1, changes: [res.body.change], page: 1, perPage: 100 });
+      const pastTheEnd = await call(viewer, 'changes_list', { connector: 'changes-a', perpage: 1, page: 2 });
+      expect(pastTheEnd.body).to.deep.equal({ connector: choice('changes-a', 'changes'), totalCount: 1, changes: [], page: 2, perPage: 1 });
       expect((await call(viewer, 'changes_list', { connector: 'changes-b', kind: 'deploy' })).body.changes).to.deep.equal([]);
     });
 
@@ -383,7 +385,7 @@ describe('chat tools', function () {
           { kind: 'deploy', title: 'x' },
           'body.args.connector is required: the org has no default changes connector (connectors_list shows them)',
         ],
-        ['changes_list', { connector: 'changes-a', limit: 0 }, 'body.args.limit must be >= 1'],
+        ['changes_list', { connector: 'changes-a', perpage: 0 }, 'body.args.perpage must be >= 1'],
         ['changes_list', {}, 'body.args.connector is required: the org has no default changes connector (connectors_list shows them)'],
       ];
       for (const [tool, args, message] of cases) {

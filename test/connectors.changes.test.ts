@@ -177,7 +177,7 @@ describe('connectors: change entries', () => {
     const titles = async (query: string, who: TestUser = viewer) => {
       const res = await as(who).get(`${changes(uid)}${query}`);
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
-      return (res.body as Array<{ title: string }>).map((entry) => entry.title);
+      return (res.body.changes as Array<{ title: string }>).map((entry) => entry.title);
     };
 
     it('401; every member queries by default, newest first', async () => {
@@ -185,14 +185,24 @@ describe('connectors: change entries', () => {
       for (const who of [viewer, editor, admin]) expect(await titles('', who)).to.deep.equal(['third', 'second', 'first']);
     });
 
-    it('filters by time range (inclusive), kind and service; limit', async () => {
+    it('answers one page of them as every list does: {totalCount, changes, page, perPage}', async () => {
+      const res = await as(viewer).get(`${changes(uid)}?kind=deploy&perpage=1&page=2`);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(Object.keys(res.body)).to.deep.equal(['totalCount', 'changes', 'page', 'perPage']);
+      expect(res.body).to.deep.include({ totalCount: 2, page: 2, perPage: 1 });
+      expect(res.body.changes.map((entry: { title: string }) => entry.title)).to.deep.equal(['first']);
+      expect(await titles('?perpage=2')).to.deep.equal(['third', 'second']);
+      expect(await titles('?perpage=2&page=2')).to.deep.equal(['first']);
+      expect(await titles('?perpage=2&page=3')).to.deep.equal([]);
+      expect(await titles('?perpage=1000')).to.have.length(3);
+    });
+
+    it('filters by time range (inclusive), kind and service', async () => {
       expect(await titles(`?from=${T + 1000}`)).to.deep.equal(['third', 'second']);
       expect(await titles(`?to=${T + 1000}`)).to.deep.equal(['second', 'first']);
       expect(await titles(`?from=${T + 1000}&to=${T + 1000}`)).to.deep.equal(['second']);
       expect(await titles('?kind=deploy')).to.deep.equal(['second', 'first']);
       expect(await titles('?service=web&kind=deploy')).to.deep.equal(['second']);
-      expect(await titles('?limit=2')).to.deep.equal(['third', 'second']);
-      expect(await titles('?limit=1000')).to.have.length(3);
     });
 
     it('at most 100 by default', async () => {
@@ -210,15 +220,18 @@ describe('connectors: change entries', () => {
         })),
       );
       const res = await as(viewer).get(changes(many));
-      expect(res.body).to.have.length(100);
-      expect(res.body[0].title).to.equal('bulk 100');
+      expect(res.body).to.deep.include({ totalCount: 101, page: 1, perPage: 100 });
+      expect(res.body.changes).to.have.length(100);
+      expect(res.body.changes[0].title).to.equal('bulk 100');
     });
 
-    it('400 for from after to, a limit out of 1..1000, an unknown kind or parameter', async () => {
+    it('400 for from after to, a perpage out of 1..1000, a page below 1, an unknown kind or parameter', async () => {
       const cases: Array<[string, RegExp]> = [
         [`?from=${T + 1}&to=${T}`, /^from must not be after to$/],
-        ['?limit=1001', /^query\.limit must be <= 1000$/],
-        ['?limit=0', /^query\.limit must be >= 1$/],
+        ['?perpage=1001', /^query\.perpage must be <= 1000$/],
+        ['?perpage=0', /^query\.perpage must be >= 1$/],
+        ['?page=0', /^query\.page must be >= 1$/],
+        ['?limit=10', /^query\.limit is not allowed$/],
         ['?kind=rollback', /^query\.kind must be equal to one of the allowed values$/],
         ['?from=yesterday', /^query\.from must be integer$/],
         ['?author=me', /^query\.author is not allowed$/],

@@ -9,6 +9,7 @@ import { actorOf } from '../http/actor.ts';
 import { BadRequestError, ConflictError } from '../errors.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
+import { versionSchema } from '../http/schemas.ts';
 import { lockSetting } from '../settings/store.ts';
 import { presentRole, ROLE_PAGE_SCHEMA, ROLE_SCHEMA } from './presenter.ts';
 import {
@@ -155,7 +156,7 @@ export const roleRoutes: RouteModule = (routes) => {
     body: {
       type: 'object',
       properties: {
-        version: { type: 'integer', minimum: 1 },
+        version: versionSchema(1),
         uid: text(190, 1),
         name: text(190, 1),
         displayName: text(190, 1),

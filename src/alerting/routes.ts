@@ -17,6 +17,7 @@ import type { Infer } from '../http/guard.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';
+import { MAX_EPOCH_SECONDS } from '../http/schemas.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import { ALERT_RULE_SCHEMA, presentAlertRule } from './presenter.ts';
 import {
@@ -31,6 +32,9 @@ import {
   type AlertRuleRow,
 } from './store.ts';
 import { listPageSchema } from '../http/responses.ts';
+
+/** A relative time range's end, in seconds before the evaluation: no further back than a Date reaches. */
+const secondsAgoSchema = { type: 'integer', minimum: 0, maximum: MAX_EPOCH_SECONDS } as const;
 
 const textMap = { type: 'object', additionalProperties: { type: 'string', maxLength: 4000 }, maxProperties: 100 } as const;
 
@@ -51,7 +55,7 @@ const ruleProperties = {
         queryType: { type: 'string', maxLength: 190 },
         relativeTimeRange: {
           type: 'object',
-          properties: { from: { type: 'integer', minimum: 0 }, to: { type: 'integer', minimum: 0 } },
+          properties: { from: secondsAgoSchema, to: secondsAgoSchema },
           required: ['from', 'to'],
           additionalProperties: false,
         },

@@ -30,6 +30,8 @@ export interface ToolCall<A> {
 export interface ChatTool {
   /** A write needs a permission mode other than read_only. */
   write: boolean;
+  /** What `args` may hold. */
+  args: JSONSchema;
   /** Checks `args` against the tool's schema: 400 naming the field (`body.args.query is required`). */
   guard: Guard;
   /** What `run` answers: the response schema of the tool's calls. */
@@ -45,6 +47,7 @@ export function defineTool<const S extends JSONSchema>(tool: {
 }): ChatTool {
   return {
     write: tool.write,
+    args: tool.args,
     guard: compileGuard('body.args', tool.args),
     result: tool.result,
     // The guard checked args against the schema the type derives from.

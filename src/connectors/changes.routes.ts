@@ -7,7 +7,7 @@ import { actorOf } from '../http/actor.ts';
 import { uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';
 import { changeEntrySchema, changeQuerySchema, findChanges, findChangesConnectorOrFail, recordChange } from './changes.ts';
-import { CHANGE_ENTRY_SCHEMA } from './responses.ts';
+import { CHANGE_ENTRY_SCHEMA, CHANGE_PAGE_SCHEMA } from './responses.ts';
 import { connectorResource } from './target.ts';
 
 export const connectorChangeRoutes: RouteModule = (routes) => {
@@ -39,8 +39,8 @@ export const connectorChangeRoutes: RouteModule = (routes) => {
     level: 'org',
     params: uidParams,
     query: changeQuerySchema,
-    summary: "Lists a changes connector's entries, newest first.",
-    responses: { 200: { type: 'array', items: CHANGE_ENTRY_SCHEMA } },
+    summary: "Lists a changes connector's entries, newest first, a page at a time.",
+    responses: { 200: CHANGE_PAGE_SCHEMA },
     async handler({ ctx, params, query, orgId, services, authorize }) {
       await authorize('connectors:query', connectorResource(params.uid));
       const connector = await findChangesConnectorOrFail(services.db, orgId, params.uid);

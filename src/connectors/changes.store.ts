@@ -3,6 +3,7 @@
  * `labels` is stored as JSON text.
  */
 import type { Knex } from 'knex';
+import { findPage, type PageWindow } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
 
 export interface ChangeRow {
@@ -20,13 +21,12 @@ export interface ChangeRow {
   created_at: number;
 }
 
-/** Which entries a read asks for: `from`/`to` bound `time` (ms, inclusive); newest first, at most `limit`. */
+/** Which entries a read asks for: `from`/`to` bound `time` (ms, inclusive). */
 export interface ChangeFilter {
   from?: number;
   to?: number;
   kind?: string;
   service?: string;
-  limit: number;
 }
 
 const CHANGE_COLUMNS = [
@@ -54,20 +54,31 @@ export async function findChangeRow(db: Knex, orgId: string, connectorUid: strin
     .first(...CHANGE_COLUMNS);
 }
 
-export async function findChangeRows(db: Knex, orgId: string, connectorUid: string, filter: ChangeFilter): Promise<ChangeRow[]> {
-  const query = db('connector_changes').where({ org_id: orgId, connector_uid: connectorUid });
-  if (filter.from !== undefined) query.where('time', '>=', filter.from);
-  if (filter.to !== undefined) query.where('time', '<=', filter.to);
-  if (filter.kind) query.where('kind', filter.kind);
-  if (filter.service) query.where('service', filter.service);
-  return query
-    .orderBy([
+/** One page of the entries matching `filter`, newest first, and how many match. */
+export async function findChangePage(
+  db: Knex,
+  orgId: string,
+  connectorUid: string,
+  filter: ChangeFilter,
+  window: PageWindow,
+): Promise<{ totalCount: number; rows: ChangeRow[] }> {
+  const matching = () => {
+    const query = db('connector_changes').where({ org_id: orgId, connector_uid: connectorUid });
+    if (filter.from !== undefined) query.where('time', '>=', filter.from);
+    if (filter.to !== undefined) query.where('time', '<=', filter.to);
+    if (filter.kind) query.where('kind', filter.kind);
+    if (filter.service) query.where('service', filter.service);
+    return query.select(...CHANGE_COLUMNS);
+  };
+  return findPage<ChangeRow>(
+    matching,
+    [
       { column: 'time', order: 'desc' },
       { column: 'created_at', order: 'desc' },
       { column: 'id', order: 'desc' },
-    ])
-    .limit(filter.limit)
-    .select(...CHANGE_COLUMNS);
+    ],
+    window,
+  );
 }
 
 /** Every entry of the connector: part of deleting it. */

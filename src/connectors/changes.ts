@@ -8,8 +8,10 @@ import { newUid } from '../db/ids.ts';
 import type { Tx } from '../db/transaction.ts';
 import { BadRequestError } from '../errors.ts';
 import type { Infer } from '../http/guard.ts';
+import { listPage, pageOf, paginationQuerySchema, type ListPage } from '../http/pagination.ts';
+import { epochMsSchema } from '../http/schemas.ts';
 import type { Knex } from 'knex';
-import { findChangeRow, findChangeRows, insertChangeRow, type ChangeRow } from './changes.store.ts';
+import { findChangePage, findChangeRow, insertChangeRow, type ChangeRow } from './changes.store.ts';
 import type { ConnectorRow } from './store.ts';
 import { connectorAuditTarget, findConnectorOrFail } from './target.ts';
 
@@ -22,7 +24,7 @@ export const changeEntrySchema = {
   type: 'object',
   properties: {
     /** When the change happened (ms since the epoch); now when left out. */
-    time: { type: 'integer', minimum: 0 },
+    time: epochMsSchema,
     kind: { type: 'string', enum: [...CHANGE_KINDS] },
     title: { type: 'string', minLength: 1, maxLength: 500 },
     service: shortText,
@@ -41,17 +43,15 @@ export const changeEntrySchema = {
 
 export type ChangeEntryInput = Infer<typeof changeEntrySchema>;
 
-export const DEFAULT_CHANGES_LIMIT = 100;
-
-/** Which entries to read: the query of `GET …/changes` and the arguments of `changes_list`. */
+/** Which entries to read, and which page of them: the query of `GET …/changes` and the arguments of `changes_list`. */
 export const changeQuerySchema = {
   type: 'object',
   properties: {
-    from: { type: 'integer', minimum: 0 },
-    to: { type: 'integer', minimum: 0 },
+    ...paginationQuerySchema,
+    from: epochMsSchema,
+    to: epochMsSchema,
     kind: { type: 'string', enum: [...CHANGE_KINDS] },
     service: shortText,
-    limit: { type: 'integer', minimum: 1, maximum: 1000, default: DEFAULT_CHANGES_LIMIT },
   },
   additionalProperties: false,
 } as const;
@@ -137,9 +137,10 @@ export async function recordChange(
   return presentChange((await findChangeRow(tx.db, connector.org_id, connector.uid, row.id))!);
 }
 
-/** The connector's entries matching the query, newest first. */
-export async function findChanges(db: Knex, orgId: string, connectorUid: string, query: ChangeQuery): Promise<ChangeEntry[]> {
-  if (query.from !== undefined && query.to !== undefined && query.from > query.to) throw new BadRequestError('from must not be after to');
-  const rows = await findChangeRows(db, orgId, connectorUid, { ...query, limit: query.limit ?? DEFAULT_CHANGES_LIMIT });
-  return rows.map(presentChange);
+/** One page of the connector's entries matching the query, newest first, with how many match. */
+export async function findChanges(db: Knex, orgId: string, connectorUid: string, query: ChangeQuery): Promise<ListPage<'changes', ChangeEntry>> {
+  const { page: _page, perpage: _perpage, ...filter } = query;
+  if (filter.from !== undefined && filter.to !== undefined && filter.from > filter.to) throw new BadRequestError('from must not be after to');
+  const page = pageOf(query);
+  return listPage('changes', page, await findChangePage(db, orgId, connectorUid, filter, page), presentChange);
 }

@@ -2,14 +2,18 @@
  * The fields of a query to a connector's backend, as `POST /api/connectors/:uid/query` and the
  * chat tools `metrics_query` and `logs_query` take them (times in unix seconds).
  */
+import { MAX_EPOCH_SECONDS } from '../http/schemas.ts';
 import { MAX_LOG_LIMIT } from './backends/loki.ts';
+
+/** A time the backend is asked about: any a Date holds. */
+const unixSeconds = { type: 'number', minimum: -MAX_EPOCH_SECONDS, maximum: MAX_EPOCH_SECONDS } as const;
 
 export const QUERY_FIELDS = {
   query: { type: 'string', minLength: 1, maxLength: 20_000 },
-  time: { type: 'number' },
-  start: { type: 'number' },
-  end: { type: 'number' },
-  step: { type: 'number', exclusiveMinimum: 0 },
+  time: unixSeconds,
+  start: unixSeconds,
+  end: unixSeconds,
+  step: { type: 'number', exclusiveMinimum: 0, maximum: MAX_EPOCH_SECONDS },
 } as const;
 
 /** Log connectors only: how many lines, newest or oldest first. */

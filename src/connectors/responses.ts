@@ -3,6 +3,7 @@
  * connectivity tests, query results (which the chat tools answer too) and change entries.
  */
 import { CHANGE_KINDS } from './changes.ts';
+import { listPageSchema } from '../http/responses.ts';
 
 /** A connectivity test: label names when it worked, the backend's status and error when it did not. */
 export const connectivitySchema = (status: 'OK' | 'ERROR') =>
@@ -87,3 +88,6 @@ export const CHANGE_ENTRY_SCHEMA = {
   },
   required: ['id', 'connectorUid', 'time', 'kind', 'title', 'service', 'environment', 'labels', 'url', 'createdBy', 'created'],
 } as const;
+
+/** One page of a changes connector's entries (`GET …/changes`). */
+export const CHANGE_PAGE_SCHEMA = listPageSchema('changes', CHANGE_ENTRY_SCHEMA);

@@ -12,7 +12,7 @@ import { actorOf } from '../http/actor.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';
-import { nameSchema } from '../http/schemas.ts';
+import { nameSchema, versionSchema } from '../http/schemas.ts';
 import { subjectOf } from '../http/subject.ts';
 import { parseBackendUrl } from '../outbound/client.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
@@ -203,7 +203,7 @@ export const connectorRoutes: RouteModule = (routes) => {
       properties: {
         name: nameSchema,
         type: { type: 'string', enum: Object.keys(CONNECTOR_TYPES) as ConnectorType[] },
-        version: { type: 'integer', minimum: 0 },
+        version: versionSchema(0),
         ...settingsSchemas,
       },
       additionalProperties: false,

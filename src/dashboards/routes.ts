@@ -11,6 +11,8 @@ import { findFolder } from '../folders/store.ts';
 import { BadRequestError, PreconditionFailedError } from '../errors.ts';
 import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';
+import { WIDEST_NUMBER_BOUND } from '../http/guard.ts';
+import { versionSchema } from '../http/schemas.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import { DASHBOARD_GRANTS } from '../permissions/levels.ts';
 import { grantCreatorAdmin } from '../permissions/resource-grants.ts';
@@ -47,8 +49,9 @@ export const dashboardRoutes: RouteModule = (routes) => {
           properties: {
             uid: resourceUidSchema,
             title: { type: 'string', minLength: 1, maxLength: 190 },
-            version: { type: 'integer', minimum: 0 },
-            id: { type: ['integer', 'null'] },
+            version: versionSchema(0),
+            // Grafana's numeric id, ignored: uid names a dashboard
+            id: { type: ['integer', 'null'], minimum: 0, maximum: WIDEST_NUMBER_BOUND },
           },
           required: ['title'],
         },

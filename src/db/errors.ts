@@ -4,6 +4,7 @@
  * driver's text reaches the client.
  */
 import { ConflictError, ServiceError, ServiceUnavailableError } from '../errors.ts';
+import { QUERY_TIMEOUT_CODE } from './query-timeout.ts';
 
 interface DriverError {
   code?: string;
@@ -31,6 +32,7 @@ const UNAVAILABLE_CODES = new Set([
   'ER_CON_COUNT_ERROR',
   'ER_SERVER_SHUTDOWN',
   'SQLITE_BUSY',
+  QUERY_TIMEOUT_CODE,
 ]);
 
 /** The database cannot be reached or is too busy to answer: not the request's fault, and it passes. */

@@ -6,6 +6,7 @@ import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import type { Config } from '../config.ts';
 import { boundedMemo } from '../memo.ts';
+import { boundQueries, DEFAULT_QUERY_TIMEOUT_MS, type DriverConnection } from './query-timeout.ts';
 
 export type Dialect = 'sqlite' | 'mysql';
 
@@ -41,7 +42,8 @@ export function sqliteFileOf(config: Pick<Config, 'databaseUrl' | 'sqliteFile'>)
   return config.databaseUrl?.startsWith('sqlite:') ? config.databaseUrl.slice('sqlite:'.length).replace(/^\/\//, '') : config.sqliteFile;
 }
 
-export function createDb(config: Pick<Config, 'databaseUrl' | 'sqliteFile'>): Knex {
+export function createDb(config: Pick<Config, 'databaseUrl' | 'sqliteFile'> & Partial<Pick<Config, 'dbQueryTimeoutMs'>>): Knex {
+  const queryTimeoutMs = config.dbQueryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   if (isMysqlUrl(config.databaseUrl)) {
     const url = new URL(config.databaseUrl!);
     return knexFactory({
@@ -56,8 +58,19 @@ export function createDb(config: Pick<Config, 'databaseUrl' | 'sqliteFile'>): Kn
         // Timestamps are stored as epoch milliseconds (BIGINT); return them as numbers.
         supportBigNumbers: true,
         bigNumberStrings: false,
+        // a new connection through a network that swallows packets gives up as a query would
+        connectTimeout: queryTimeoutMs,
       },
-      pool: { min: 0, max: 10 },
+      pool: {
+        min: 0,
+        max: 10,
+        afterCreate(conn: DriverConnection, done: (err: Error | null, conn: unknown) => void) {
+          boundQueries(conn, queryTimeoutMs);
+          done(null, conn);
+        },
+      },
+      // a request waiting for a connection (all of them stuck, or none can be opened) waits no longer than for a query
+      acquireConnectionTimeout: queryTimeoutMs,
     });
   }
   const file = sqliteFileOf(config)!;
@@ -74,7 +87,8 @@ export function createDb(config: Pick<Config, 'databaseUrl' | 'sqliteFile'>): Kn
       afterCreate(conn: SqliteConnection, done: (err: Error | null, conn: unknown) => void) {
         conn.pragma('journal_mode = WAL');
         conn.pragma('foreign_keys = ON');
-        conn.pragma('busy_timeout = 5000');
+        // the bound of a statement here: how long it waits for another connection's write lock
+        conn.pragma(`busy_timeout = ${queryTimeoutMs}`);
         reusePreparedStatements(conn);
         done(null, conn);
       },

@@ -11,6 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { dialectOf } from './knex.ts';
+import { withoutQueryTimeout } from './query-timeout.ts';
 
 const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations');
 
@@ -40,12 +41,15 @@ const WAIT_STEP_SECONDS = 5;
 const RETRY_PAUSE_MS = 500;
 const MYSQL_LOCK_NAME = 'gatehouse-migrations';
 
-export async function migrateToLatest(db: Knex, logger?: Logger): Promise<void> {
-  if (dialectOf(db) === 'mysql') {
-    await withMysqlMigrationLock(db, logger, () => migrateWhenUnlocked(db, logger));
-  } else {
-    await migrateWhenUnlocked(db, logger);
-  }
+/** Runs the migrations not yet applied; their queries are not bounded by DB_QUERY_TIMEOUT_MS (src/db/query-timeout.ts). */
+export function migrateToLatest(db: Knex, logger?: Logger): Promise<void> {
+  return withoutQueryTimeout(async () => {
+    if (dialectOf(db) === 'mysql') {
+      await withMysqlMigrationLock(db, logger, () => migrateWhenUnlocked(db, logger));
+    } else {
+      await migrateWhenUnlocked(db, logger);
+    }
+  });
 }
 
 /**

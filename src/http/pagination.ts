@@ -3,10 +3,12 @@ import type { PageWindow } from '../db/search.ts';
 
 export const MAX_PER_PAGE = 1000;
 export const DEFAULT_PER_PAGE = 100;
+/** The last page whose offset is still an exact integer in JavaScript (and a valid OFFSET on both databases). */
+export const MAX_PAGE = Math.floor(Number.MAX_SAFE_INTEGER / MAX_PER_PAGE);
 
 export const paginationQuerySchema = {
   perpage: { type: 'integer', minimum: 1, maximum: MAX_PER_PAGE, default: DEFAULT_PER_PAGE },
-  page: { type: 'integer', minimum: 1, default: 1 },
+  page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 },
 } as const;
 
 export interface Page extends PageWindow {

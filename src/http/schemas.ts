@@ -45,3 +45,19 @@ export const newPasswordSchema = { type: 'string', minLength: MIN_PASSWORD_LENGT
 
 /** A password given to prove who one is; its length rules are those of when it was set. */
 export const givenPasswordSchema = { type: 'string', minLength: 1, maxLength: 1024 } as const;
+
+/**
+ * The bounds of a number a request gives (src/http/guard.ts refuses a schema without them): each
+ * is what the column or the use behind it holds. Epoch milliseconds stop at the last instant a
+ * JavaScript Date holds (year 275760), well inside a BIGINT column.
+ */
+export const MAX_EPOCH_MS = 8_640_000_000_000_000;
+export const MAX_EPOCH_SECONDS = MAX_EPOCH_MS / 1000;
+/** The largest value of an INT column: versions, quota limits. */
+export const MAX_INT_COLUMN = 2_147_483_647;
+
+/** A point in time in ms since the epoch, not before it (a change entry's time, a time range's ends). */
+export const epochMsSchema = { type: 'integer', minimum: 0, maximum: MAX_EPOCH_MS } as const;
+
+/** The version a writer read, for optimistic locking against an INT column. */
+export const versionSchema = (minimum: 0 | 1) => ({ type: 'integer', minimum, maximum: MAX_INT_COLUMN }) as const;

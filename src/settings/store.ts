@@ -28,11 +28,14 @@ export async function ensureLockRow(db: Knex, key: string, now: number): Promise
 }
 
 /**
- * Takes the row lock of a settings key until the transaction ends, so that check-then-act
- * sequences on it (the first-admin creation) run one at a time across connections and
- * instances. SQLite needs no lock: its single connection already serialises transactions.
+ * Takes the lock of a settings key until the transaction ends, so that check-then-act sequences
+ * on it (the first-admin creation, boot's seeding) run one at a time across connections and
+ * instances. Call it first in the transaction. MySQL/MariaDB: the row's lock. SQLite: a write
+ * that changes nothing, which takes the database's write lock at once (waiting, within the
+ * busy timeout, for another connection's, such as another instance's on the same file): a
+ * transaction that read first could not take it once another connection had written.
  */
 export async function lockSetting(trx: Knex.Transaction, key: string): Promise<void> {
-  if (dialectOf(trx) === 'sqlite') return;
-  await trx('settings').where('key', key).forUpdate().first('key');
+  if (dialectOf(trx) === 'sqlite') await trx('settings').where('key', key).update({ key });
+  else await trx('settings').where('key', key).forUpdate().first('key');
 }
