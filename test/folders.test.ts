@@ -1,7 +1,9 @@
 /** `/api/folders…`: the tree, its limits, its policy (inheritance follows moves) and the cascade on delete. */
 import { expect } from 'chai';
+import { insertDashboard } from '../src/dashboards/store.ts';
+import { MAX_FOLDER_DELETE_ITEMS } from '../src/folders/tree-delete.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { api, assignRole, auditEntries, createUser, DENIED, grantManagedPermissions, type TestUser } from './helpers/factories.ts';
+import { api, assignRole, auditEntries, buildRole, createUser, DENIED, grantManagedPermissions, type TestUser } from './helpers/factories.ts';
 
 const ORG = 'org_main';
 
@@ -289,6 +291,123 @@ describe('folders', () => {
       expect((await api(app, holder).get('/api/folders/casc-sub')).status).to.equal(403);
       const [entry] = await auditEntries(app, { action: 'folder.deleted', target_id: 'casc' });
       expect(entry!.metadata).to.deep.equal({ folders: 2, dashboards: 1, alertRules: 1 });
+    });
+
+    it('needs delete on every subfolder, dashboard and alert rule it removes, in one decision: else 403 and nothing goes', async () => {
+      // whole: a rule in the folder itself, and a subfolder holding a dashboard and a rule
+      await fill('whole');
+      await addAlertRule('whole', 'whole-top-rule');
+      const snapshot = async () => [
+        await app.count('folders', { org_id: ORG, uid: 'whole' }),
+        await app.count('folders', { org_id: ORG, uid: 'whole-sub' }),
+        await app.count('dashboards', { org_id: ORG, uid: 'whole-dash' }),
+        await app.count('alert_rules', { org_id: ORG, uid: 'whole-rule' }),
+        await app.count('alert_rules', { org_id: ORG, uid: 'whole-top-rule' }),
+      ];
+      /** A member of no org role holding `actions` on the folder (and what is below it) through a custom role. */
+      async function deleter(actions: string[]): Promise<TestUser> {
+        const user = await createUser(app, { role: 'None' });
+        const role = buildRole({ permissions: ['folders:read', ...actions].map((action) => ({ action, scope: 'folders:uid:whole' })) });
+        await assignRole(app, ORG, user.id, role.uid, role.permissions);
+        return user;
+      }
+      const rulesOnly = await deleter(['folders:delete', 'alert.rules:delete']);
+      const single = await api(app, rulesOnly).delete('/api/v1/provisioning/alert-rules/whole-rule');
+      expect(single.status, 'the rule alone is theirs to delete').to.equal(204);
+      await addAlertRule('whole-sub', 'whole-rule');
+
+      const folderOnly = await deleter(['folders:delete']);
+      const refused = await api(app, folderOnly).delete('/api/folders/whole?forceDeleteRules=true');
+      expect(refused.status).to.equal(403);
+      expect(refused.body.message).to.equal(
+        'permission denied: you need alert.rules:delete, dashboards:delete, folders:delete on every alert rule and dashboard and folder the folder holds',
+      );
+      expect(await snapshot()).to.deep.equal([1, 1, 1, 1, 1]);
+      const noDashboards = await api(app, rulesOnly).delete('/api/folders/whole?forceDeleteRules=true');
+      expect(noDashboards.status).to.equal(403);
+      expect(noDashboards.body.message).to.include('dashboards:delete');
+      expect(await snapshot()).to.deep.equal([1, 1, 1, 1, 1]);
+      expect(await auditEntries(app, { action: 'folder.deleted', target_id: 'whole' })).to.deep.equal([]);
+      const [attempt] = await auditEntries(app, { action: 'folders:delete', target_id: 'whole' });
+      expect(attempt).to.include({ outcome: 'failure', actor_id: folderOnly.id });
+
+      const everything = await deleter(['folders:delete', 'alert.rules:delete', 'dashboards:delete']);
+      // without forceDeleteRules no rule would go, so none is asked for: the answer is the 400
+      expect((await api(app, folderOnly).delete('/api/folders/whole')).status).to.equal(403);
+      expect((await api(app, everything).delete('/api/folders/whole')).status).to.equal(400);
+      const done = await api(app, everything).delete('/api/folders/whole?forceDeleteRules=true');
+      expect(done.status, JSON.stringify(done.body)).to.equal(200);
+      expect(await snapshot()).to.deep.equal([0, 0, 0, 0, 0]);
+      const entries = await auditEntries(app, { actor_id: everything.id });
+      const removed = entries.map((entry) => [entry.action, entry.target_id, entry.metadata?.deletedWithFolder ?? null]);
+      expect(removed).to.have.deep.members([
+        ['folder.deleted', 'whole', null],
+        ['folder.deleted', 'whole-sub', 'whole'],
+        ['dashboard.deleted', 'whole-dash', 'whole'],
+        ['alert_rule.deleted', 'whole-rule', 'whole'],
+        ['alert_rule.deleted', 'whole-top-rule', 'whole'],
+      ]);
+      expect(removed).to.have.length(5);
+      expect(entries.find((entry) => entry.target_id === 'whole-top-rule')!.metadata).to.deep.equal({
+        folderUid: 'whole',
+        ruleGroup: 'group',
+        deletedWithFolder: 'whole',
+      });
+    });
+
+    it(`removes at most ${MAX_FOLDER_DELETE_ITEMS} subfolders, dashboards and alert rules in one delete: past that 400, to whoever may delete the folder`, async function () {
+      this.timeout(120_000);
+      await createFolder({ uid: 'big', title: 'big' });
+      await createFolder({ uid: 'big-sub', title: 'big sub', parentUid: 'big' });
+      // the bound's worth of dashboards, written as the dashboard API writes them (one transaction, to be quick)
+      await app.services.transact(async (tx) => {
+        for (let i = 0; i < MAX_FOLDER_DELETE_ITEMS; i += 1)
+          await insertDashboard(tx, ORG, `big-d${i}`, { title: `big ${i}`, folderUid: 'big', model: {} }, editor.id, app.clock.now());
+      });
+      expect((await api(app, viewer).delete('/api/folders/big')).status).to.equal(403);
+      const past = await api(app, editor).delete('/api/folders/big');
+      expect(past.status).to.equal(400);
+      expect(past.body.message).to.equal(
+        `folder big holds more than the ${MAX_FOLDER_DELETE_ITEMS} subfolders, dashboards and alert rules one delete removes: delete some of them first`,
+      );
+      expect(await app.count('dashboards', { org_id: ORG, folder_uid: 'big' })).to.equal(MAX_FOLDER_DELETE_ITEMS);
+      expect((await api(app, editor).delete('/api/folders/big-sub')).status).to.equal(200);
+      expect((await api(app, editor).delete('/api/folders/big')).status).to.equal(200);
+      expect(await app.count('dashboards', { org_id: ORG, folder_uid: 'big' })).to.equal(0);
+      const audited = await auditEntries(app, { action: 'dashboard.deleted', actor_id: editor.id });
+      expect(audited.filter((entry) => entry.metadata?.deletedWithFolder === 'big')).to.have.length(MAX_FOLDER_DELETE_ITEMS);
+    });
+
+    it('what is put in a folder while it is deleted is deleted with it, audited, or refused: nothing is left in a folder that is gone', async () => {
+      for (let round = 0; round < 3; round += 1) {
+        const uid = await createFolder({ uid: `racing-${round}`, title: `racing ${round}` });
+        const puts = Array.from({ length: 8 }, (_, i) =>
+          i % 2 === 0
+            ? api(app, editor).post('/api/dashboards/db', { dashboard: { uid: `${uid}-d${i}`, title: `d${i}` }, folderUid: uid })
+            : api(app, editor).post('/api/folders', { uid: `${uid}-f${i}`, title: `f${i}`, parentUid: uid }),
+        );
+        const [deleted, ...put] = await Promise.all([api(app, editor).delete(`/api/folders/${uid}`), ...puts]);
+        expect([200, 409], JSON.stringify(deleted.body)).to.include(deleted.status);
+        for (const res of put) expect([200, 201, 400], JSON.stringify(res.body)).to.include(res.status);
+        if (deleted.status !== 200) continue;
+        expect(await app.count('folders', { org_id: ORG, parent_uid: uid })).to.equal(0);
+        expect(await app.count('dashboards', { org_id: ORG, folder_uid: uid })).to.equal(0);
+        const audited = (await auditEntries(app, { actor_id: editor.id })).filter((entry) => entry.metadata?.deletedWithFolder === uid);
+        const landed = put.filter((res) => res.status !== 400).length;
+        expect(audited, 'every put that landed went with the folder, audited').to.have.length(landed);
+      }
+    });
+
+    it('a Viewer with Edit on a folder deletes it with the rules in it: the folder grant carries alert.rules:delete', async () => {
+      await fill('teamf');
+      const member = await createUser(app, { role: 'Viewer' });
+      const granted = await api(app, editor).post('/api/folders/teamf/permissions', { items: [{ userId: member.id, permission: 2 }] });
+      expect(granted.status).to.equal(200);
+      expect((await api(app, member).delete('/api/v1/provisioning/alert-rules/teamf-rule')).status).to.equal(204);
+      await addAlertRule('teamf-sub', 'teamf-rule');
+      expect((await api(app, member).delete('/api/folders/teamf?forceDeleteRules=true')).status).to.equal(200);
+      expect(await app.count('alert_rules', { org_id: ORG, uid: 'teamf-rule' })).to.equal(0);
+      expect(await auditEntries(app, { action: 'alert_rule.deleted', target_id: 'teamf-rule', actor_id: member.id })).to.have.length(2);
     });
   });
 

@@ -322,10 +322,10 @@ describe('resource permissions', () => {
       await replace(alertRulePermissions(top), [{ userId: nobody.id, permission: 2 }]);
       expect((await api(app, nobody).post('/api/v1/provisioning/alert-rules', rule(child, `rp-r${++sequence}`))).status).to.equal(201);
       expect((await api(app, nobody).get(`/api/folders/${top}`)).status).to.equal(403);
-      // each endpoint lists and replaces its own grants only
-      expect(((await api(app, admin).get(alertRulePermissions(top))).body as Array<{ userId: string }>).map((grant) => grant.userId)).to.deep.equal([
-        nobody.id,
-      ]);
+      // each endpoint lists and replaces its own grants only (the folder's reach the rules, listed as inherited)
+      const ruleGrants = (await api(app, admin).get(alertRulePermissions(top))).body as Array<{ userId: string; inherited: boolean }>;
+      expect(ruleGrants.filter((grant) => !grant.inherited).map((grant) => grant.userId)).to.deep.equal([nobody.id]);
+      expect(ruleGrants.filter((grant) => grant.inherited).map((grant) => grant.userId)).to.deep.equal([viewer.id]);
       expect(((await api(app, admin).get(folderPermissions(top))).body as Array<{ userId: string }>).map((grant) => grant.userId)).to.deep.equal([viewer.id]);
       await replace(folderPermissions(top), []);
       expect((await api(app, nobody).post('/api/v1/provisioning/alert-rules', rule(child, `rp-r${++sequence}`))).status).to.equal(201);
@@ -333,6 +333,59 @@ describe('resource permissions', () => {
       expect((await api(app, nobody).post('/api/v1/provisioning/alert-rules', rule(child, `rp-r${++sequence}`))).status).to.equal(403);
       const audit = await auditEntries(app, { target_id: top, target_type: 'alert.rules', action: 'permission.revoked' });
       expect(audit.map((entry) => entry.metadata!.userId)).to.deep.equal([nobody.id]);
+    });
+
+    it("a folder's grants reach the alert rules in it and below at the same level: View reads, Edit writes, Admin manages their grants", async () => {
+      const top = await folder();
+      const child = await folder(top);
+      const elsewhere = await folder();
+      const member = await createUser(app, { role: 'Viewer' });
+      const reader = await createUser(app, { role: 'None' });
+      const rules = '/api/v1/provisioning/alert-rules';
+      await replace(folderPermissions(top), [
+        { userId: member.id, permission: 2 },
+        { userId: reader.id, permission: 1 },
+      ]);
+      const first = `rp-r${++sequence}`;
+      expect((await api(app, member).post(rules, rule(top, first))).status).to.equal(201);
+      const second = `rp-r${++sequence}`;
+      expect((await api(app, member).post(rules, rule(child, second))).status).to.equal(201);
+      expect((await api(app, member).put(`${rules}/${second}`, { ...rule(child, second), uid: undefined, title: 'renamed' })).status).to.equal(200);
+      expect((await api(app, reader).get(`${rules}/${second}`)).status).to.equal(200);
+      expect((await api(app, reader).post(rules, rule(child, `rp-r${++sequence}`))).status).to.equal(403);
+      expect((await api(app, member).delete(`${rules}/${first}`)).status).to.equal(204);
+      const outside = await api(app, member).post(rules, rule(elsewhere, `rp-r${++sequence}`));
+      expect(outside.status).to.equal(403);
+      expect(outside.body.message).to.include('alert.rules:create');
+      expect((await api(app, member).get(alertRulePermissions(child))).status, 'Edit does not manage permissions').to.equal(403);
+
+      await replace(folderPermissions(top), [{ userId: member.id, permission: 4 }]);
+      expect((await api(app, member).get(alertRulePermissions(child))).status).to.equal(200);
+      await replace(alertRulePermissions(child), [{ userId: reader.id, permission: 2 }], member);
+      expect((await api(app, reader).post(rules, rule(child, `rp-r${++sequence}`))).status).to.equal(201);
+
+      // taking the folder grant away takes the rules with it; the alert-rule grant stays
+      await replace(folderPermissions(top), []);
+      expect((await api(app, member).post(rules, rule(child, `rp-r${++sequence}`))).status).to.equal(403);
+      expect((await api(app, reader).post(rules, rule(child, `rp-r${++sequence}`))).status).to.equal(201);
+    });
+
+    it('GET lists the alert-rule grants of the folder, then those that reach its rules from it and each folder above, marked inherited', async () => {
+      const top = await folder();
+      const child = await folder(top);
+      await replace(folderPermissions(top), [{ role: 'Viewer', permission: 1 }]);
+      await replace(alertRulePermissions(top), [{ userId: nobody.id, permission: 2 }]);
+      await replace(folderPermissions(child), [{ userId: editor.id, permission: 4 }]);
+      await replace(alertRulePermissions(child), [{ userId: viewer.id, permission: 4 }]);
+      const listed = (await api(app, admin).get(alertRulePermissions(child))).body as Array<Record<string, unknown>>;
+      expect(listed.map((grant) => [grant.userId ?? grant.role, grant.permissionName, grant.inherited, grant.folderUid])).to.deep.equal([
+        [viewer.id, 'Admin', false, undefined],
+        [editor.id, 'Admin', true, child],
+        ['Viewer', 'View', true, top],
+        [nobody.id, 'Edit', true, top],
+      ]);
+      // each endpoint still replaces only its own grants
+      expect(((await api(app, admin).get(folderPermissions(child))).body as Array<{ userId: string }>).map((grant) => grant.userId)).to.deep.equal([editor.id]);
     });
   });
 
@@ -359,6 +412,7 @@ describe('resource permissions', () => {
           { action: 'folders.permissions:read', scope: 'folders:*' },
           { action: 'folders:read', scope: 'folders:*' },
           { action: 'dashboards:read', scope: 'folders:*' },
+          { action: 'alert.rules:read', scope: 'folders:*' },
         ],
       });
       await assignRole(app, 'org_main', manager.id, role.uid, role.permissions);
@@ -368,6 +422,22 @@ describe('resource permissions', () => {
       expect(refused.body.message).to.match(DELEGATION_DENIED);
       const listed = (await api(app, admin).get(folderPermissions(uid))).body as Array<{ permission: number }>;
       expect(listed.map((grant) => grant.permission)).to.deep.equal([1]);
+    });
+
+    it('a folder level gives the alert-rule actions it carries: granting it needs them too', async () => {
+      const uid = await folder();
+      const manager = await createUser(app, { role: 'None' });
+      const role = buildRole({
+        permissions: ['folders.permissions:write', 'folders.permissions:read', 'folders:read', 'dashboards:read'].map((action) => ({
+          action,
+          scope: 'folders:*',
+        })),
+      });
+      await assignRole(app, 'org_main', manager.id, role.uid, role.permissions);
+      const refused = await api(app, manager).post(folderPermissions(uid), { items: [{ userId: nobody.id, permission: 1 }] });
+      expect(refused.status).to.equal(403);
+      expect(refused.body.message).to.match(DELEGATION_DENIED);
+      expect((await api(app, admin).get(folderPermissions(uid))).body.map((grant: { userId: string }) => grant.userId)).to.deep.equal([admin.id]);
     });
   });
 

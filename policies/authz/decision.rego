@@ -123,15 +123,20 @@ _refusal(grants) := {"allow": false, "reasons": sort(_denials), "message": conca
 destination_message := concat("", ["permission denied: you need ", _creation_of(input.action), " on the destination folder to do this"])
 
 # names the required actions and kinds, never which resources: "permission denied: you need
-# connectors:query on every connector the alert rule reads"
+# connectors:query on every connector the alert rule reads"; a delete requires what it removes
+# with the resource: "... you need dashboards:delete on every dashboard the folder holds"
 requires_message := concat("", [
 	"permission denied: you need ", concat(", ", sort({_text(requirement.action) | some requirement in input.requires})),
-	" on every ", concat(" and ", sort({_singular(requirement.resource.kind) | some requirement in input.requires})),
-	" the ", _singular(replace(split(_text(input.action), ":")[0], ".", " ")), " reads",
+	" on every ", concat(" and ", sort({_noun(requirement.resource.kind) | some requirement in input.requires})),
+	" the ", _noun(split(_text(input.action), ":")[0]), _requiring_verb(input.action),
 ])
 
-# "connectors" -> "connector", "alert rules" -> "alert rule"
-_singular(noun) := trim_suffix(_text(noun), "s")
+_requiring_verb(action) := " holds" if {
+	endswith(_text(action), ":delete")
+} else := " reads"
+
+# "connectors" -> "connector", "alert.rules" -> "alert rule"
+_noun(kind) := trim_suffix(replace(_text(kind), ".", " "), "s")
 
 # a value as text for a message or a reason; a malformed one must still be reported
 _text(value) := value if is_string(value)
@@ -170,14 +175,26 @@ requirements_met(holder) if {
 	not holder.requires
 } else if {
 	is_array(holder.requires)
-	count(unmet_requirements(holder)) == 0
+	count(_unmet_requirements(holder)) == 0
 }
 
-# the requirements not granted, as reasons
-unmet_requirements(holder) := {_unmet(requirement) |
+# the requirements not granted, in the request's order
+_unmet_requirements(holder) := [requirement |
 	some requirement in holder.requires
 	not has_grant(requirement.resource, requirement.action)
+]
+
+# the requirements not granted, as reasons: the first ten by name, then how many more. A request
+# may require thousands (a folder delete requires what it removes), and building and sorting a
+# reason each would cost a deny more than all of its checks.
+unmet_requirements(holder) := array.concat(named, _more_unmet(count(unmet) - 10)) if {
+	unmet := _unmet_requirements(holder)
+	named := [_unmet(requirement) | some requirement in array.slice(unmet, 0, 10)]
 }
+
+_more_unmet(more) := [] if {
+	more <= 0
+} else := [concat("", ["and ", format_int(more, 10), " more requirements not granted"])]
 
 _unmet(requirement) := concat("", [
 	"no role grants ", _text(requirement.action), " on ", _resource_text(requirement.resource),

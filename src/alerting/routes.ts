@@ -20,6 +20,7 @@ import type { RouteModule } from '../http/route.ts';
 import { MAX_EPOCH_SECONDS } from '../http/schemas.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import { ALERT_RULE_SCHEMA, presentAlertRule } from './presenter.ts';
+import { alertRuleAuditTarget, alertRuleResource } from './target.ts';
 import {
   deleteAlertRule,
   findAlertRule,
@@ -81,8 +82,6 @@ const ruleUpdateBody = { type: 'object', properties: ruleProperties, required: R
 
 type RuleFields = Infer<typeof ruleUpdateBody>;
 
-const ruleResource = (uid: string): ResourceRef => ({ kind: 'alert.rules', uid });
-
 /**
  * The policy target of a rule addressed by uid. The policy reaches a rule through its folder
  * (the index), so a uid it does not know has no folder to inherit from: for such a uid the
@@ -91,7 +90,7 @@ const ruleResource = (uid: string): ResourceRef => ({ kind: 'alert.rules', uid }
  */
 async function addressedRule(db: Knex, orgId: string, uid: string): Promise<{ rule: AlertRuleRow | undefined; resource: ResourceRef | undefined }> {
   const rule = await findAlertRule(db, orgId, uid);
-  return { rule, resource: rule && ruleResource(rule.uid) };
+  return { rule, resource: rule && alertRuleResource(rule.uid) };
 }
 /** Grafana's expression pseudo-datasource (math, reduce, threshold over the other queries): no connector. */
 const EXPRESSION_DATASOURCES = new Set(['__expr__', '-100']);
@@ -111,8 +110,6 @@ function storedQueries(rule: Pick<AlertRuleRow, 'data'>): Array<{ datasourceUid:
 }
 
 const storedRequirements = (rule: Pick<AlertRuleRow, 'data'>) => connectorRequirements(storedQueries(rule));
-
-const ruleAuditTarget = (rule: { uid: string; title: string }) => ({ type: 'alert_rule', id: rule.uid, name: rule.title });
 
 /** What a body asks for, checked beyond the schema: a condition naming one query, refIds unique. */
 function ruleContent(body: RuleFields, folderUid: string): AlertRuleContent {
@@ -165,7 +162,7 @@ export const alertRuleRoutes: RouteModule = (routes) => {
       const page = pageOf(query);
       const rules = await findAlertRuleDefinitions(services.db, orgId, folderUidOf(query.folderUID) ?? undefined);
       // Rules whose connectors the caller cannot query are left out, as a single read refuses them.
-      const readable = await filter('alert.rules:read', rules, (rule) => ruleResource(rule.uid), storedRequirements);
+      const readable = await filter('alert.rules:read', rules, (rule) => alertRuleResource(rule.uid), storedRequirements);
       const readableUids = readable.map((rule) => rule.uid);
       const rows = await findAlertRulesByUids(services.db, orgId, readableUids.slice(page.offset, page.offset + page.limit));
       ctx.body = { totalCount: readableUids.length, alertRules: rows.map(presentAlertRule), page: page.page, perPage: page.perPage };
@@ -197,7 +194,7 @@ export const alertRuleRoutes: RouteModule = (routes) => {
           {
             action: 'alert_rule.created',
             orgId,
-            target: ruleAuditTarget({ uid, title: content.title }),
+            target: alertRuleAuditTarget({ uid, title: content.title }),
             metadata: { folderUid: content.folderUid, ruleGroup: content.ruleGroup },
           },
           now,
@@ -259,7 +256,7 @@ export const alertRuleRoutes: RouteModule = (routes) => {
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),
-          { action: 'alert_rule.updated', orgId, target: ruleAuditTarget({ uid: current.uid, title: content.title }), metadata },
+          { action: 'alert_rule.updated', orgId, target: alertRuleAuditTarget({ uid: current.uid, title: content.title }), metadata },
           now,
         );
         return (await findAlertRule(tx.db, orgId, current.uid))!;
@@ -287,7 +284,7 @@ export const alertRuleRoutes: RouteModule = (routes) => {
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),
-          { action: 'alert_rule.deleted', orgId, target: ruleAuditTarget(rule), metadata: { folderUid: rule.folder_uid, ruleGroup: rule.rule_group } },
+          { action: 'alert_rule.deleted', orgId, target: alertRuleAuditTarget(rule), metadata: { folderUid: rule.folder_uid, ruleGroup: rule.rule_group } },
           now,
         );
       });

@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import { DEFAULT_CHAT_AGENTS } from './chat-agents.ts';
 import type { PolicyFragment } from './fragments.ts';
+import { carryFolderGrants } from './grant-levels.ts';
 import type { OrgDocument, OrgRole } from './types.ts';
 
 /** What each org role carries; a higher role carries everything of the lower ones. */
@@ -48,7 +49,10 @@ export const POLICY_TABLES = [
   'legacy_acl',
 ] as const;
 
-/** Roles visible in the org (its own and the global ones), optionally only some uids. */
+/**
+ * Roles visible in the org (its own and the global ones), optionally only some uids. A managed
+ * role's folder grants carry the alert-rule actions of their level (grant-levels.ts).
+ */
 async function loadRoles(db: Knex, orgId: string | null, uids?: string[]): Promise<Section<'roles'>> {
   const query = db('roles as r')
     .join('role_permissions as p', 'p.role_id', 'r.id')
@@ -59,6 +63,7 @@ async function loadRoles(db: Knex, orgId: string | null, uids?: string[]): Promi
   for (const { uid, action, scope } of (await query) as Array<{ uid: string; action: string; scope: string }>) {
     ((roles[uid] ??= {})[action] ??= {})[scope] = true;
   }
+  for (const [uid, permissions] of Object.entries(roles)) if (uid.startsWith('managed:')) carryFolderGrants(permissions);
   return roles;
 }
 

@@ -5,9 +5,9 @@
  * folder's grants (the policy's candidate scopes), so every change to the tree reaches the policy
  * document.
  */
-import { recordAudit } from '../audit/writer.ts';
+import { recordAudit, recordAudits } from '../audit/writer.ts';
 import { actorOf } from '../http/actor.ts';
-import { BadRequestError, ConflictError } from '../errors.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';
@@ -19,10 +19,10 @@ import { FOLDER_GRANTS } from '../permissions/levels.ts';
 import { grantCreatorAdmin } from '../permissions/resource-grants.ts';
 import { FOLDER_SCHEMA, presentFolder } from './presenter.ts';
 import {
-  countAlertRulesIn,
   countFolderContents,
   deleteFolderTree,
   findAncestors,
+  findFolderTreeContents,
   findFolderUids,
   findFolder,
   findFoldersByUids,
@@ -35,6 +35,7 @@ import {
   type FolderRow,
 } from './store.ts';
 import { findDestinationFolder, findFolderOrFail, folderAuditTarget, folderResource, folderUidOf } from './target.ts';
+import { assertDecidedOn, deletionAudits, deletionRequirements, MAX_FOLDER_DELETE_ITEMS, tooManyToDelete } from './tree-delete.ts';
 import type { Knex } from 'knex';
 import { listPageSchema } from '../http/responses.ts';
 
@@ -262,21 +263,26 @@ export const folderRoutes: RouteModule = (routes) => {
       properties: { forceDeleteRules: { type: 'boolean', default: false } },
       additionalProperties: false,
     },
-    summary: 'Deletes a folder with its subfolders, dashboards and (with forceDeleteRules) alert rules.',
+    summary: 'Deletes a folder with its subfolders, dashboards and (with forceDeleteRules) alert rules; the caller must be allowed to delete each of them.',
     responses: { 200: FOLDER_DELETED_SCHEMA },
     async handler({ ctx, params, query, principal, orgId, services, authorize }) {
-      await authorize('folders:delete', folderResource(params.uid));
+      const withRules = query.forceDeleteRules;
+      const decided = await findFolderTreeContents(services.db, orgId, params.uid, MAX_FOLDER_DELETE_ITEMS);
+      // Past the bound the folder's own action is asked alone: the answer is 400 to whoever may delete it.
+      const requires = decided ? deletionRequirements(decided, withRules) : [];
+      await authorize('folders:delete', folderResource(params.uid), requires.length > 0 ? { requires } : {});
+      if (!decided) throw tooManyToDelete(params.uid);
       const now = services.clock.now();
       const folder = await services.transact(async (tx) => {
-        const current = await findFolderOrFail(tx.db, orgId, params.uid);
-        const { uids } = await findSubtree(tx.db, orgId, current.uid);
-        if (!query.forceDeleteRules && (await countAlertRulesIn(tx.db, orgId, uids)) > 0) {
-          throw new BadRequestError(`folder ${current.uid} holds alert rules: delete them first or pass forceDeleteRules=true`);
+        const current = await findFolderTreeContents(tx.db, orgId, params.uid, MAX_FOLDER_DELETE_ITEMS, 'update');
+        assertDecidedOn(params.uid, current, decided);
+        if (current.folders.length === 0) throw new NotFoundError(`folder ${params.uid} not found`);
+        if (!withRules && current.alertRules.length > 0) {
+          throw new BadRequestError(`folder ${params.uid} holds alert rules: delete them first or pass forceDeleteRules=true`);
         }
-        const deleted = await deleteFolderTree(tx, orgId, uids);
-        const metadata = { folders: deleted.folders, dashboards: deleted.dashboardUids.length, alertRules: deleted.alertRuleUids.length };
-        await recordAudit(tx.db, actorOf(ctx, principal), { action: 'folder.deleted', orgId, target: folderAuditTarget(current), metadata }, now);
-        return current;
+        await deleteFolderTree(tx, orgId, current);
+        await recordAudits(tx.db, actorOf(ctx, principal), deletionAudits(orgId, current), now);
+        return current.folders[0]!;
       });
       ctx.body = { message: 'Folder deleted', uid: folder.uid, title: folder.title };
     },

@@ -7,6 +7,7 @@
 import type { Knex } from 'knex';
 import { dialectOf } from '../db/knex.ts';
 import { removeGrantsOnResources } from '../accesscontrol/grants.ts';
+import { inStatementChunks, ROWS_PER_STATEMENT } from '../db/chunks.ts';
 import { whereContains, whereInFolders, type FolderFilter } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
 
@@ -27,11 +28,23 @@ export interface FolderRow {
 
 const FOLDER_COLUMNS = ['org_id', 'uid', 'title', 'description', 'parent_uid', 'created_at', 'updated_at', 'created_by', 'updated_by'] as const;
 
-/** `lock`: on MySQL the row stays locked until the transaction ends (writers of its grants take turns). */
-export async function findFolder(db: Knex, orgId: string, uid: string, lock = false): Promise<FolderRow | undefined> {
+/**
+ * How a read locks its rows on MySQL until the transaction ends (SQLite runs one transaction at
+ * a time): `update` for a writer (writers of a folder's grants take turns, a folder delete holds
+ * its tree), `share` for what puts something in the folder (it waits for a delete of the folder,
+ * and a delete waits for it).
+ */
+export type RowLock = 'update' | 'share';
+
+function locked<T extends Knex.QueryBuilder>(db: Knex, query: T, lock: RowLock | undefined): T {
+  if (!lock || dialectOf(db) !== 'mysql') return query;
+  return (lock === 'update' ? query.forUpdate() : query.forShare()) as T;
+}
+
+/** `lock`: true (or `update`) or `share`, see RowLock. */
+export async function findFolder(db: Knex, orgId: string, uid: string, lock: boolean | RowLock = false): Promise<FolderRow | undefined> {
   const query = db('folders').where({ org_id: orgId, uid });
-  if (lock && dialectOf(db) === 'mysql') query.forUpdate();
-  return query.first(...FOLDER_COLUMNS);
+  return locked(db, query, lock === true ? 'update' : lock || undefined).first(...FOLDER_COLUMNS);
 }
 
 /** The folder's ancestors, nearest first (at most the depth limit: the tree never holds a cycle). */
@@ -156,27 +169,79 @@ export async function countFolderContents(db: Knex, orgId: string, uid: string):
   return { folders, dashboards, alertRules };
 }
 
-/** How many alert rules live in the folders of `uids`. */
-export async function countAlertRulesIn(db: Knex, orgId: string, uids: string[]): Promise<number> {
-  return countIn(db, 'alert_rules', orgId, 'folder_uid', uids);
+/**
+ * What deleting a folder removes: the folders of its subtree (the folder first, level by level)
+ * and the dashboards and alert rules in them, with what their audit entries name.
+ */
+export interface FolderTreeContents {
+  folders: Array<Pick<FolderRow, 'uid' | 'title' | 'parent_uid'>>;
+  dashboards: Array<{ uid: string; title: string; folder_uid: string; version: number }>;
+  alertRules: Array<{ uid: string; title: string; folder_uid: string; rule_group: string }>;
 }
 
 /**
- * Deletes the folders of `uids` (a subtree) with the dashboards and alert rules in them and every
- * grant on any of them. Returns what went.
+ * The folder's subtree and everything in it (empty when the folder is missing), or undefined
+ * when it holds more than `atMost` subfolders, dashboards and alert rules: the reads stop there,
+ * so a huge tree costs no more than the bound. `lock` (a delete in its transaction) holds every
+ * row read until the transaction ends, so nothing moves in or out meanwhile. The tree is at most
+ * the depth limit deep, so the walk stops there whatever the data.
  */
-export async function deleteFolderTree(tx: Tx, orgId: string, uids: string[]): Promise<{ folders: number; dashboardUids: string[]; alertRuleUids: string[] }> {
-  const dashboardUids: string[] = await tx.db('dashboards').where('org_id', orgId).whereIn('folder_uid', uids).pluck('uid');
-  const alertRuleUids: string[] = await tx.db('alert_rules').where('org_id', orgId).whereIn('folder_uid', uids).pluck('uid');
-  await removeGrantsOnResources(tx, orgId, { folderUids: uids, dashboardUids, alertRuleUids });
-  await tx.db('dashboards').where('org_id', orgId).whereIn('folder_uid', uids).delete();
-  await tx.db('alert_rules').where('org_id', orgId).whereIn('folder_uid', uids).delete();
-  const folders = await tx.db('folders').where('org_id', orgId).whereIn('uid', uids).delete();
+export async function findFolderTreeContents(db: Knex, orgId: string, uid: string, atMost: number, lock?: RowLock): Promise<FolderTreeContents | undefined> {
+  let left = atMost;
+  /** The rows of `table` whose `column` is one of `keys`, a statement per 500 keys; undefined past what is left. */
+  async function readWithin<R>(table: string, column: string, keys: string[], columns: string[]): Promise<R[] | undefined> {
+    const rows: R[] = [];
+    for (let i = 0; i < keys.length; i += ROWS_PER_STATEMENT) {
+      const chunk = keys.slice(i, i + ROWS_PER_STATEMENT);
+      const query = locked(db, db(table).where('org_id', orgId).whereIn(column, chunk), lock);
+      rows.push(
+        ...((await query
+          .orderBy('uid')
+          .limit(left - rows.length + 1)
+          .select(...columns)) as R[]),
+      );
+      if (rows.length > left) return undefined;
+    }
+    left -= rows.length;
+    return rows;
+  }
+  const folders: FolderTreeContents['folders'] = await locked(db, db('folders').where({ org_id: orgId, uid }), lock).select('uid', 'title', 'parent_uid');
+  let level = folders.map((folder) => folder.uid);
+  for (let depth = 1; depth < MAX_FOLDER_DEPTH && level.length > 0; depth += 1) {
+    const children = await readWithin<FolderTreeContents['folders'][number]>('folders', 'parent_uid', level, ['uid', 'title', 'parent_uid']);
+    if (!children) return undefined;
+    folders.push(...children);
+    level = children.map((folder) => folder.uid);
+  }
+  const uids = folders.map((folder) => folder.uid);
+  const dashboards = await readWithin<FolderTreeContents['dashboards'][number]>('dashboards', 'folder_uid', uids, ['uid', 'title', 'folder_uid', 'version']);
+  if (!dashboards) return undefined;
+  const alertRules = await readWithin<FolderTreeContents['alertRules'][number]>('alert_rules', 'folder_uid', uids, [
+    'uid',
+    'title',
+    'folder_uid',
+    'rule_group',
+  ]);
+  if (!alertRules) return undefined;
+  return { folders, dashboards, alertRules };
+}
+
+/**
+ * Deletes a subtree read by findFolderTreeContents (under its lock): exactly its folders,
+ * dashboards and alert rules, and every grant on any of them.
+ */
+export async function deleteFolderTree(tx: Tx, orgId: string, contents: FolderTreeContents): Promise<void> {
+  const folderUids = contents.folders.map((folder) => folder.uid);
+  const dashboardUids = contents.dashboards.map((dashboard) => dashboard.uid);
+  const alertRuleUids = contents.alertRules.map((rule) => rule.uid);
+  await removeGrantsOnResources(tx, orgId, { folderUids, dashboardUids, alertRuleUids });
+  await inStatementChunks(dashboardUids, (chunk) => tx.db('dashboards').where('org_id', orgId).whereIn('uid', chunk).delete());
+  await inStatementChunks(alertRuleUids, (chunk) => tx.db('alert_rules').where('org_id', orgId).whereIn('uid', chunk).delete());
+  await inStatementChunks(folderUids, (chunk) => tx.db('folders').where('org_id', orgId).whereIn('uid', chunk).delete());
   tx.policyChanged(
     orgId,
-    { kind: 'folders', uids },
+    { kind: 'folders', uids: folderUids },
     ...dashboardUids.map((uid) => ({ kind: 'dashboard' as const, uid })),
     ...alertRuleUids.map((uid) => ({ kind: 'alert_rule' as const, uid })),
   );
-  return { folders, dashboardUids, alertRuleUids };
 }

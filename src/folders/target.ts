@@ -13,7 +13,7 @@ export function folderUidOf(uid: string | null | undefined): string | null {
   return !uid || uid === ROOT_FOLDER_UID ? null : uid;
 }
 
-export const folderAuditTarget = (folder: FolderRow) => ({ type: 'folder', id: folder.uid, name: folder.title });
+export const folderAuditTarget = (folder: Pick<FolderRow, 'uid' | 'title'>) => ({ type: 'folder', id: folder.uid, name: folder.title });
 
 /** The folder in the active org (one of another org is as unknown as a missing one); call it after authorize(). */
 export async function findFolderOrFail(db: Knex, orgId: string, uid: string, lock = false): Promise<FolderRow> {
@@ -25,11 +25,14 @@ export async function findFolderOrFail(db: Knex, orgId: string, uid: string, loc
 /**
  * The folder a body names as a destination (a parent, a dashboard's or an alert rule's folder):
  * a missing one is bad input, not a missing resource. Empty or `general` is the root (null).
+ * Read in the transaction that puts something there, under a shared lock: a delete of the
+ * folder, which locks its tree, waits for it or makes it wait, so nothing lands in a folder
+ * after its delete was decided.
  */
 export async function findDestinationFolder(db: Knex, orgId: string, uid: string | null | undefined, field: string): Promise<FolderRow | null> {
   const folderUid = folderUidOf(uid);
   if (!folderUid) return null;
-  const folder = await findFolder(db, orgId, folderUid);
+  const folder = await findFolder(db, orgId, folderUid, 'share');
   if (!folder) throw new BadRequestError(`${field}: folder ${uid} not found`);
   return folder;
 }

@@ -2,9 +2,12 @@
  * The spec's permission levels (View 1, Edit 2, Admin 4) as the actions a managed grant holds on
  * one scope. Each permission endpoint manages one family of actions on its scope, so the
  * folder's own grants and the alert-rule grants of the same folder (both on `folders:uid:<uid>`)
- * stay apart: replacing one set never touches the other.
+ * stay apart: replacing one set never touches the other. A folder grant carries the alert-rule
+ * actions of its level as well (authz/grant-levels.ts): what it gives is more than it stores.
  */
-export type PermissionLevel = 1 | 2 | 4;
+import { ALERT_RULE_LEVELS, FOLDER_LEVELS, FOLDER_LEVELS_CARRIED, ladder, levelHeld, type LevelActions, type PermissionLevel } from '../authz/grant-levels.ts';
+
+export type { PermissionLevel };
 
 export const LEVEL_NAMES: Record<PermissionLevel, 'View' | 'Edit' | 'Admin'> = { 1: 'View', 2: 'Edit', 4: 'Admin' };
 
@@ -12,23 +15,21 @@ export interface GrantFamily {
   /** What the audit log and messages call the resource. */
   noun: 'folder' | 'dashboard' | 'alert rules' | 'connector';
   scopeOf(uid: string): string;
-  /** The actions each level holds on the scope, each level including the one below. */
-  levels: Record<PermissionLevel, readonly string[]>;
+  /** The actions each level stores on the scope, each level including the one below. */
+  levels: LevelActions;
+  /** What each level gives, when more than it stores (the policy document adds the rest). */
+  gives?: LevelActions;
 }
 
-function ladder(view: readonly string[], edit: readonly string[], admin: readonly string[]): Record<PermissionLevel, readonly string[]> {
-  return { 1: view, 2: [...view, ...edit], 4: [...view, ...edit, ...admin] };
-}
-
-/** A folder's grants reach its subfolders, and its dashboards through the dashboard actions. */
+/**
+ * A folder's grants reach its subfolders, its dashboards through the dashboard actions, and the
+ * alert rules in it and below through the alert-rule actions they carry.
+ */
 export const FOLDER_GRANTS: GrantFamily = {
   noun: 'folder',
   scopeOf: (uid) => `folders:uid:${uid}`,
-  levels: ladder(
-    ['folders:read', 'dashboards:read'],
-    ['folders:write', 'folders:delete', 'folders:create', 'dashboards:create', 'dashboards:write', 'dashboards:delete'],
-    ['folders.permissions:read', 'folders.permissions:write', 'dashboards.permissions:read', 'dashboards.permissions:write'],
-  ),
+  levels: FOLDER_LEVELS,
+  gives: FOLDER_LEVELS_CARRIED,
 };
 
 export const DASHBOARD_GRANTS: GrantFamily = {
@@ -41,11 +42,7 @@ export const DASHBOARD_GRANTS: GrantFamily = {
 export const ALERT_RULE_GRANTS: GrantFamily = {
   noun: 'alert rules',
   scopeOf: (uid) => `folders:uid:${uid}`,
-  levels: ladder(
-    ['alert.rules:read'],
-    ['alert.rules:create', 'alert.rules:write', 'alert.rules:delete'],
-    ['alert.rules.permissions:read', 'alert.rules.permissions:write'],
-  ),
+  levels: ALERT_RULE_LEVELS,
 };
 
 /**
@@ -61,7 +58,10 @@ export const CONNECTOR_GRANTS: GrantFamily = {
 /** Every action of the family: what a replacement of its grants clears. */
 export const familyActions = (family: GrantFamily): readonly string[] => family.levels[4];
 
-/** The highest level whose actions are all held; undefined when not even View's are. */
+/** Everything a grant of the level gives on the scope: what it stores and what that carries. */
+export const levelGives = (family: GrantFamily, level: PermissionLevel): readonly string[] => (family.gives ?? family.levels)[level];
+
+/** The highest level whose stored actions are all held; undefined when not even View's are. */
 export function levelOf(family: GrantFamily, held: ReadonlySet<string>): PermissionLevel | undefined {
-  return ([4, 2, 1] as const).find((level) => family.levels[level].every((action) => held.has(action)));
+  return levelHeld(family.levels, (action) => held.has(action));
 }

@@ -13,7 +13,7 @@ import type { Tx } from '../db/transaction.ts';
 import { BadRequestError } from '../errors.ts';
 import { findMembersByIds } from '../orgs/store.ts';
 import { findTeamsByIds } from '../teams/store.ts';
-import { familyActions, LEVEL_NAMES, levelOf, type GrantFamily, type PermissionLevel } from './levels.ts';
+import { familyActions, LEVEL_NAMES, levelGives, levelOf, type GrantFamily, type PermissionLevel } from './levels.ts';
 
 const ORG_ROLES = ['Viewer', 'Editor', 'Admin'] as const;
 type GrantRole = (typeof ORG_ROLES)[number];
@@ -69,9 +69,12 @@ function holderOfRole(uid: string): GrantHolder | undefined {
   return role && { kind: 'builtin', role };
 }
 
-/** The permissions a set of grants gives on the resource: what the caller must hold to give them (delegation). */
+/**
+ * The permissions a set of grants gives on the resource, what they carry included: what the
+ * caller must hold to give them (delegation).
+ */
 export function grantedPermissions(family: GrantFamily, uid: string, items: ReadonlyArray<{ permission: number }>): Permission[] {
-  const actions = new Set(items.flatMap((item) => family.levels[item.permission as PermissionLevel]));
+  const actions = new Set(items.flatMap((item) => levelGives(family, item.permission as PermissionLevel)));
   return [...actions].map((action) => ({ action, scope: family.scopeOf(uid) }));
 }
 
@@ -192,24 +195,40 @@ export const GRANT_SCHEMA = {
   required: ['userId', 'userLogin', 'teamId', 'team', 'role', 'permission', 'permissionName', 'inherited'],
 } as const;
 
+/** Where grants that reach a resource come from: these families' grants on each folder, nearest first. */
+export interface InheritedGrants {
+  families: readonly GrantFamily[];
+  folderUids: string[];
+}
+
 /**
- * The resource's direct grants, then (`inheritFrom`: folder uids, nearest first) those its
- * folders give it through `inheritedFamily`, each marked inherited with the folder it comes from.
+ * The resource's direct grants, then those that reach it from folders (`inherited`), each marked
+ * inherited with the folder it comes from: for each folder, nearest first, the grants of each
+ * family but the resource's own set (the direct ones).
  */
 export async function listGrants(
   db: Knex,
   orgId: string,
   family: GrantFamily,
   uid: string,
-  inherited?: { family: GrantFamily; folderUids: string[] },
+  inherited?: InheritedGrants,
 ): Promise<Array<ReturnType<typeof presentGrant>>> {
-  const direct = (await readGrants(db, orgId, family, [family.scopeOf(uid)])).get(family.scopeOf(uid)) ?? [];
+  const ownScope = family.scopeOf(uid);
+  const direct = (await readGrants(db, orgId, family, [ownScope])).get(ownScope) ?? [];
   const result = direct.sort(byPrincipal).map((grant) => presentGrant(grant));
   if (!inherited) return result;
-  const scopes = inherited.folderUids.map((folderUid) => inherited.family.scopeOf(folderUid));
-  const byScope = await readGrants(db, orgId, inherited.family, scopes);
-  for (const folderUid of inherited.folderUids) {
-    const grants = byScope.get(inherited.family.scopeOf(folderUid)) ?? [];
+  const sources = inherited.folderUids.flatMap((folderUid) =>
+    inherited.families.filter((source) => source !== family || source.scopeOf(folderUid) !== ownScope).map((source) => ({ source, folderUid })),
+  );
+  const byFamily = await Promise.all(
+    inherited.families.map(async (source) => {
+      const scopes = sources.filter((entry) => entry.source === source).map((entry) => source.scopeOf(entry.folderUid));
+      return [source, await readGrants(db, orgId, source, scopes)] as const;
+    }),
+  );
+  const grantsOf = new Map(byFamily);
+  for (const { source, folderUid } of sources) {
+    const grants = grantsOf.get(source)!.get(source.scopeOf(folderUid)) ?? [];
     result.push(...grants.sort(byPrincipal).map((grant) => presentGrant(grant, folderUid)));
   }
   return result;

@@ -1,8 +1,8 @@
 /**
  * Resource permissions (`…/permissions` of folders, dashboards, the alert rules of a folder and
  * connectors), as the spec and Grafana's API have them: GET lists the direct grants (for a
- * dashboard also those its folders give it, marked inherited); POST replaces the direct grants
- * in bulk.
+ * dashboard or the alert rules of a folder also those its folders give it, marked inherited);
+ * POST replaces the direct grants in bulk.
  * Granting needs `*.permissions:write` on the resource and, in the same decision, every
  * permission the new grants give (delegation: nobody grants what they do not hold).
  */
@@ -28,10 +28,13 @@ interface PermissionTarget {
   read: Action;
   write: Action;
   resource(uid: string): ResourceRef;
-  /** The resource in the org (404 when missing), with its audit target; `lock` keeps writers of its grants in turn. */
+  /**
+   * The resource in the org (404 when missing), with its audit target and the folder its inherited
+   * grants start from; `lock` keeps writers of its grants in turn.
+   */
   find(db: Knex, orgId: string, uid: string, lock?: boolean): Promise<{ target: { type: string; id: string; name: string }; folderUid: string | null }>;
-  /** The family through which its folders' grants reach it, when they do (dashboards). */
-  inheritsThrough?: GrantFamily;
+  /** The families through which its folders' grants reach it, when they do (dashboards, alert rules). */
+  inheritsThrough?: readonly GrantFamily[];
   updated: string;
   /** What the resource is called in the API document's summaries. */
   noun: string;
@@ -63,7 +66,7 @@ const TARGETS: PermissionTarget[] = [
       const dashboard = await findDashboardOrFail(db, orgId, uid, lock);
       return { target: dashboardAuditTarget(dashboard), folderUid: dashboard.folder_uid };
     },
-    inheritsThrough: FOLDER_GRANTS,
+    inheritsThrough: [FOLDER_GRANTS],
     updated: 'Dashboard permissions updated',
     noun: 'a dashboard',
   },
@@ -76,8 +79,11 @@ const TARGETS: PermissionTarget[] = [
     resource: folderResource,
     async find(db, orgId, uid, lock) {
       const folder = await findFolderOrFail(db, orgId, uid, lock);
-      return { target: { type: 'alert.rules', id: folder.uid, name: folder.title }, folderUid: null };
+      return { target: { type: 'alert.rules', id: folder.uid, name: folder.title }, folderUid: folder.uid };
     },
+    // The folder's own grants and those of each folder above reach its rules, as do the
+    // alert-rule grants of the folders above.
+    inheritsThrough: [FOLDER_GRANTS, ALERT_RULE_GRANTS],
     updated: 'Alert rule permissions updated',
     noun: 'the alert rules of a folder',
   },
@@ -97,7 +103,7 @@ const TARGETS: PermissionTarget[] = [
   },
 ];
 
-/** The folder and each ancestor, nearest first: where a dashboard's inherited grants come from. */
+/** The folder and each ancestor, nearest first: where a dashboard's or an alert rule's inherited grants come from. */
 async function folderChain(db: Knex, orgId: string, folderUid: string | null): Promise<string[]> {
   if (!folderUid) return [];
   const folder = await findFolderOrFail(db, orgId, folderUid);
@@ -125,7 +131,7 @@ export const permissionRoutes: RouteModule = (routes) => {
         const uid = uidOf(named);
         await authorize(target.read, target.resource(uid));
         const { folderUid } = await target.find(services.db, orgId, uid);
-        const inherited = target.inheritsThrough && { family: target.inheritsThrough, folderUids: await folderChain(services.db, orgId, folderUid) };
+        const inherited = target.inheritsThrough && { families: target.inheritsThrough, folderUids: await folderChain(services.db, orgId, folderUid) };
         ctx.body = await listGrants(services.db, orgId, target.family, uid, inherited);
       },
     });
