@@ -35,7 +35,7 @@ export interface MetricsResult {
 }
 
 /** A log stream: its labels and its lines as `[timestamp in nanoseconds (a string: it exceeds 2^53), line]`. */
-export interface LogStream {
+interface LogStream {
   labels: Record<string, string>;
   entries: Array<[string, string]>;
 }
@@ -117,7 +117,7 @@ function sample(raw: unknown): SampleValue {
 }
 
 /** Vector, matrix, scalar and string results as one shape: series with labels and [time, value] pairs (Loki's metric queries too). */
-export function normaliseSeries(data: { resultType?: string; result?: unknown }): MetricsResult {
+function normaliseSeries(data: { resultType?: string; result?: unknown }): MetricsResult {
   const resultType = String(data.resultType ?? '');
   const result = data.result;
   if (resultType === 'vector' || resultType === 'matrix') {
