@@ -9,7 +9,7 @@
  */
 import type { OutboundAuth } from './auth.ts';
 
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 const REDACTED_BYTES = Buffer.from(REDACTED);
 
 /** A shorter value would match ordinary text of the answer (and is no secret worth the name). */
