@@ -15,7 +15,7 @@ import { csrfProtection } from './http/csrf.ts';
 import { jsonBody } from './http/body.ts';
 import { errorMiddleware } from './http/error-middleware.ts';
 import { rateLimit } from './http/rate-limit.ts';
-import { requestLog } from './http/request-log.ts';
+import { requestLog, unhandledErrorLogger } from './http/request-log.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { IpRanges } from './net/ip-ranges.ts';
 import { openApiRoutes } from './openapi/routes.ts';
@@ -104,6 +104,7 @@ export interface BuiltApp {
 
 export function buildApp(services: Services): BuiltApp {
   const app = new Koa({ proxy: false });
+  app.on('error', unhandledErrorLogger(services.logger));
   const registrar = new RouteRegistrar(services);
   for (const register of ROUTE_MODULES) register(registrar);
   const routeIndex = registrar.index();

@@ -219,8 +219,7 @@ describe('connectors: logs on Loki', function () {
     it('queryLoki itself (the chat tool calls it without the route schema) refuses a limit out of range before calling Loki', async () => {
       const untouched: Backend = {
         send: () => Promise.reject(new Error('Loki must not be called')),
-        errorText: () => '',
-        redact: (text) => text,
+        stream: () => Promise.reject(new Error('Loki must not be called')),
       };
       for (const limit of [0, 5001, 2.5]) {
         const refused = await queryLoki(untouched, { query: '{job="checkout"}', type: 'range', start: loki.t0, end: loki.t0 + 60, limit }).catch((err) => err);

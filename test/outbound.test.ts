@@ -1,7 +1,8 @@
 /**
  * src/outbound against loopback servers: the address policy (also on resolved names), no
- * redirects followed, the total timeout, the size limit, and each auth method (bearer, basic,
- * custom headers, mTLS with certificates made by openssl for the test).
+ * redirects followed, the total timeout, the size limit (also of a streamed answer), each auth
+ * method (bearer, basic, custom headers, mTLS with certificates made by openssl for the test),
+ * and the credentials a backend repeats replaced in what comes back.
  */
 import { expect } from 'chai';
 import fs from 'node:fs';
@@ -11,7 +12,8 @@ import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../src/config.ts';
 import { AddressPolicy } from '../src/outbound/address-policy.ts';
 import { OutboundClient, parseBackendUrl } from '../src/outbound/client.ts';
-import { assertOneAuthorization, assertSendableHeader } from '../src/outbound/auth.ts';
+import { assertOneAuthorization, assertSendableHeader, type OutboundAuth } from '../src/outbound/auth.ts';
+import { credentialForms, Redactor } from '../src/outbound/redaction.ts';
 import { ServiceError } from '../src/errors.ts';
 import { makeTestCerts, type TestCerts } from './helpers/certs.ts';
 
@@ -112,6 +114,44 @@ describe('outbound: address policy', () => {
   });
 });
 
+describe('outbound: credentials repeated by a backend', () => {
+  const auth: OutboundAuth = { basic: { user: 'ada', password: 'pa ss"word' }, headers: [{ name: 'X-Scope-OrgID', value: 'tenant-one' }] };
+  const forms = credentialForms(auth);
+  const basic = Buffer.from('ada:pa ss"word').toString('base64');
+  const answer = `refused "Basic ${basic}" for tenant-one (password=pa%20ss%22word, ${JSON.stringify('pa ss"word')})`;
+  const redacted = 'refused "Basic [redacted]" for [redacted] (password=[redacted], "[redacted]")';
+
+  it('are replaced in an answer read whole or in chunks cut anywhere, even inside a credential', () => {
+    const bytes = Buffer.from(answer);
+    for (let cut = 0; cut <= bytes.length; cut++) {
+      const redactor = new Redactor(forms);
+      const passed = Buffer.concat([redactor.push(bytes.subarray(0, cut)), redactor.push(bytes.subarray(cut)), redactor.end()]);
+      expect(passed.toString(), `cut at ${cut}`).to.equal(redacted);
+    }
+    const oneByOne = new Redactor(forms);
+    const passed = Buffer.concat([...bytes].map((byte) => oneByOne.push(Buffer.from([byte]))).concat(oneByOne.end()));
+    expect(passed.toString()).to.equal(redacted);
+  });
+
+  it('are replaced in what the client answers, whole or streamed', async () => {
+    const server = await backend((_req, res) => {
+      res.statusCode = 401;
+      res.write(answer.slice(0, 20));
+      res.end(answer.slice(20));
+    });
+    try {
+      const client = new OutboundClient(loopbackAllowed, LIMITS);
+      expect((await client.request({ method: 'GET', url: server.url('/'), auth })).body.toString()).to.equal(redacted);
+      const { body } = await client.stream({ method: 'GET', url: server.url('/'), auth });
+      const chunks: Buffer[] = [];
+      for await (const chunk of body) chunks.push(chunk as Buffer);
+      expect(Buffer.concat(chunks).toString()).to.equal(redacted);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('outbound: requests', () => {
   let server: Awaited<ReturnType<typeof backend>>;
   afterEach(async () => server?.close());
@@ -188,6 +228,34 @@ describe('outbound: requests', () => {
       const tooBig = await failure(client.request({ method: 'GET', url: server.url(path) }));
       expect(tooBig.status, path).to.equal(502);
       expect(tooBig.message).to.equal('backend response is larger than 1024 bytes');
+    }
+  });
+
+  it('streams an answer as it comes, cut with a 502 past the size limit and a 504 past the total timeout', async () => {
+    let finish = () => {};
+    server = await backend((req, res) => {
+      res.write('first ');
+      if (req.url === '/held') finish = () => res.end('last');
+      else if (req.url === '/long') res.write('x'.repeat(LIMITS.maxResponseBytes));
+    });
+    const client = new OutboundClient(loopbackAllowed, { ...LIMITS, timeoutMs: 300 });
+    const held = await client.stream({ method: 'GET', url: server.url('/held') });
+    const reader = held.body[Symbol.asyncIterator]();
+    expect(String((await reader.next()).value)).to.equal('first ');
+    finish();
+    expect(String((await reader.next()).value)).to.equal('last');
+    expect((await reader.next()).done).to.equal(true);
+    for (const [path, status] of [
+      ['/long', 502],
+      ['/stalled', 504],
+    ] as const) {
+      const { body } = await client.stream({ method: 'GET', url: server.url(path) });
+      const cut = await failure(
+        (async () => {
+          for await (const _chunk of body);
+        })(),
+      );
+      expect(cut.status, path).to.equal(status);
     }
   });
 

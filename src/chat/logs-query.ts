@@ -4,13 +4,14 @@
  * queries only. Lines are bounded by `limit` (Loki's, 100 unless given); a metric query
  * (`count_over_time(...)`) answers series, capped as metrics_query's are.
  */
+import type { CappedSeries, LogsResult } from '../connectors/backends/answers.ts';
 import { queryLoki } from '../connectors/backends/loki.ts';
 import { LOG_QUERY_FIELDS, QUERY_FIELDS, RANGE_BY_DEFAULT } from '../connectors/query-fields.ts';
 import { backendOf } from '../connectors/backends/request.ts';
 import { connectorResource } from '../connectors/target.ts';
 import { STREAMS_RESULT_PROPERTIES } from '../connectors/responses.ts';
 import { chooseConnector, CONNECTOR_CHOICE_SCHEMA, connectorArgSchema, presentChoice } from './connector-choice.ts';
-import { CAPPED_SERIES_PROPERTIES, capSeries, maxSeriesSchema } from './series-cap.ts';
+import { CAPPED_SERIES_PROPERTIES, DEFAULT_MAX_SERIES, maxSeriesSchema } from './series-cap.ts';
 import { defineTool } from './tool.ts';
 
 export const logsQuery = defineTool({
@@ -42,8 +43,7 @@ export const logsQuery = defineTool({
     const { connector: named, maxSeries, ...query } = args;
     const connector = await chooseConnector(services.db, orgId, 'logs', named);
     await authorize('connectors:query', connectorResource(connector.uid));
-    const result = await queryLoki(backendOf(connector, services), { ...query, type: query.type ?? 'range' });
-    if ('streams' in result) return { connector: presentChoice(connector), resultType: result.resultType, streams: result.streams };
-    return { connector: presentChoice(connector), resultType: result.resultType, ...capSeries(result.series, maxSeries) };
+    const json = await queryLoki(backendOf(connector, services), { ...query, type: query.type ?? 'range' }, { maxSeries: maxSeries ?? DEFAULT_MAX_SERIES });
+    return { connector: presentChoice(connector), ...(JSON.parse(json.toString('utf8')) as LogsResult | CappedSeries) };
   },
 });

@@ -2,12 +2,13 @@
  * `metrics_query`: an instant or range query on a metrics connector (named, or the org's default),
  * needing `connectors:query` on it; at most 20 series unless the call asks otherwise (series-cap.ts).
  */
+import type { CappedSeries } from '../connectors/backends/answers.ts';
 import { queryPrometheus } from '../connectors/backends/prometheus.ts';
 import { INSTANT_BY_DEFAULT, QUERY_FIELDS } from '../connectors/query-fields.ts';
 import { backendOf } from '../connectors/backends/request.ts';
 import { connectorResource } from '../connectors/target.ts';
 import { chooseConnector, CONNECTOR_CHOICE_SCHEMA, connectorArgSchema, presentChoice } from './connector-choice.ts';
-import { CAPPED_SERIES_PROPERTIES, capSeries, maxSeriesSchema } from './series-cap.ts';
+import { CAPPED_SERIES_PROPERTIES, DEFAULT_MAX_SERIES, maxSeriesSchema } from './series-cap.ts';
 import { defineTool } from './tool.ts';
 
 export const metricsQuery = defineTool({
@@ -32,7 +33,11 @@ export const metricsQuery = defineTool({
     const { connector: named, maxSeries, ...query } = args;
     const connector = await chooseConnector(services.db, orgId, 'metrics', named);
     await authorize('connectors:query', connectorResource(connector.uid));
-    const result = await queryPrometheus(backendOf(connector, services), { ...query, type: query.type ?? 'instant' });
-    return { connector: presentChoice(connector), resultType: result.resultType, ...capSeries(result.series, maxSeries) };
+    const json = await queryPrometheus(
+      backendOf(connector, services),
+      { ...query, type: query.type ?? 'instant' },
+      { maxSeries: maxSeries ?? DEFAULT_MAX_SERIES },
+    );
+    return { connector: presentChoice(connector), ...(JSON.parse(json.toString('utf8')) as CappedSeries) };
   },
 });

@@ -1,7 +1,7 @@
 /**
  * An agent reads every series it is given, so an answer of series holds at most
  * DEFAULT_MAX_SERIES unless the call asks for more (`maxSeries`, up to MAX_SERIES), and says when
- * some were left out.
+ * some were left out. The query cuts them where it reads the answer (connectors/backends/answers.ts).
  */
 import { SERIES_RESULT_PROPERTIES } from '../connectors/responses.ts';
 
@@ -16,7 +16,3 @@ export const CAPPED_SERIES_PROPERTIES = {
   truncated: { type: 'boolean' },
   totalSeries: { type: 'integer' },
 } as const;
-
-export function capSeries<T>(series: T[], maxSeries = DEFAULT_MAX_SERIES) {
-  return { series: series.slice(0, maxSeries), truncated: series.length > maxSeries, totalSeries: series.length };
-}

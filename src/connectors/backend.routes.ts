@@ -2,11 +2,13 @@
  * What reaches a connector's backend: the connectivity test (needs write on the connector), a
  * query (needs query), and the read-only proxy for the backend's query paths (needs query).
  * Requests go through src/outbound with the connector's credentials only: the caller's cookie
- * and Authorization never reach a backend, and no upstream header comes back.
+ * and Authorization never reach a backend, and no upstream header comes back. The proxy passes the
+ * answer on as it comes; a query's answer is decoded off the event loop.
  */
-import { BadRequestError, NotFoundError } from '../errors.ts';
+import { BadRequestError, NotFoundError, ServiceError } from '../errors.ts';
 import { uidParams } from '../http/resource-uid.ts';
 import { ERROR_SCHEMA } from '../http/responses.ts';
+import { noteBackendFailure } from '../http/request-log.ts';
 import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
 import { clusterOf } from '../ops/cluster.ts';
@@ -21,7 +23,8 @@ import { connectorResource, findConnectorOrFail, type ConnectorType } from './ta
 
 interface BackendApi {
   test(backend: Backend): Promise<ConnectivityResult>;
-  query(backend: Backend, query: LogsQuery): Promise<unknown>;
+  /** The JSON of the result. */
+  query(backend: Backend, query: LogsQuery): Promise<Buffer>;
   isReadPath(path: string): boolean;
 }
 
@@ -93,7 +96,9 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
       await authorize('connectors:query', connectorResource(params.uid));
       const connector = await findConnectorOrFail(services.db, orgId, params.uid);
       const { backend, api } = backendApiOf(connector, services);
+      // the result's JSON as made off the event loop (backends/answer-pool.ts)
       ctx.body = await api.query(backend, body as LogsQuery);
+      ctx.type = 'application/json';
     },
   });
 
@@ -109,7 +114,7 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
         required: ['uid', 'path'],
       },
       summary: "Forwards a read of the backend's query API (Prometheus' or Loki's) with the connector's credentials.",
-      // the backend's own answer, passed on as it is (its status too: errors are not `{message}` here)
+      // the backend's own answer, passed on as it comes (its status too: errors are not `{message}` here)
       responses: { 200: { description: "the backend's answer" } },
       async handler({ ctx, params, orgId, services, authorize }) {
         await authorize('connectors:query', connectorResource(params.uid));
@@ -120,13 +125,16 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
         const query = new URLSearchParams(ctx.querystring);
         query.delete('orgId');
         const form = typeof ctx.request.body === 'string' ? new URLSearchParams(ctx.request.body) : new URLSearchParams();
-        const response = await backend.send(
+        const response = await backend.stream(
           method === 'get' ? { method: 'GET', path: params.path, params: query } : { method: 'POST', path: params.path, params: form },
         );
+        if (response.status >= 500) noteBackendFailure(ctx, `backend answered ${response.status}`);
+        // Cut at the size limit or the total timeout, the answer ends without its last chunk: the client
+        // sees it broken off. (A client that leaves ends it too, with an error that is nobody's failure.)
+        response.body.once('error', (err) => err instanceof ServiceError && noteBackendFailure(ctx, err.message));
         ctx.status = response.status;
         ctx.type = response.contentType.includes('json') ? 'application/json' : 'text/plain';
-        // A refusal may echo what was sent (a token): errors pass without the connector's secrets.
-        ctx.body = response.status < 300 ? response.body : backend.redact(response.body.toString('utf8'));
+        ctx.body = response.body;
       },
     });
   }

@@ -5,7 +5,10 @@
 import { CHANGE_KINDS } from './changes.ts';
 import { listPageSchema } from '../http/responses.ts';
 
-/** A connectivity test: label names when it worked, the backend's status and error when it did not. */
+/**
+ * A connectivity test: label names when it worked; when it did not, the backend's status and its
+ * own error, or the content type of what answered when that was not the API.
+ */
 export const connectivitySchema = (status: 'OK' | 'ERROR') =>
   ({
     type: 'object',
@@ -18,6 +21,7 @@ export const connectivitySchema = (status: 'OK' | 'ERROR') =>
           labels: { type: 'array', items: { type: 'string' } },
           status: { type: 'integer' },
           error: { type: 'string' },
+          contentType: { type: 'string' },
           // a kubernetes connector: the cluster's version, and what its identity may not list
           version: { type: 'string' },
           denied: { type: 'array', items: { type: 'string' } },

@@ -2,7 +2,7 @@ import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { translateDbError } from '../db/errors.ts';
 import { ServiceError, JSON_BODY_REQUIRED, PayloadTooLargeError } from '../errors.ts';
-import { requestLogger } from './request-log.ts';
+import { noteBackendFailure, requestLogger } from './request-log.ts';
 
 /** koa-body / raw-body report their failures with these statuses and types. */
 function fromBodyParser(err: { status?: number; type?: string }): ServiceError | null {
@@ -36,6 +36,8 @@ export function errorMiddleware(logger: Logger) {
     } catch (err) {
       const known = err instanceof ServiceError ? err : (translateDbError(err) ?? fromBodyParser(err as object));
       if (known) {
+        // a backend's failure, not the service's: the request's line tells it (request-log.ts)
+        if (known.status === 502 || known.status === 504) noteBackendFailure(ctx, known.message);
         ctx.status = known.status;
         ctx.set(known.headers);
         ctx.body = { ...known.fields, message: known.message };

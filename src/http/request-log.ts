@@ -10,6 +10,10 @@
  * The request id is the `X-Request-Id` a trusted proxy (TRUSTED_PROXIES) sent, or a new one; a
  * client could otherwise forge ids that mix its requests into another's trace. It is echoed in
  * the response, and every line logged for the request (a refused authorization) carries it.
+ *
+ * A request that failed because a backend did (a connector's 502 or 504, a proxied answer cut or
+ * a backend's 5xx passed on) is not an error of the service: its one line is a warning with the
+ * cause and the resource it acted on (the connector), and no stack.
  */
 import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
@@ -69,7 +73,9 @@ export function requestLog(logger: Logger, metrics: Metrics, trustedProxies: IpR
       route,
       principalId: principalIdOf(ctx),
     };
-    if (err || statusCode >= 500) logger.error({ ...fields, err: err ?? new Error(`failed with status code ${statusCode}`) }, 'request errored');
+    const backendFailure = ctx.state.backendFailure as string | undefined;
+    if (backendFailure !== undefined) logger.warn({ ...fields, resource: ctx.state.resource, cause: backendFailure }, 'backend failed');
+    else if (err || statusCode >= 500) logger.error({ ...fields, err: err ?? new Error(`failed with status code ${statusCode}`) }, 'request errored');
     else writeCompleted(fields);
   }
 
@@ -97,4 +103,21 @@ export function requestLogger(ctx: Context, fallback: Logger): Logger {
   const requestId = ctx.state.requestId as string | undefined;
   if (requestId === undefined) return fallback;
   return ((ctx.state.log as Logger | undefined) ??= fallback.child({ requestId }));
+}
+
+/** Notes that a backend failed the request, and why (the first cause noted is the one logged). */
+export function noteBackendFailure(ctx: Context, cause: string): void {
+  ctx.state.backendFailure ??= cause;
+}
+
+/**
+ * Koa's own 'error' event, for what escaped every middleware: a failure once the response was
+ * under way (a streamed body cut by its backend, a client gone) is told by the request's line;
+ * anything else is an error of the service. (Koa's default prints a stack on stderr.)
+ */
+export function unhandledErrorLogger(logger: Logger) {
+  return (err: Error & { headerSent?: boolean }, ctx?: Context): void => {
+    if (err.headerSent) return;
+    (ctx ? requestLogger(ctx, logger) : logger).error({ err }, 'unhandled error');
+  };
 }

@@ -237,6 +237,8 @@ export class RouteRegistrar {
             if (!principal) throw new UnauthorizedError(decision.message);
             throw decision.message ? new ForbiddenError(decision.message) : permissionDenied(action);
           }
+          // what the request acts on, for its log line should a backend fail it (a connector's)
+          if (resource) ctx.state.resource = resource;
         },
       };
       try {

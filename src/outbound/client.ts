@@ -3,14 +3,17 @@
  * address checked against the address policy (no DNS rebinding: the check is in the lookup of
  * each connection, and IP literals are checked before connecting), no redirect followed (a 3xx
  * is an answer like any other), a connect timeout, a total timeout and a response size limit.
+ * Every answer comes back without the credentials the request sent (redaction.ts).
  */
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { BadGatewayError, BadRequestError, GatewayTimeoutError, type ServiceError } from '../errors.ts';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { BadGatewayError, BadRequestError, GatewayTimeoutError, ServiceError } from '../errors.ts';
 import { refusalMessage, type AddressPolicy } from './address-policy.ts';
 import { authHeaders, type OutboundAuth } from './auth.ts';
+import { credentialForms, Redactor } from './redaction.ts';
 
 export interface OutboundLimits {
   connectTimeoutMs: number;
@@ -29,7 +32,15 @@ export interface OutboundRequest {
 export interface OutboundResponse {
   status: number;
   contentType: string;
+  /** Without the credentials the request sent (redaction.ts). */
   body: Buffer;
+}
+
+export interface OutboundStream {
+  status: number;
+  contentType: string;
+  /** Without the credentials the request sent (redaction.ts); fails with a 502 or 504 when the answer breaks a limit. */
+  body: Readable;
 }
 
 /** Parses a backend URL; only http and https with a host, no credentials in it. */
@@ -54,22 +65,39 @@ export class OutboundClient {
     private readonly limits: OutboundLimits,
   ) {}
 
-  /** Sends the request; a refused address is a 400, an unreachable or oversized backend a 502, a slow one a 504. */
-  request(request: OutboundRequest): Promise<OutboundResponse> {
+  /** Sends the request and reads the whole answer; a refused address is a 400, an unreachable or oversized backend a 502, a slow one a 504. */
+  async request(request: OutboundRequest): Promise<OutboundResponse> {
+    const { status, contentType, body } = await this.stream(request);
+    const chunks: Buffer[] = [];
+    for await (const chunk of body) chunks.push(chunk as Buffer);
+    return { status, contentType, body: Buffer.concat(chunks) };
+  }
+
+  /**
+   * Sends the request and answers as soon as the backend's status and headers came; its body
+   * follows as a stream. An answer that announces more than the size limit is refused (502) before
+   * that; one that sends more is cut there: its stream fails with the 502, as it does with the 504
+   * of the total timeout, which runs until the body's end.
+   */
+  stream(request: OutboundRequest): Promise<OutboundStream> {
     const { url } = request;
     const host = url.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host)) {
       const why = this.policy.refusal(host);
       if (why) return Promise.reject(new BadRequestError(refusalMessage(host, host, why)));
     }
+    const auth = request.auth ?? {};
+    const forms = credentialForms(auth);
     return new Promise((resolve, reject) => {
       let failure: ServiceError | null = null;
+      let body: Transform | null = null;
       const fail = (error: ServiceError) => {
         failure ??= error;
         clearTimeout(totalTimer);
         clearTimeout(connectTimer);
         req.destroy();
-        reject(failure);
+        if (body) body.destroy(failure);
+        else reject(failure);
       };
       const lookup: LookupFunction = (hostname, options, callback) => {
         dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
@@ -84,10 +112,10 @@ export class OutboundClient {
           return (callback as LookupCallback)(null, first!.address, first!.family);
         });
       };
-      const tls = request.auth?.tls;
+      const tls = auth.tls;
       const options: https.RequestOptions = {
         method: request.method,
-        headers: { accept: 'application/json', ...request.headers, ...authHeaders(request.auth ?? {}) },
+        headers: { accept: 'application/json', ...request.headers, ...authHeaders(auth) },
         agent: false,
         lookup,
         ...(tls?.cert && { cert: tls.cert }),
@@ -99,19 +127,16 @@ export class OutboundClient {
       const onResponse = (res: http.IncomingMessage) => {
         clearTimeout(connectTimer);
         if (Number(res.headers['content-length']) > limit) return fail(tooLarge(limit));
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > limit) return fail(tooLarge(limit));
-          chunks.push(chunk);
-        });
-        res.on('end', () => {
+        const answer = (body = limitedBody(limit, forms));
+        // ended, failed, or dropped by its reader: the backend's request is done too
+        answer.on('close', () => {
           clearTimeout(totalTimer);
-          if (failure) return;
-          resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks) });
+          req.destroy();
         });
+        answer.on('error', (error) => fail(error instanceof ServiceError ? error : unreachable(url, error)));
         res.on('error', (error) => fail(unreachable(url, error)));
+        res.pipe(answer);
+        resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: answer });
       };
       const send = url.protocol === 'https:' ? https.request : http.request;
       let req: http.ClientRequest;
@@ -134,6 +159,24 @@ export class OutboundClient {
       req.end(request.body);
     });
   }
+}
+
+/** A body as it comes, cut with a 502 past `limit` bytes, the credentials' forms redacted. */
+function limitedBody(limit: number, forms: Buffer[]): Transform {
+  const redactor = forms.length > 0 ? new Redactor(forms) : null;
+  let size = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done: TransformCallback) {
+      size += chunk.length;
+      if (size > limit) return done(tooLarge(limit));
+      const passed = redactor ? redactor.push(chunk) : chunk;
+      done(null, passed.length > 0 ? passed : undefined);
+    },
+    flush(done: TransformCallback) {
+      const rest = redactor?.end();
+      done(null, rest && rest.length > 0 ? rest : undefined);
+    },
+  });
 }
 
 const tooLarge = (limit: number) => new BadGatewayError(`backend response is larger than ${limit} bytes`);

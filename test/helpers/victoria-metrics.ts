@@ -1,5 +1,5 @@
 /**
- * VictoriaMetrics (Debian `victoria-metrics`) behind `vmauth` for bearer-token auth, both on free
+ * VictoriaMetrics (Debian `victoria-metrics`) behind `vmauth` for bearer-token and basic auth, both on free
  * loopback ports, owned by the test and stopped by pid. The samples of prometheus.ts are
  * imported (`/api/v1/import/prometheus`, then `/internal/force_flush`) before the test queries.
  * vmauth forwards the client's Authorization, so VictoriaMetrics itself needs none.
@@ -12,6 +12,9 @@ import { freePort, ROOMS, T0 } from './prometheus.ts';
 
 export const VICTORIA_METRICS_AVAILABLE = fs.existsSync('/usr/bin/victoria-metrics') && fs.existsSync('/usr/bin/vmauth');
 export const VM_BEARER_TOKEN = 'vm-test-bearer-token';
+/** vmauth's basic-auth user: a wrong password is refused with the Authorization header repeated. */
+export const VM_BASIC_USER = 'vm-basic-user';
+export const VM_BASIC_PASSWORD = 'vm-basic-password';
 
 export interface RunningVictoriaMetrics {
   /** vmauth's URL: what a connector points at. */
@@ -53,7 +56,19 @@ export async function startVictoriaMetrics(): Promise<RunningVictoriaMetrics> {
     [`-storageDataPath=${path.join(dir, 'data')}`, `-httpListenAddr=127.0.0.1:${vmPort}`, '-search.latencyOffset=0s', '-retentionPeriod=100y'],
     dir,
   );
-  fs.writeFileSync(path.join(dir, 'auth.yml'), `users:\n  - bearer_token: "${VM_BEARER_TOKEN}"\n    url_prefix: "http://127.0.0.1:${vmPort}"\n`);
+  const target = `http://127.0.0.1:${vmPort}`;
+  fs.writeFileSync(
+    path.join(dir, 'auth.yml'),
+    [
+      'users:',
+      `  - bearer_token: "${VM_BEARER_TOKEN}"`,
+      `    url_prefix: "${target}"`,
+      `  - username: "${VM_BASIC_USER}"`,
+      `    password: "${VM_BASIC_PASSWORD}"`,
+      `    url_prefix: "${target}"`,
+      '',
+    ].join('\n'),
+  );
   const auth = run('vmauth', [`-auth.config=${path.join(dir, 'auth.yml')}`, `-httpListenAddr=127.0.0.1:${authPort}`], dir);
   const stop = async () => {
     await auth.stop();

@@ -5,8 +5,9 @@
  * the same API.
  */
 import { BadGatewayError, BadRequestError, ServiceError } from '../../errors.ts';
-import type { OutboundResponse } from '../../outbound/client.ts';
-import type { Backend } from './request.ts';
+import { decodeOffThread } from './answer-pool.ts';
+import { answerFailure, API_NAMES, parseAnswer, type QueryAnswer } from './answers.ts';
+import type { Backend, BackendCall } from './request.ts';
 
 export interface ConnectivityResult {
   status: 'OK' | 'ERROR';
@@ -14,28 +15,10 @@ export interface ConnectivityResult {
   details: Record<string, unknown>;
 }
 
-interface PrometheusAnswer {
-  status?: string;
-  data?: unknown;
-  error?: string;
-}
-
-/** The JSON answer of a backend in the Prometheus envelope (`{status, data, error}`), or null when it is not one. */
-export function parseAnswer(body: Buffer): PrometheusAnswer | null {
-  try {
-    const parsed = JSON.parse(body.toString('utf8')) as unknown;
-    return parsed && typeof parsed === 'object' ? (parsed as PrometheusAnswer) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** How a backend's failed answer is shown: its status and its own (bounded) error. */
-const answeredWith = (status: number, error: string) => `backend answered ${status}${error ? `: ${error}` : ''}`;
-
 /**
  * A connectivity test on a labels path answering in the Prometheus envelope (Loki's does too):
- * label names on success; the backend's status and its own (bounded) error otherwise, never its headers.
+ * label names on success; otherwise the backend's status and its own (bounded) error, or when
+ * what answered is not the API, its status and content type; never its headers.
  */
 export async function testLabelsPath(backend: Backend, path: string, api: string): Promise<ConnectivityResult> {
   let response;
@@ -51,11 +34,11 @@ export async function testLabelsPath(backend: Backend, path: string, api: string
     const labels = answer.data ?? [];
     if (Array.isArray(labels)) return { status: 'OK', message: `Successfully queried the ${api}: ${labels.length} label names`, details: { labels } };
   }
-  const error = backend.errorText(response);
-  return { status: 'ERROR', message: answeredWith(response.status, error), details: { status: response.status, error } };
+  const { message, details } = answerFailure(response.status, response.contentType, response.body, api);
+  return { status: 'ERROR', message, details };
 }
 
-export const testPrometheus = (backend: Backend) => testLabelsPath(backend, 'api/v1/labels', 'Prometheus API');
+export const testPrometheus = (backend: Backend) => testLabelsPath(backend, 'api/v1/labels', API_NAMES.prometheus);
 
 export interface MetricsQuery {
   query: string;
@@ -66,32 +49,9 @@ export interface MetricsQuery {
   step?: number;
 }
 
-type SampleValue = [number, number | null];
-
-export interface MetricsResult {
-  resultType: string;
-  series: Array<{ labels: Record<string, string>; values: SampleValue[] }>;
-}
-
-/** A Prometheus sample `[unixSeconds, "value"]` as numbers; NaN and ±Inf (not JSON) are null. */
-function sample(raw: unknown): SampleValue {
-  const [time, value] = Array.isArray(raw) ? raw : [];
-  const number = Number(value);
-  return [Number(time), Number.isFinite(number) ? number : null];
-}
-
-/** Vector, matrix, scalar and string results as one shape: series with labels and [time, value] pairs (Loki's metric queries too). */
-export function normaliseSeries(data: { resultType?: string; result?: unknown }): MetricsResult {
-  const resultType = String(data.resultType ?? '');
-  const result = data.result;
-  if (resultType === 'vector' || resultType === 'matrix') {
-    const series = (Array.isArray(result) ? result : []).map((entry: { metric?: Record<string, string>; value?: unknown; values?: unknown[] }) => ({
-      labels: entry.metric ?? {},
-      values: resultType === 'vector' ? [sample(entry.value)] : (entry.values ?? []).map(sample),
-    }));
-    return { resultType, series };
-  }
-  return { resultType, series: [{ labels: {}, values: [sample(result)] }] };
+/** How a query's result is shaped: `maxSeries` keeps the first series and counts them all (the chat tools' cap). */
+export interface ResultShape {
+  maxSeries?: number;
 }
 
 /**
@@ -112,21 +72,23 @@ export function queryParams(query: MetricsQuery, { stepRequired }: { stepRequire
   return params;
 }
 
-/** Runs an instant or range query; the backend's refusal (a bad query) is a 400 with its message. */
-export async function queryPrometheus(backend: Backend, query: MetricsQuery): Promise<MetricsResult> {
-  const params = queryParams(query, { stepRequired: true });
-  const response = await backend.send({ method: 'POST', path: query.type === 'range' ? 'api/v1/query_range' : 'api/v1/query', params });
-  const answer = parseAnswer(response.body);
-  if (response.status === 200 && answer?.status === 'success' && answer.data && typeof answer.data === 'object') {
-    return normaliseSeries(answer.data as { resultType?: string; result?: unknown });
-  }
-  throw queryRefusal(backend, response);
+/**
+ * Sends a query and decodes its answer off the event loop (answer-pool.ts): the JSON of the
+ * normalised result; the backend's refusal (a bad query) is a 400 with its message, its failure a 502.
+ */
+export async function runQuery(backend: Backend, api: QueryAnswer['api'], call: BackendCall, shape: ResultShape): Promise<Buffer> {
+  const { status, contentType, body } = await backend.stream(call);
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of body) chunks.push(chunk as Uint8Array);
+  const decoded = await decodeOffThread({ api, status, contentType, chunks, ...shape });
+  if ('failure' in decoded) throw decoded.failure.status === 400 ? new BadRequestError(decoded.failure.message) : new BadGatewayError(decoded.failure.message);
+  return Buffer.from(decoded.json.buffer, decoded.json.byteOffset, decoded.json.byteLength);
 }
 
-/** A query the backend did not answer: its refusal (a bad query, 4xx) is the caller's 400, anything else a 502. */
-export function queryRefusal(backend: Backend, response: OutboundResponse): ServiceError {
-  const message = answeredWith(response.status, backend.errorText(response));
-  return response.status >= 400 && response.status < 500 ? new BadRequestError(message) : new BadGatewayError(message);
+/** Runs an instant or range query: the JSON of `{resultType, series}` (MetricsResult, or CappedSeries with `maxSeries`). */
+export async function queryPrometheus(backend: Backend, query: MetricsQuery, shape: ResultShape = {}): Promise<Buffer> {
+  const params = queryParams(query, { stepRequired: true });
+  return runQuery(backend, 'prometheus', { method: 'POST', path: query.type === 'range' ? 'api/v1/query_range' : 'api/v1/query', params }, shape);
 }
 
 /** The read paths the proxy forwards; everything else (admin, write, remote-write paths) is refused. */
