@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { insertDashboard } from '../src/dashboards/store.ts';
 import { MAX_FOLDER_DELETE_ITEMS } from '../src/folders/tree-delete.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { api, assignRole, auditEntries, buildRole, createUser, DENIED, grantManagedPermissions, type TestUser } from './helpers/factories.ts';
+import { api, assignRole, auditEntries, buildRole, createUser, DENIED, grantManagedPermissions, refusalEntries, type TestUser } from './helpers/factories.ts';
 
 const ORG = 'org_main';
 
@@ -328,7 +328,7 @@ describe('folders', () => {
       expect(noDashboards.body.message).to.include('dashboards:delete');
       expect(await snapshot()).to.deep.equal([1, 1, 1, 1, 1]);
       expect(await auditEntries(app, { action: 'folder.deleted', target_id: 'whole' })).to.deep.equal([]);
-      const [attempt] = await auditEntries(app, { action: 'folders:delete', target_id: 'whole' });
+      const [attempt] = await refusalEntries(app, 'folders:delete', { target_id: 'whole' });
       expect(attempt).to.include({ outcome: 'failure', actor_id: folderOnly.id });
 
       const everything = await deleter(['folders:delete', 'alert.rules:delete', 'dashboards:delete']);
