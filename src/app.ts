@@ -34,6 +34,7 @@ import type { RouteIndex } from './http/route-index.ts';
 import { resolvePersonalAccessToken, TOKEN_PREFIX } from './identity/api-tokens.ts';
 import { adminUserRoutes } from './identity/admin-users.routes.ts';
 import { loginRoutes } from './identity/login.routes.ts';
+import { ldapLinkRoutes } from './identity/providers/ldap/link.routes.ts';
 import { ldapAdminRoutes } from './identity/providers/ldap/routes.ts';
 import { oauthLoginRoutes } from './identity/providers/routes.ts';
 import { SAML_FORM_PATHS, samlRoutes } from './identity/providers/saml/routes.ts';
@@ -62,6 +63,7 @@ export const ROUTE_MODULES: RouteModule[] = [
   currentUserAccessTokenRoutes,
   adminUserRoutes,
   ldapAdminRoutes,
+  ldapLinkRoutes,
   orgRoutes,
   currentOrgRoutes,
   teamRoutes,

@@ -90,7 +90,7 @@ export interface Config {
   /** OPS_READ_MAX_BYTES: the most an ops connector's read answers (lists are cut to fit, logs are cut by the cluster). */
   opsReadMaxBytes: number;
   /** SVC_AUTH_LDAP_ENABLED and the TOML file of the LDAP servers (LDAP_CONFIG_FILE); read by identity/providers/ldap. */
-  ldap: { enabled: boolean; configFile: string };
+  ldap: { enabled: boolean; configFile: string; allowEmailLinking: boolean };
   /** The OAuth 2.0 login providers (OAUTH_<P>_*); null = not configured, refused at both endpoints. */
   oauth: OAuthConfig;
   /** SAML login (SAML_ENABLED=true), null when off. */
@@ -106,6 +106,8 @@ export interface OAuthProviderConfig {
   clientId: string;
   clientSecret: string;
   allowSignUp: boolean;
+  /** An identity with no link of its own may join the existing account with its verified email (external-accounts.ts). */
+  allowEmailLinking: boolean;
   defaultRole: OAuthDefaultRole;
   defaultOrgId: string;
 }
@@ -146,6 +148,8 @@ export interface SamlConfig {
   certificate: string | null;
   /** SAML_WANT_ASSERTIONS_SIGNED: the assertion itself must be signed, a signed response is not enough. */
   wantAssertionsSigned: boolean;
+  /** SAML_ALLOW_EMAIL_LINKING: a NameID with no link may join the existing account with the asserted email. */
+  allowEmailLinking: boolean;
   attributeMapping: SamlAttributeMapping;
 }
 
@@ -362,6 +366,7 @@ function readOAuthProvider(env: Env, provider: OAuthProviderId): OAuthProviderCo
     clientId,
     clientSecret,
     allowSignUp: readBool(env, `${prefix}ALLOW_SIGN_UP`, false),
+    allowEmailLinking: readBool(env, `${prefix}ALLOW_EMAIL_LINKING`, false),
     defaultRole,
     defaultOrgId: env[`${prefix}DEFAULT_ORG_ID`]?.trim() || 'org_main',
   };
@@ -444,6 +449,7 @@ function readSaml(env: Env): SamlConfig | null {
     privateKey,
     certificate,
     wantAssertionsSigned: readBool(env, 'SAML_WANT_ASSERTIONS_SIGNED', true),
+    allowEmailLinking: readBool(env, 'SAML_ALLOW_EMAIL_LINKING', false),
     attributeMapping: {
       login: attribute('SAML_ATTRIBUTE_MAPPING_LOGIN', 'NameID'),
       email: attribute('SAML_ATTRIBUTE_MAPPING_EMAIL', 'email'),
@@ -527,7 +533,11 @@ export function loadConfig(env: Env = process.env): Config {
       maxResponseBytes: readInt(env, 'OUTBOUND_MAX_RESPONSE_BYTES', 10 * 1024 * 1024, 1024),
     },
     opsReadMaxBytes: readInt(env, 'OPS_READ_MAX_BYTES', 1024 * 1024, 1024),
-    ldap: { enabled: readBool(env, 'SVC_AUTH_LDAP_ENABLED', false), configFile: path.resolve(env.LDAP_CONFIG_FILE?.trim() || 'config/ldap.toml') },
+    ldap: {
+      enabled: readBool(env, 'SVC_AUTH_LDAP_ENABLED', false),
+      configFile: path.resolve(env.LDAP_CONFIG_FILE?.trim() || 'config/ldap.toml'),
+      allowEmailLinking: readBool(env, 'LDAP_ALLOW_EMAIL_LINKING', false),
+    },
     oauth: readOAuth(env),
     saml: readSaml(env),
   };
@@ -605,6 +615,7 @@ export function effectiveSettings(config: Config): Record<string, string | numbe
     OPS_READ_MAX_BYTES: config.opsReadMaxBytes,
     SVC_AUTH_LDAP_ENABLED: config.ldap.enabled,
     LDAP_CONFIG_FILE: config.ldap.configFile,
+    LDAP_ALLOW_EMAIL_LINKING: config.ldap.allowEmailLinking,
     ...oauthSettings(config.oauth),
     ...samlSettings(config.saml),
   };
@@ -623,6 +634,7 @@ function samlSettings(saml: SamlConfig | null): Record<string, string | boolean 
     SAML_PRIVATE_KEY: secret(saml?.privateKey),
     SAML_CERTIFICATE: saml?.certificate ?? null,
     SAML_WANT_ASSERTIONS_SIGNED: saml?.wantAssertionsSigned ?? null,
+    SAML_ALLOW_EMAIL_LINKING: saml?.allowEmailLinking ?? null,
     SAML_ATTRIBUTE_MAPPING_LOGIN: saml?.attributeMapping.login ?? null,
     SAML_ATTRIBUTE_MAPPING_EMAIL: saml?.attributeMapping.email ?? null,
     SAML_ATTRIBUTE_MAPPING_NAME: saml?.attributeMapping.name ?? null,
@@ -639,6 +651,7 @@ function oauthSettings(oauth: OAuthConfig): Record<string, string | boolean | st
     settings[`${prefix}CLIENT_ID`] = provider?.clientId ?? null;
     settings[`${prefix}CLIENT_SECRET`] = secret(provider?.clientSecret);
     settings[`${prefix}ALLOW_SIGN_UP`] = provider?.allowSignUp ?? null;
+    settings[`${prefix}ALLOW_EMAIL_LINKING`] = provider?.allowEmailLinking ?? null;
     settings[`${prefix}DEFAULT_ROLE`] = provider?.defaultRole ?? null;
     settings[`${prefix}DEFAULT_ORG_ID`] = provider?.defaultOrgId ?? null;
   }

@@ -29,6 +29,7 @@ describe('configuration', () => {
       clientId: 'id',
       clientSecret: 'secret',
       allowSignUp: false,
+      allowEmailLinking: false,
       defaultRole: 'Viewer',
       defaultOrgId: 'org_main',
       issuerUrl: 'https://idp.example/realms/x',
@@ -43,6 +44,12 @@ describe('configuration', () => {
       OAUTH_WORKSPACE_ALLOWED_DOMAINS: 'Example.com, example.org',
     });
     expect(workspace.oauth.workspace).to.include({ issuerUrl: 'https://accounts.google.com' });
+    expect(loadConfig({ NODE_ENV: 'test', ...secrets, ...generic, OAUTH_GENERIC_ALLOW_EMAIL_LINKING: 'true' }).oauth.generic).to.include({
+      allowEmailLinking: true,
+    });
+    expect(() => loadConfig({ NODE_ENV: 'test', ...secrets, ...generic, OAUTH_GENERIC_ALLOW_EMAIL_LINKING: 'sometimes' })).to.throw(
+      /OAUTH_GENERIC_ALLOW_EMAIL_LINKING/,
+    );
     expect(workspace.oauth.workspace!.allowedDomains).to.deep.equal(['example.com', 'example.org']);
     expect(() => loadConfig({ ...secrets, OAUTH_GENERIC_CLIENT_ID: 'id' })).to.throw(ConfigError, /OAUTH_GENERIC_CLIENT_SECRET is required/);
     expect(() => loadConfig({ ...secrets, ...generic, OAUTH_GENERIC_ISSUER_URL: '' })).to.throw(ConfigError, /OAUTH_GENERIC_ISSUER_URL is required/);

@@ -85,7 +85,7 @@ describe('code host login', () => {
     expect(login!.metadata).to.deep.equal({ method: 'oauth_codehost' });
   });
 
-  it('links by the primary email only when it is verified', async () => {
+  it('never keeps an unverified primary email, and joins no existing account by email while linking is off', async () => {
     const existing = await buildUser(app, { email: 'verified-later@users.example' });
     const unverified = account({ emails: [{ email: 'verified-later@users.example', primary: true, verified: false }] });
     // Without a verified primary email the user has none: sign-up proceeds without an email, no link to the existing account.
@@ -103,9 +103,14 @@ describe('code host login', () => {
     const second = await signIn(app, secondaryOnly.login);
     expect((await app.request('GET', '/api/user', { cookie: second.session! })).body.id).not.to.equal(existing.id);
 
+    // A verified primary email of an existing account does not join it either: email linking is off.
     const verified = account({ emails: [{ email: 'verified-later@users.example', primary: true, verified: true }] });
     const third = await signIn(app, verified.login);
-    expect((await app.request('GET', '/api/user', { cookie: third.session! })).body.id).to.equal(existing.id);
+    expect(third.session).to.equal(undefined);
+    expect(third.location.searchParams.get('error')).to.equal('an account with this email already exists: sign in to it and link Code host from your profile');
+    const failure = (await auditEntries(app, { action: 'user.login_failed' })).at(-1)!;
+    expect(failure.metadata).to.deep.equal({ method: 'oauth_codehost', reason: 'email linking is off for oauth_codehost' });
+    expect(await app.count('user_auth_links', { user_id: existing.id })).to.equal(0);
   });
 
   it('refuses users outside the allowed organizations', async () => {

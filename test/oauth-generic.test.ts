@@ -1,12 +1,12 @@
 /**
  * Generic OpenID Connect login against a real provider (oidc-provider in process): the full code
- * flow, the state cookie and its failures, the identity rules (link by issuer and subject, by
- * verified email only, sign-up on and off, disabled users), and tampered ID tokens from an issuer
+ * flow, the state cookie and its failures, the identity rules (found by issuer and subject, no
+ * email linking by default, unverified emails never kept, sign-up on and off, disabled users), and tampered ID tokens from an issuer
  * whose token endpoint answers what the test made.
  */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { auditEntries, buildOrg, buildUser } from './helpers/factories.ts';
+import { auditEntries, buildAuthLink, buildOrg, buildUser } from './helpers/factories.ts';
 import { startFakeIssuer, type FakeIssuer, type IdTokenPlan } from './helpers/fake-issuer.ts';
 import { CLIENT_ID, CLIENT_SECRET, loginAtProvider, startOidcProvider, type TestOidcProvider } from './helpers/oidc-provider.ts';
 
@@ -133,27 +133,23 @@ describe('generic OIDC login', () => {
     expect(done.headers.get('location')).to.equal('/');
   });
 
-  it('links an existing user by email only when the provider verified it', async () => {
+  it('never joins an existing account by its email while OAUTH_GENERIC_ALLOW_EMAIL_LINKING is off, and never keeps an unverified email', async () => {
     const existing = await buildUser(app, { email: 'linda@example.org' });
-    const unverified = account({ email: 'linda@example.org', email_verified: false });
-    const refused = await signIn(app, unverified);
-    expect(loginPageError(refused)).to.match(/email already exists/);
-    expect(sessionCookieOf(refused)).to.equal(undefined);
-    expect((await lastFailure(app)).metadata).to.deep.equal({ method: 'oauth_generic', reason: 'unverified email of an existing account' });
-
-    const silent = account({ email: 'linda@example.org', email_verified: undefined });
-    expect(loginPageError(await signIn(app, silent))).to.match(/email already exists/);
-    const asString = account({ email: 'LINDA@example.org', email_verified: 'true' });
-    expect(loginPageError(await signIn(app, asString))).to.match(/email already exists/);
-    expect(await app.count('user_auth_links', { user_id: existing.id })).to.equal(0);
-
     const verified = account({ email: 'Linda@Example.org' });
-    const done = await signIn(app, verified);
-    const me = await app.request('GET', '/api/user', { cookie: sessionCookieOf(done)! });
-    expect(me.body.id).to.equal(existing.id);
-    expect(await app.count('user_auth_links', { user_id: existing.id, auth_id: verified })).to.equal(1);
-    const [linked] = await auditEntries(app, { action: 'user.auth_link_added', target_id: existing.id });
-    expect(linked!.metadata).to.deep.equal({ authModule: 'oauth_generic' });
+    const refused = await signIn(app, verified);
+    expect(loginPageError(refused)).to.equal('an account with this email already exists: sign in to it and link OpenID Connect from your profile');
+    expect(sessionCookieOf(refused)).to.equal(undefined);
+    expect((await lastFailure(app)).metadata).to.deep.equal({ method: 'oauth_generic', reason: 'email linking is off for oauth_generic' });
+
+    // An email the provider did not verify (false, absent, or the string "true") is no email: a new account without one.
+    for (const email_verified of [false, undefined, 'true']) {
+      const unverified = account({ email: 'LINDA@example.org', email_verified });
+      const me = await app.request('GET', '/api/user', { cookie: sessionCookieOf(await signIn(app, unverified))! });
+      expect(me.body.id).not.to.equal(existing.id);
+      expect(me.body.email).to.equal('');
+    }
+    expect(await app.count('user_auth_links', { user_id: existing.id })).to.equal(0);
+    expect(await auditEntries(app, { action: 'user.auth_link_added', target_id: existing.id })).to.have.length(0);
   });
 
   it('never links by login: a provider username equal to a local login makes a new user', async () => {
@@ -166,8 +162,8 @@ describe('generic OIDC login', () => {
     // A verified email that is another account's login neither links nor signs up.
     const named = await buildUser(app, { login: 'lee@example.org', email: 'lee.other@example.org' });
     const refused = await signIn(app, account({ email: 'lee@example.org' }));
-    expect(loginPageError(refused)).to.equal('an account with this email already exists and is not linked to this login');
-    expect((await lastFailure(app)).metadata).to.deep.equal({ method: 'oauth_generic', reason: 'email is the login of another account' });
+    expect(loginPageError(refused)).to.equal('an account with this email already exists: sign in to it and link OpenID Connect from your profile');
+    expect((await lastFailure(app)).metadata).to.deep.equal({ method: 'oauth_generic', reason: 'the email is the login of another account' });
     expect(await app.count('user_auth_links', { user_id: named.id })).to.equal(0);
   });
 
@@ -190,10 +186,9 @@ describe('generic OIDC login', () => {
   });
 
   it('refuses a disabled user like any failed login, and audits why', async () => {
-    const user = await buildUser(app, { email: 'dora@example.org' });
     const sub = account({ email: 'dora@example.org' });
-    await signIn(app, sub);
-    await app.db('users').where('id', user.id).update({ is_disabled: true });
+    const me = await app.request('GET', '/api/user', { cookie: sessionCookieOf(await signIn(app, sub))! });
+    await app.db('users').where('id', me.body.id).update({ is_disabled: true });
     const refused = await signIn(app, sub);
     expect(loginPageError(refused)).to.equal('login failed: this account cannot sign in');
     expect(sessionCookieOf(refused)).to.equal(undefined);
@@ -237,7 +232,7 @@ describe('generic OIDC login', () => {
 
     it('removes the link of an account that has a password', async () => {
       const user = await buildUser(app, { email: 'haspassword@example.org' });
-      await signIn(app, account({ email: 'haspassword@example.org' }));
+      await buildAuthLink(app, user.id, { id: 'aul_haspassword01', authId: account() });
       const [link] = (await app.request('GET', '/api/user/auth-tokens', { cookie: user.cookie })).body.authLinks;
       expect((await app.request('DELETE', `/api/user/auth-tokens/${link.id}`, { cookie: user.cookie })).status).to.equal(200);
       expect(await app.count('user_auth_links', { user_id: user.id })).to.equal(0);
@@ -306,10 +301,10 @@ describe('generic OIDC login', () => {
         expect(loginPageError(refused)).to.match(/sign-up is disabled/);
         expect(await closed.count('users', { email: 'nobody@example.org' })).to.equal(0);
         expect((await lastFailure(closed)).metadata).to.deep.equal({ method: 'oauth_generic', reason: 'sign-up disabled' });
-        // An existing account still signs in by its verified email.
+        // An existing account is not joined by its email either: email linking is off.
         const known = await buildUser(closed, { email: 'known@example.org' });
-        const done = await signIn(closed, account({ email: 'known@example.org' }));
-        expect((await closed.request('GET', '/api/user', { cookie: sessionCookieOf(done)! })).body.id).to.equal(known.id);
+        expect(sessionCookieOf(await signIn(closed, account({ email: 'known@example.org' })))).to.equal(undefined);
+        expect(await closed.count('user_auth_links', { user_id: known.id })).to.equal(0);
       } finally {
         await closed.close();
       }

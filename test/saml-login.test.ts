@@ -77,29 +77,34 @@ describe('SAML login', function () {
     expect(await auditEntries(app, { action: 'user.created', target_id: user.id })).to.have.length(1);
   });
 
-  it('signs in the linked user again, and links an existing user by the asserted email', async () => {
+  it('signs in the linked user again, and joins no existing account by the asserted email', async () => {
     const again = await idp.login({ nameId: 'grace-id', attributes: { uid: ['someone-else'], mail: ['other@example.test'] } });
     expect(again.response.status).to.equal(302);
     const me = await app.request('GET', '/api/user', { cookie: asCookie(sessionCookieOf(again.response)!) });
     expect(me.body.login).to.equal('grace');
 
+    // SAML_ALLOW_EMAIL_LINKING is off: an existing account is not joined by the asserted email.
     const local = await buildUser(app, { login: 'linus', email: 'linus@example.test' });
-    const linked = await idp.login({ nameId: 'linus-at-idp', attributes: { mail: ['linus@example.test'] } });
-    expect(linked.response.status).to.equal(302);
-    const linkedMe = await app.request('GET', '/api/user', { cookie: asCookie(sessionCookieOf(linked.response)!) });
-    expect(linkedMe.body.id).to.equal(local.id);
-    expect(await auditEntries(app, { action: 'user.auth_link_added', target_id: local.id })).to.have.length(1);
+    const refused = await idp.login({ nameId: 'linus-at-idp', attributes: { mail: ['linus@example.test'] } });
+    expect(refused.response.status).to.equal(401);
+    expect(refused.response.body.message).to.equal('an account with this email already exists: sign in to it and link SAML from your profile');
+    expect(await app.count('user_auth_links', { user_id: local.id })).to.equal(0);
+    const [failure] = (await auditEntries(app, { action: 'user.login_failed', outcome: 'failure' })).slice(-1);
+    expect(failure!.metadata).to.deep.equal({ method: 'saml', reason: 'email linking is off for saml' });
   });
 
   it('refuses a disabled user', async () => {
-    const disabled = await buildUser(app, { email: 'off@example.test', disabled: true });
+    const first = await idp.login({ nameId: 'off-id', attributes: { uid: ['off'], mail: ['off@example.test'] } });
+    const disabled = await app.db('users').where('email', 'off@example.test').first();
+    expect(sessionCookieOf(first.response)).to.be.a('string');
+    await app.db('users').where('id', disabled.id).update({ is_disabled: true });
     const sessionsBefore = await app.count('sessions', { user_id: disabled.id });
     const { response } = await idp.login({ nameId: 'off-id', attributes: { mail: ['off@example.test'] } });
     expect(response.status).to.equal(401);
     expect(response.body.message).to.equal('SAML login failed: this account cannot sign in');
     expect(sessionCookieOf(response)).to.equal(undefined);
     expect(await app.count('sessions', { user_id: disabled.id })).to.equal(sessionsBefore);
-    const [failure] = await auditEntries(app, { action: 'user.login_failed', outcome: 'failure' });
+    const [failure] = (await auditEntries(app, { action: 'user.login_failed', outcome: 'failure' })).slice(-1);
     expect(failure!.metadata).to.deep.equal({ method: 'saml', reason: 'disabled user' });
   });
 

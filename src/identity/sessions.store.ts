@@ -118,3 +118,9 @@ export async function revokeSessionsOfUser(db: Knex, userId: string, now: number
 export async function deleteAllSessions(db: Knex): Promise<number> {
   return db('sessions').delete();
 }
+
+/** When the session's user signed in: its creation, which rotation keeps. */
+export async function findSessionSignInTime(db: Knex, sessionId: string): Promise<number | undefined> {
+  const row: { created_at: number | string } | undefined = await db('sessions').where('id', sessionId).first('created_at');
+  return row ? Number(row.created_at) : undefined;
+}

@@ -39,6 +39,8 @@ export interface UserOverrides {
   email?: string;
   name?: string;
   password?: string;
+  /** No local password: an account that came from an external login. */
+  passwordless?: boolean;
   /** The org to join (default org_main); null joins none. */
   orgId?: string | null;
   role?: OrgRole;
@@ -71,7 +73,14 @@ export async function createUser(app: TestApp, overrides: UserOverrides = {}): P
   const id = await app.services.transact(async (tx) => {
     const userId = await insertUser(
       tx.db,
-      { login, email, name: overrides.name ?? login, passwordHash, isSvcAdmin: overrides.svcAdmin ?? false, defaultOrgId: orgId },
+      {
+        login,
+        email,
+        name: overrides.name ?? login,
+        passwordHash: overrides.passwordless ? null : passwordHash,
+        isSvcAdmin: overrides.svcAdmin ?? false,
+        defaultOrgId: orgId,
+      },
       now,
     );
     if (overrides.disabled) await setUserDisabled(tx.db, userId, true, now);

@@ -141,6 +141,11 @@ export async function loginAtProvider(app: TestApp, id: string, accountId: strin
   if (start.status !== 302) throw new Error(`login start answered ${start.status}: ${JSON.stringify(start.body)}`);
   const authorizationUrl = new URL(start.headers.get('location')!);
   const stateCookie = start.setCookie.find((cookie) => cookie.startsWith('svc_oauth_state='))!.split(';')[0]!;
+  return { callbackPath: await signInAtProvider(app, authorizationUrl, accountId), stateCookie, authorizationUrl };
+}
+
+/** Lets `accountId` sign in at the provider the app sent the browser to: the app's callback path and query. */
+export async function signInAtProvider(app: TestApp, authorizationUrl: URL, accountId: string): Promise<string> {
   let url = new URL(authorizationUrl);
   url.searchParams.set('login_hint', accountId);
   const cookies = new ProviderCookies();
@@ -152,5 +157,5 @@ export async function loginAtProvider(app: TestApp, id: string, accountId: strin
     if (!location) throw new Error(`the provider answered ${response.status} at ${url.pathname}: ${await response.text()}`);
     url = new URL(location, url);
   }
-  return { callbackPath: url.href.slice(app.url.length), stateCookie, authorizationUrl };
+  return url.href.slice(app.url.length);
 }

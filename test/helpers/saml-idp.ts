@@ -90,7 +90,11 @@ export class TestIdp {
   async startLogin(redirect?: string): Promise<string> {
     const response = await this.app.request('GET', `/api/saml/login${redirect ? `?redirect=${encodeURIComponent(redirect)}` : ''}`);
     if (response.status !== 302) throw new Error(`login start answered ${response.status}`);
-    const location = new URL(response.headers.get('location')!);
+    return this.readLoginRequest(new URL(response.headers.get('location')!));
+  }
+
+  /** The id of the AuthnRequest the service sent the browser with to `location` (signature checked). */
+  async readLoginRequest(location: URL): Promise<string> {
     const query = Object.fromEntries(location.searchParams);
     // The signed octet string is the query as sent, without the signature.
     const octetString = location.search

@@ -1,33 +1,22 @@
 /**
- * What every external login does once the provider vouched for an identity: find the user by
- * (auth module, issuer, subject); else link the user with the same email, but only when the
- * provider verified it (never by login); else create one when the provider allows sign-up, in its
- * default org with its default role. A disabled user or a service account is refused. The link
- * keeps the provider's tokens sealed (AES-256-GCM under SECRET_KEY), and the session is issued
- * as for a local login — all in one transaction with its audit entries.
+ * What every OAuth login does once the provider vouched for an identity: find the account by the
+ * rules of external-accounts.ts (its link; else, where allowed, the account holding its verified
+ * email; else a new user when the provider allows sign-up, in its default org with its default
+ * role). A disabled user or a service account is refused. The link keeps the provider's tokens
+ * sealed (AES-256-GCM under SECRET_KEY), and the session is issued as for a local login — all in
+ * one transaction with its audit entries.
  */
-import { randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
-import { recordAudit, type Actor } from '../../audit/writer.ts';
+import type { Actor } from '../../audit/writer.ts';
 import type { Config } from '../../config.ts';
 import type { Tx } from '../../db/transaction.ts';
 import { UNSAFE_CHARACTERS } from '../../http/schemas.ts';
-import { findOrgById } from '../../orgs/store.ts';
-import { enforceOrgQuota } from '../../quotas/org-quotas.ts';
 import type { Services } from '../../services.ts';
 import { findAuthLink, insertAuthLink, updateAuthLinkTokens } from '../auth-links.store.ts';
-import { userTarget } from '../session-revocation.ts';
 import { issueSession } from '../sessions.ts';
-import {
-  addOrgMember,
-  findMembershipsOfUser,
-  findUserByEmail,
-  findUserById,
-  findUserClashing,
-  insertUser,
-  markUserSeen,
-  type UserRow,
-} from '../users.store.ts';
+import { findMembershipsOfUser, findUserById, markUserSeen } from '../users.store.ts';
+import { recordAudit } from '../../audit/writer.ts';
+import { accountToJoinByEmail, checkExplicitLink, recordLinkAdded, signUpExternal, type ExternalProvider } from './external-accounts.ts';
 import { syncProviderTeams } from './team-sync.ts';
 import { ExternalLoginError, type ExternalIdentity, type LoginProvider } from './types.ts';
 
@@ -38,61 +27,37 @@ export const EXTERNAL_LOGIN_REFUSED = 'login failed: this account cannot sign in
 const UNSAFE = new RegExp(`[${UNSAFE_CHARACTERS}]`, 'gu');
 const clean = (value: string) => value.replace(UNSAFE, '').trim().slice(0, 190);
 
-/** A login name for a new user: the provider's suggestion, else the email's local part, made unique. */
-async function freeLogin(tx: Tx, provider: LoginProvider, identity: ExternalIdentity): Promise<string> {
-  const suggested = identity.login ?? identity.email?.split('@')[0] ?? `${provider.id}-${identity.subject}`;
-  const base =
-    suggested
-      .toLowerCase()
-      .replace(/[^a-z0-9._@+-]/g, '')
-      .slice(0, 150) || provider.id;
-  for (let candidate = base; ; candidate = `${base}-${randomBytes(3).toString('hex')}`) {
-    if (!(await findUserClashing(tx.db, [candidate]))) return candidate;
-  }
-}
+const accountRulesOf = (provider: LoginProvider): ExternalProvider => ({
+  authModule: provider.authModule,
+  label: provider.label,
+  allowEmailLinking: provider.settings.allowEmailLinking,
+});
 
-async function signUp(tx: Tx, config: Config, actor: Actor, provider: LoginProvider, identity: ExternalIdentity, now: number): Promise<UserRow> {
-  const { settings } = provider;
-  if (!settings.allowSignUp)
+/** The user this identity signs in as, joining or creating one as the rules allow. */
+async function resolveUser(tx: Tx, config: Config, actor: Actor, provider: LoginProvider, identity: ExternalIdentity, now: number) {
+  const link = await findAuthLink(tx.db, provider.authModule, identity.issuer, identity.subject);
+  if (link) return { user: await findUserById(tx.db, link.user_id), linkId: link.id, joinedByEmail: false };
+  const rules = accountRulesOf(provider);
+  const verifiedEmail = identity.emailVerified ? identity.email : null;
+  const joined = await accountToJoinByEmail(tx, rules, verifiedEmail);
+  if (joined) return { user: joined, linkId: null, joinedByEmail: true };
+  if (!provider.settings.allowSignUp)
     throw new ExternalLoginError('no account is linked to this login and sign-up is disabled: ask an administrator for access', 'sign-up disabled');
-  if (identity.email && (await findUserClashing(tx.db, [identity.email]))) {
-    // Unverified, the email proves nothing (linking would hand that account over); verified, it is another account's login.
-    throw new ExternalLoginError(
-      'an account with this email already exists and is not linked to this login',
-      identity.emailVerified ? 'email is the login of another account' : 'unverified email of an existing account',
-    );
-  }
-  if (!(await findOrgById(tx.db, settings.defaultOrgId)))
-    throw new ExternalLoginError('sign-up is misconfigured: ask an administrator', `default org ${settings.defaultOrgId} not found`);
-  await enforceOrgQuota(tx, config, settings.defaultOrgId, 'users', now);
-  const login = await freeLogin(tx, provider, identity);
-  const userId = await insertUser(
-    tx.db,
-    { login, email: identity.email, name: clean(identity.name ?? '') || login, passwordHash: null, defaultOrgId: settings.defaultOrgId },
-    now,
-  );
-  await addOrgMember(tx, settings.defaultOrgId, userId, settings.defaultRole, now);
-  await recordAudit(
-    tx.db,
+  const { defaultOrgId, defaultRole } = provider.settings;
+  const user = await signUpExternal(
+    tx,
+    config,
     actor,
+    rules,
     {
-      action: 'user.created',
-      orgId: settings.defaultOrgId,
-      target: userTarget({ id: userId, login }),
-      metadata: { orgRole: settings.defaultRole, via: provider.authModule },
+      login: identity.login ?? verifiedEmail?.split('@')[0] ?? `${provider.id}-${identity.subject}`,
+      email: verifiedEmail,
+      name: clean(identity.name ?? ''),
+      org: { id: defaultOrgId, role: defaultRole },
     },
     now,
   );
-  return (await findUserById(tx.db, userId))!;
-}
-
-/** The user this identity signs in as, linking or creating one as the rules allow. */
-async function resolveUser(tx: Tx, config: Config, actor: Actor, provider: LoginProvider, identity: ExternalIdentity, now: number) {
-  const link = await findAuthLink(tx.db, provider.authModule, identity.issuer, identity.subject);
-  if (link) return { user: await findUserById(tx.db, link.user_id), linkId: link.id, how: 'linked' as const };
-  const byEmail = identity.email && identity.emailVerified ? await findUserByEmail(tx.db, identity.email) : undefined;
-  const user = byEmail ?? (await signUp(tx, config, actor, provider, identity, now));
-  return { user, linkId: null, how: byEmail ? ('linked by verified email' as const) : ('signed up' as const) };
+  return { user, linkId: null, joinedByEmail: false };
 }
 
 export interface ExternalSignIn {
@@ -113,7 +78,7 @@ export async function signInExternal(
   const now = services.clock.now();
   const tokensSealed = services.secretBox.seal(JSON.stringify(identity.tokens));
   return services.transact(async (tx) => {
-    const { user, linkId, how } = await resolveUser(tx, services.config, actor, provider, identity, now);
+    const { user, linkId, joinedByEmail } = await resolveUser(tx, services.config, actor, provider, identity, now);
     if (!user || user.is_service_account) throw new ExternalLoginError(EXTERNAL_LOGIN_REFUSED, 'service account');
     if (user.is_disabled) throw new ExternalLoginError(EXTERNAL_LOGIN_REFUSED, 'disabled user');
     const asUser: Actor = { ...actor, type: 'user', id: user.id, name: user.login };
@@ -125,9 +90,7 @@ export async function signInExternal(
         { userId: user.id, authModule: provider.authModule, issuer: identity.issuer, authId: identity.subject, label: provider.label, tokensSealed },
         now,
       );
-      if (how === 'linked by verified email') {
-        await recordAudit(tx.db, asUser, { action: 'user.auth_link_added', target: userTarget(user), metadata: { authModule: provider.authModule } }, now);
-      }
+      if (joinedByEmail) await recordLinkAdded(tx, asUser, accountRulesOf(provider), user, 'email', now);
     }
     if (identity.teams) await syncProviderTeams(tx, asUser, provider.settings.defaultOrgId, user, identity.teams, provider.authModule, now);
     const session = await issueSession(tx, ctx, user.id, now);
@@ -145,5 +108,31 @@ export async function signInExternal(
       now,
     );
     return { userId: user.id, sessionToken: session.token };
+  });
+}
+
+/**
+ * Ties the identity to the signed-in user `userId` as a further login (the explicit link flow:
+ * the user proved who they are before it started). The identity must be nobody else's.
+ */
+export async function linkExternal(services: Services, actor: Actor, provider: LoginProvider, identity: ExternalIdentity, userId: string): Promise<void> {
+  if (identity.subject.length > 190 || identity.issuer.length > 190)
+    throw new ExternalLoginError(EXTERNAL_LOGIN_REFUSED, 'issuer or subject longer than 190 characters');
+  const now = services.clock.now();
+  const tokensSealed = services.secretBox.seal(JSON.stringify(identity.tokens));
+  await services.transact(async (tx) => {
+    const rules = accountRulesOf(provider);
+    if (await checkExplicitLink(tx, rules, userId, identity)) {
+      const link = (await findAuthLink(tx.db, provider.authModule, identity.issuer, identity.subject))!;
+      await updateAuthLinkTokens(tx.db, link.id, tokensSealed, now);
+      return;
+    }
+    const user = (await findUserById(tx.db, userId))!;
+    await insertAuthLink(
+      tx.db,
+      { userId, authModule: provider.authModule, issuer: identity.issuer, authId: identity.subject, label: provider.label, tokensSealed },
+      now,
+    );
+    await recordLinkAdded(tx, actor, rules, user, 'signed-in user', now);
   });
 }

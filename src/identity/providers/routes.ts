@@ -4,20 +4,31 @@
  * `GET /api/login/<provider>/callback` checks the state against the cookie, lets the provider
  * verify the answer, signs the identity in and sends the browser on to the kept redirect. Every
  * failure is audited and lands on the login page with a message. A provider that is not
- * configured answers 404 at both.
+ * configured answers 404 at all of them.
+ *
+ * `POST /api/user/auth-links/<provider>` starts the same flow for a signed-in user who proved
+ * again who they are: the callback then ties the identity to that user (the same browser session
+ * must come back) instead of signing in, and sends the browser to the kept redirect, with
+ * `?linkError=` when it was refused.
  */
 import type { Context } from 'koa';
 import * as client from 'openid-client';
 import { recordFailure, type Actor } from '../../audit/writer.ts';
 import { OAUTH_PROVIDERS, type OAuthProviderId } from '../../config.ts';
-import { NotFoundError, ServiceError } from '../../errors.ts';
+import { BadGatewayError, NotFoundError, ServiceError } from '../../errors.ts';
 import { actorOf } from '../../http/actor.ts';
 import { ownOrigin } from '../../http/csrf.ts';
 import { safeRedirect } from '../../http/redirect.ts';
+import { requestLogger } from '../../http/request-log.ts';
 import type { RouteModule } from '../../http/route.ts';
 import type { Services } from '../../services.ts';
+import type { Principal } from '../principal.ts';
+import { reauthenticateToLink } from '../reauthenticate.ts';
 import { setSessionCookie } from '../sessions.ts';
-import { signInExternal } from './external-login.ts';
+import { ownRecord } from '../../http/subject.ts';
+import { clientIp } from '../../http/client-ip.ts';
+import { linkExternal, signInExternal } from './external-login.ts';
+import { LINK_START_BODY, LINK_START_SCHEMA, LINKING_SESSION_GONE, linkingPrincipal, refuseLink } from './link-flow.ts';
 import { clearStateCookie, readStateCookie, setStateCookie, STATE_TTL_MS } from './state-cookie.ts';
 import { ExternalLoginError, type ExternalIdentity, type LoginProvider } from './types.ts';
 
@@ -132,6 +143,20 @@ export const oauthLoginRoutes: RouteModule = (routes) => {
         if (query.state !== state.state)
           return failLogin(ctx, services, actor, provider, { message: 'login session expired or invalid: start again', reason: 'state mismatch' });
 
+        if (state.link) {
+          const principal = linkingPrincipal(ctx, state.link);
+          // A refusal is the caller's doing, whoever is signed in; a link is the linking user's.
+          const linkActor = actorOf(ctx, ctx.state.principal as Principal | undefined);
+          try {
+            if (!principal) throw LINKING_SESSION_GONE;
+            await linkExternal(services, linkActor, provider, await provider.identify(new URL(ctx.href), callbackUrl(ctx, id), state), principal.user.id);
+            ctx.redirect(safeRedirect(state.redirect));
+          } catch (err) {
+            await refuseLink(ctx, services, linkActor, provider.authModule, state.redirect, refusalOf(provider, err));
+          }
+          return;
+        }
+
         let identity: ExternalIdentity | undefined;
         try {
           identity = await provider.identify(new URL(ctx.href), callbackUrl(ctx, id), state);
@@ -141,6 +166,37 @@ export const oauthLoginRoutes: RouteModule = (routes) => {
         } catch (err) {
           await failLogin(ctx, services, actor, provider, { ...refusalOf(provider, err), identity });
         }
+      },
+    });
+
+    routes.add({
+      method: 'post',
+      path: `/api/user/auth-links/${id}`,
+      access: 'authenticated',
+      level: 'server',
+      body: LINK_START_BODY,
+      summary: `Starts linking a ${id} login to the signed-in account (password, or a sign-in in the last 10 minutes, required): answers where to send the browser.`,
+      responses: { 200: LINK_START_SCHEMA },
+      async handler({ ctx, body, principal, services, authorize }) {
+        await authorize('users.authlinks:write', ownRecord(principal));
+        const provider = enabledProvider(services, id);
+        await reauthenticateToLink(services.db, services.clock, clientIp(ctx), principal, body.password);
+        const checks = { state: client.randomState(), nonce: client.randomNonce(), codeVerifier: client.randomPKCECodeVerifier() };
+        let authorizationUrl: URL;
+        try {
+          authorizationUrl = await provider.authorizationUrl(callbackUrl(ctx, id), checks);
+        } catch (err) {
+          requestLogger(ctx, services.logger).warn({ provider: id, cause: describeError(err) }, 'login provider cannot be reached');
+          throw new BadGatewayError(`${provider.label} cannot be reached: try again later`);
+        }
+        setStateCookie(ctx, services.config, {
+          ...checks,
+          provider: id,
+          redirect: safeRedirect(body.redirect),
+          expiresAt: services.clock.now() + STATE_TTL_MS,
+          link: { userId: principal.user.id, sessionId: principal.sessionId! },
+        });
+        ctx.body = { redirectUrl: authorizationUrl.href };
       },
     });
   }

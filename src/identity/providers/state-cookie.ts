@@ -1,7 +1,9 @@
 /**
  * The short-lived state cookie that carries a login's secrets (state, PKCE verifier, nonce, the
- * kept redirect) from `GET /api/login/<provider>` to its callback. Its value is the JSON payload
- * and an HMAC-SHA256 under JWT_SECRET, so it cannot be forged or moved to another provider; it is
+ * kept redirect, and for an explicit link the signed-in user and session) from
+ * `GET /api/login/<provider>` or `POST /api/user/auth-links/<provider>` to its callback. Its
+ * value is the JSON payload and an HMAC-SHA256 under JWT_SECRET, so it cannot be forged or moved
+ * to another provider; it is
  * HttpOnly, SameSite=Lax (the callback is a top-level navigation from the provider), scoped to
  * the provider's paths, and cleared by the callback whatever the outcome.
  */
@@ -17,6 +19,8 @@ export interface LoginState extends LoginChecks {
   provider: OAuthProviderId;
   redirect: string;
   expiresAt: number;
+  /** An explicit link: the identity joins this signed-in user, whose session must come back with the browser. */
+  link?: { userId: string; sessionId: string };
 }
 
 function signature(config: Config, payload: string): string {

@@ -1,8 +1,10 @@
 /**
  * What a directory entry makes of its user, at each LDAP login and on an admin's sync: the user
- * found by its link (module `ldap`, the entry's DN), else the one passwordless account with the
- * entry's login or email (linked then), else a new one; its name, email and login follow the
- * directory; and the group mappings set its org memberships, roles and server-admin flag.
+ * found by its link (module `ldap`, the entry's DN); else, with LDAP_ALLOW_EMAIL_LINKING, the
+ * account holding the entry's email when nothing else guards it (external-accounts.ts; never by
+ * login: an account named like a directory user may be anybody's); else a new one; its name,
+ * email and login follow the directory; and the group mappings set its org memberships, roles
+ * and server-admin flag.
  *
  * A sync never leaves an org without an Admin, nor the server without an enabled server admin:
  * such a change is skipped, logged and audited as a failure, and the rest applies. A changed role,
@@ -19,12 +21,13 @@ import { emailSchema, loginSchema, UNSAFE_CHARACTERS } from '../../../http/schem
 import { enforceOrgQuota } from '../../../quotas/org-quotas.ts';
 import { findLinkOfIdentity, linkIdentity, touchAuthLink } from '../../auth-links.store.ts';
 import { revokeAllSessionsOf, userTarget } from '../../session-revocation.ts';
+import { accountToJoinByEmail, checkExplicitLink, recordLinkAdded, signUpExternal, type ExternalProvider } from '../external-accounts.ts';
+import { ExternalLoginError } from '../types.ts';
 import {
   addOrgMember,
   findMembershipsOfUser,
   findUserById,
   findUserClashing,
-  insertUser,
   lockEnabledServerAdminIds,
   setDefaultOrg,
   setUserServerAdmin,
@@ -67,6 +70,8 @@ function profileOf(entry: DirectoryEntry) {
   return { login, email, name };
 }
 
+const ldapProvider = (config: Config): ExternalProvider => ({ authModule: LDAP_AUTH_MODULE, label: 'LDAP', allowEmailLinking: config.ldap.allowEmailLinking });
+
 async function resolveUser(tx: Tx, sync: SyncContext, entry: DirectoryEntry): Promise<SyncOutcome> {
   const link = await findLinkOfIdentity(tx.db, LDAP_AUTH_MODULE, identityKey(entry.dn));
   const linkedUser = link && (await findUserById(tx.db, link.user_id));
@@ -76,30 +81,31 @@ async function resolveUser(tx: Tx, sync: SyncContext, entry: DirectoryEntry): Pr
   }
   const profile = profileOf(entry);
   if (!isValidLogin(profile.login)) return { refused: 'directory username is not a valid login', userId: null };
-  const byLogin = await findUserClashing(tx.db, [profile.login]);
-  const byEmail = profile.email ? await findUserClashing(tx.db, [profile.email]) : undefined;
-  if (byLogin && byEmail && byLogin.id !== byEmail.id) return { refused: 'login and email belong to different accounts', userId: byLogin.id };
-  const existing = byLogin ?? byEmail;
-  // A local password is the account's own way in: the directory must not take it over.
-  if (existing?.password_hash) return { refused: 'a local account has this login or email', userId: existing.id };
-  if (existing?.is_service_account) return { refused: 'service account', userId: existing.id };
-  const userId = existing?.id ?? (await insertUser(tx.db, { ...profile, passwordHash: null, defaultOrgId: null }, sync.now));
-  if (!existing) {
-    await recordAudit(
-      tx.db,
-      sync.actor,
-      { action: 'user.created', target: userTarget({ id: userId, login: profile.login }), metadata: { via: LDAP_AUTH_MODULE } },
-      sync.now,
-    );
+  const provider = ldapProvider(sync.config);
+  let joined: UserRow | undefined;
+  try {
+    joined = await accountToJoinByEmail(tx, provider, profile.email);
+  } catch (err) {
+    if (err instanceof ExternalLoginError) return { refused: err.reason, userId: null };
+    throw err;
   }
-  await linkIdentity(tx.db, { userId, authModule: LDAP_AUTH_MODULE, authId: identityKey(entry.dn), label: 'LDAP' }, sync.now);
-  await recordAudit(
-    tx.db,
-    sync.actor,
-    { action: 'user.auth_link_added', target: userTarget({ id: userId, login: profile.login }), metadata: { authModule: LDAP_AUTH_MODULE } },
-    sync.now,
-  );
-  return { user: (await findUserById(tx.db, userId))! };
+  const user = joined ?? (await signUpExternal(tx, sync.config, sync.actor, provider, { ...profile, org: null }, sync.now));
+  await linkIdentity(tx.db, { userId: user.id, authModule: LDAP_AUTH_MODULE, authId: identityKey(entry.dn), label: 'LDAP' }, sync.now);
+  if (joined) await recordLinkAdded(tx, sync.actor, provider, user, 'email', sync.now);
+  return { user };
+}
+
+/**
+ * Ties the directory entry to the signed-in user `userId` as its LDAP login (the explicit link
+ * flow: the user proved who they are, and the directory accepted the entry's password). The
+ * entry must be nobody else's, and an account has at most one LDAP entry.
+ */
+export async function linkDirectoryEntry(tx: Tx, config: Config, actor: Actor, entry: DirectoryEntry, userId: string, now: number): Promise<void> {
+  const provider = ldapProvider(config);
+  const key = identityKey(entry.dn);
+  if (await checkExplicitLink(tx, provider, userId, { issuer: '', subject: key }, true)) return;
+  await linkIdentity(tx.db, { userId, authModule: LDAP_AUTH_MODULE, authId: key, label: 'LDAP' }, now);
+  await recordLinkAdded(tx, actor, provider, (await findUserById(tx.db, userId))!, 'signed-in user', now);
 }
 
 /** Name, email and login as the directory has them; a value another account holds stays as it is. */

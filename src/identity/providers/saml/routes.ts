@@ -4,6 +4,7 @@
  * `user.login_failed` (or `saml.logout_failed`) audit entry with the reason; a malformed request
  * is a 400. Request ids live in the database, so any instance can take the answer.
  */
+import { randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
 import { recordAudit, recordFailure } from '../../../audit/writer.ts';
 import type { SamlConfig } from '../../../config.ts';
@@ -18,7 +19,12 @@ import { revokeSession } from '../../sessions.store.ts';
 import { readLogoutMessage } from './logout.ts';
 import { readLoginResponse } from './response.ts';
 import { buildServiceProvider, type ServiceProvider } from './service-provider.ts';
-import { profileOf, signInWithSaml } from './sign-in.ts';
+import { linkSaml, profileOf, signInWithSaml } from './sign-in.ts';
+import { clientIp } from '../../../http/client-ip.ts';
+import { ownRecord } from '../../../http/subject.ts';
+import { reauthenticateToLink } from '../../reauthenticate.ts';
+import { LINK_START_BODY, LINK_START_SCHEMA, LINKING_SESSION_GONE, linkingPrincipal, refuseLink } from '../link-flow.ts';
+import { ExternalLoginError } from '../types.ts';
 import {
   findSamlSession,
   findSessionsOfSamlSubject,
@@ -32,6 +38,10 @@ import { SamlRefusal } from './xml.ts';
 
 /** How long the identity provider may take to answer a request of ours. */
 const REQUEST_LIFETIME_MS = 10 * 60_000;
+/** How long an answer to a link request waits for its browser to come back. */
+const LINK_CONFIRM_MS = 5 * 60_000;
+/** Where the browser confirms a SAML link: a same-site GET, which carries the session cookie. */
+const SAML_LINK_PATH = '/api/saml/link';
 export const SAML_ACS_PATH = '/api/saml/acs';
 export const SAML_SLO_CALLBACK_PATH = '/api/saml/slo/callback';
 /** The endpoints the identity provider's page posts a form to. */
@@ -54,8 +64,9 @@ const redirectQuery = { type: 'object', properties: { redirect: { type: 'string'
 /** Base64 of at most MAX_MESSAGE_BYTES (response.ts), with room for line breaks. */
 const samlMessage = { type: 'string', minLength: 1, maxLength: 400_000 } as const;
 
+/** A refused answer (by the SAML checks, or by the account rules): audited with its reason, a 401 with its message. */
 async function refuse(services: Services, ctx: Context, action: string, err: unknown): Promise<never> {
-  if (!(err instanceof SamlRefusal)) throw err;
+  if (!(err instanceof SamlRefusal) && !(err instanceof ExternalLoginError)) throw err;
   await recordFailure(services, actorOf(ctx), { action, target: { type: 'saml', id: null }, metadata: { method: SAML_AUTH_MODULE, reason: err.reason } });
   throw new UnauthorizedError(err.message);
 }
@@ -118,8 +129,16 @@ export const samlRoutes: RouteModule = (routes) => {
         const assertion = await readLoginResponse(settings, body.SAMLResponse, now);
         await forgetExpiredSamlState(services.db, now);
         if (!(await rememberAssertionId(services.db, assertion.assertionId, assertion.expiresAt))) throw new SamlRefusal('replayed assertion');
-        const request = await takeSamlRequest(services.db, assertion.inResponseTo, 'login', now);
+        const request = await takeSamlRequest(services.db, assertion.inResponseTo, ['login', 'link'], now);
         if (!request) throw new SamlRefusal('InResponseTo names no open login request of this service');
+        if (request.kind === 'link') {
+          // The identity provider's page posts across sites, so the SameSite=Lax session cookie
+          // is not here: the answer waits for the browser's next, top-level GET, which carries it.
+          const ticket = randomBytes(24).toString('base64url');
+          const { redirect, sessionId } = request;
+          await insertSamlRequest(services.db, { id: ticket, kind: 'linked', redirect, sessionId, nameId: assertion.nameId, expiresAt: now + LINK_CONFIRM_MS });
+          return ctx.redirect(`${SAML_LINK_PATH}?${new URLSearchParams({ ticket })}`);
+        }
         const { token } = await signInWithSaml(services, ctx, actorOf(ctx), profileOf(assertion, settings.attributeMapping), assertion.sessionIndex);
         signIn = { token, redirect: request.redirect };
       } catch (err) {
@@ -127,6 +146,56 @@ export const samlRoutes: RouteModule = (routes) => {
       }
       setSessionCookie(ctx, services.config, signIn.token);
       ctx.redirect(signIn.redirect);
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/user/auth-links/saml',
+    access: 'authenticated',
+    level: 'server',
+    body: LINK_START_BODY,
+    summary:
+      'Starts linking a SAML login to the signed-in account (password, or a sign-in in the last 10 minutes, required): answers where to send the browser.',
+    responses: { 200: LINK_START_SCHEMA },
+    async handler({ ctx, body, principal, services, authorize }) {
+      await authorize('users.authlinks:write', ownRecord(principal));
+      const provider = serviceProvider(services);
+      await reauthenticateToLink(services.db, services.clock, clientIp(ctx), principal, body.password);
+      const request = provider.loginRequest();
+      await insertSamlRequest(services.db, {
+        id: request.id,
+        kind: 'link',
+        redirect: safeRedirect(body.redirect),
+        sessionId: principal.sessionId,
+        expiresAt: services.clock.now() + REQUEST_LIFETIME_MS,
+      });
+      ctx.body = { redirectUrl: request.url };
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: SAML_LINK_PATH,
+    access: 'public',
+    query: { type: 'object', properties: { ticket: { type: 'string', maxLength: 190 } }, required: ['ticket'] },
+    summary: "Completes a SAML link: ties the identity provider's answer to the signed-in session that started it, and redirects on.",
+    responses: { 302: null },
+    async handler({ ctx, query, services }) {
+      serviceProvider(services);
+      const now = services.clock.now();
+      const pending = await takeSamlRequest(services.db, query.ticket, ['linked'], now);
+      if (!pending) throw new BadRequestError('this SAML link expired or was used already: start again');
+      const principal = linkingPrincipal(ctx, { sessionId: pending.sessionId });
+      const actor = actorOf(ctx, ctx.state.principal as Principal | undefined);
+      try {
+        if (!principal) throw LINKING_SESSION_GONE;
+        await linkSaml(services, actor, pending.nameId!, principal.user.id);
+        ctx.redirect(pending.redirect);
+      } catch (err) {
+        if (!(err instanceof ExternalLoginError)) throw err;
+        await refuseLink(ctx, services, actor, SAML_AUTH_MODULE, pending.redirect, { message: err.message, reason: err.reason });
+      }
     },
   });
 
@@ -181,7 +250,7 @@ export const samlRoutes: RouteModule = (routes) => {
       try {
         const message = await readLogoutMessage(provider.settings, encoded, now);
         if (message.kind === 'response') {
-          const request = await takeSamlRequest(services.db, message.inResponseTo, 'logout', now);
+          const request = await takeSamlRequest(services.db, message.inResponseTo, ['logout'], now);
           if (!request) throw new SamlRefusal('InResponseTo names no open logout request of this service');
           if (!message.success)
             throw new SamlRefusal(

@@ -1,28 +1,27 @@
 /**
- * What a verified SAML assertion signs in: the user linked to its NameID (auth module `saml`);
- * else the user with the asserted email, then linked (the identity provider is the operator's
- * own, trusted to vouch for its users' emails); else a new user, Viewer of the default org.
+ * What a verified SAML assertion signs in, by the rules of external-accounts.ts: the user linked
+ * to its NameID (auth module `saml`); else, with SAML_ALLOW_EMAIL_LINKING, the account holding
+ * the asserted email (the identity provider is the operator's own, trusted to vouch for its
+ * users' emails) when nothing else guards it; else a new user, Viewer of the default org.
  * Disabled users and service accounts are refused. With SAML_ATTRIBUTE_MAPPING_GROUPS the
  * asserted groups decide the user's teams in the default org at every login: it joins the
  * teams named like a group and leaves the others (teams are not created). The session is
  * issued as for a local login, in one transaction with the audit entries.
  */
-import { randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
 import { recordAudit, type Actor } from '../../../audit/writer.ts';
 import type { SamlAttributeMapping } from '../../../config.ts';
 import type { Tx } from '../../../db/transaction.ts';
 import { DEFAULT_ORG_ID } from '../../../orgs/store.ts';
-import { enforceOrgQuota } from '../../../quotas/org-quotas.ts';
 import type { Services } from '../../../services.ts';
 import { revokeTeamAdmin } from '../../../teams/team-admins.ts';
 import { teamAuditTarget } from '../../../teams/team-target.ts';
 import { deleteTeamMember, findTeamByName, findTeamsOfUserInOrg, insertTeamMember, TEAM_MEMBER } from '../../../teams/store.ts';
-import { userTarget } from '../../session-revocation.ts';
+import { accountToJoinByEmail, checkExplicitLink, recordLinkAdded, signUpExternal, type ExternalProvider } from '../external-accounts.ts';
 import { issueSession } from '../../sessions.ts';
-import { addOrgMember, findMembershipsOfUser, findUserById, findUserClashing, insertUser, markUserSeen, type UserRow } from '../../users.store.ts';
+import { findMembershipsOfUser, findUserById, markUserSeen, type UserRow } from '../../users.store.ts';
 import type { SamlAssertion } from './response.ts';
-import { findSamlLinkedUserId, findUserWithEmail, insertSamlLink, insertSamlSession, touchSamlLink, SAML_AUTH_MODULE } from './store.ts';
+import { findSamlLinkedUserId, insertSamlLink, insertSamlSession, touchSamlLink, SAML_AUTH_MODULE } from './store.ts';
 import { SamlRefusal } from './xml.ts';
 
 const NEW_USER_ROLE = 'Viewer';
@@ -77,26 +76,7 @@ export function profileOf(assertion: SamlAssertion, mapping: SamlAttributeMappin
   };
 }
 
-/** The asserted login when it is free, else the same with a random suffix. */
-async function freeLogin(tx: Tx, base: string): Promise<string> {
-  for (let candidate = base; ; candidate = `${base}-${randomBytes(3).toString('hex')}`) {
-    if (!(await findUserClashing(tx.db, [candidate]))) return candidate;
-  }
-}
-
-async function signUp(tx: Tx, services: Services, actor: Actor, profile: SamlProfile, now: number): Promise<UserRow> {
-  await enforceOrgQuota(tx, services.config, DEFAULT_ORG_ID, 'users', now);
-  const login = await freeLogin(tx, profile.login);
-  const userId = await insertUser(tx.db, { login, email: profile.email, name: profile.name, passwordHash: null, defaultOrgId: DEFAULT_ORG_ID }, now);
-  await addOrgMember(tx, DEFAULT_ORG_ID, userId, NEW_USER_ROLE, now);
-  await recordAudit(
-    tx.db,
-    actor,
-    { action: 'user.created', orgId: DEFAULT_ORG_ID, target: userTarget({ id: userId, login }), metadata: { orgRole: NEW_USER_ROLE, via: SAML_AUTH_MODULE } },
-    now,
-  );
-  return (await findUserById(tx.db, userId))!;
-}
+const SAML_PROVIDER = (allowEmailLinking: boolean): ExternalProvider => ({ authModule: SAML_AUTH_MODULE, label: 'SAML', allowEmailLinking });
 
 async function resolveUser(tx: Tx, services: Services, actor: Actor, profile: SamlProfile, now: number): Promise<{ user: UserRow; linked: boolean }> {
   const linkedId = await findSamlLinkedUserId(tx.db, profile.nameId);
@@ -104,13 +84,35 @@ async function resolveUser(tx: Tx, services: Services, actor: Actor, profile: Sa
     await touchSamlLink(tx.db, profile.nameId, now);
     return { user: (await findUserById(tx.db, linkedId))!, linked: true };
   }
-  const byEmail = profile.email ? await findUserWithEmail(tx.db, profile.email) : undefined;
-  const user: UserRow = byEmail ?? (await signUp(tx, services, actor, profile, now));
+  const provider = SAML_PROVIDER(services.config.saml?.allowEmailLinking ?? false);
+  const joined = await accountToJoinByEmail(tx, provider, profile.email);
+  const user =
+    joined ??
+    (await signUpExternal(
+      tx,
+      services.config,
+      actor,
+      provider,
+      { login: profile.login, email: profile.email, name: profile.name, org: { id: DEFAULT_ORG_ID, role: NEW_USER_ROLE } },
+      now,
+    ));
   await insertSamlLink(tx.db, user.id, profile.nameId, now);
-  if (byEmail) {
-    await recordAudit(tx.db, actor, { action: 'user.auth_link_added', target: userTarget(user), metadata: { authModule: SAML_AUTH_MODULE } }, now);
-  }
+  if (joined) await recordLinkAdded(tx, actor, provider, user, 'email', now);
   return { user, linked: false };
+}
+
+/**
+ * Ties the asserted NameID to the signed-in user `userId` as a further login (the explicit link
+ * flow, started by that user after proving who they are). The NameID must be nobody else's.
+ */
+export async function linkSaml(services: Services, actor: Actor, nameId: string, userId: string): Promise<void> {
+  const now = services.clock.now();
+  await services.transact(async (tx) => {
+    const provider = SAML_PROVIDER(services.config.saml?.allowEmailLinking ?? false);
+    if (await checkExplicitLink(tx, provider, userId, { issuer: '', subject: nameId })) return;
+    await insertSamlLink(tx.db, userId, nameId, now);
+    await recordLinkAdded(tx, actor, provider, (await findUserById(tx.db, userId))!, 'signed-in user', now);
+  });
 }
 
 /** Joins the teams of the default org named by the groups and leaves the others. */

@@ -2,25 +2,53 @@
 import type { Knex } from 'knex';
 import { newId } from '../../../db/ids.ts';
 import { isUniqueViolation } from '../../../db/errors.ts';
-import type { UserRow } from '../../users.store.ts';
 
 export const SAML_AUTH_MODULE = 'saml';
 
-export type SamlRequestKind = 'login' | 'logout';
+/**
+ * `login` and `logout`: requests sent to the identity provider; `link`: a login request that
+ * links the answer to the session that started it; `linked`: such an answer, waiting for that
+ * session's browser to confirm it.
+ */
+export type SamlRequestKind = 'login' | 'logout' | 'link' | 'linked';
 
-export async function insertSamlRequest(db: Knex, request: { id: string; kind: SamlRequestKind; redirect: string; expiresAt: number }): Promise<void> {
-  await db('saml_requests').insert({ id: request.id, kind: request.kind, redirect: request.redirect, expires_at: request.expiresAt });
+export interface SamlRequest {
+  id: string;
+  kind: SamlRequestKind;
+  redirect: string;
+  expiresAt: number;
+  /** `link` and `linked`: the browser session that asked to link. */
+  sessionId?: string | null;
+  /** `linked`: the NameID the identity provider asserted. */
+  nameId?: string | null;
+}
+
+export async function insertSamlRequest(db: Knex, request: SamlRequest): Promise<void> {
+  await db('saml_requests').insert({
+    id: request.id,
+    kind: request.kind,
+    redirect: request.redirect,
+    expires_at: request.expiresAt,
+    session_id: request.sessionId ?? null,
+    name_id: request.nameId ?? null,
+  });
 }
 
 /**
- * Closes an open request of ours and returns where its browser goes next; undefined when the id
- * is not ours, was answered already, or expired. Of two answers to one request one wins.
+ * Closes an open request of ours of one of `kinds` and returns it; undefined when the id is not
+ * ours, was answered already, or expired. Of two answers to one request one wins.
  */
-export async function takeSamlRequest(db: Knex, id: string, kind: SamlRequestKind, now: number): Promise<{ redirect: string } | undefined> {
-  const row: { redirect: string; expires_at: number | string } | undefined = await db('saml_requests').where({ id, kind }).first('redirect', 'expires_at');
+export async function takeSamlRequest(db: Knex, id: string, kinds: readonly SamlRequestKind[], now: number): Promise<SamlRequest | undefined> {
+  const row: { kind: SamlRequestKind; redirect: string; expires_at: number | string; session_id: string | null; name_id: string | null } | undefined = await db(
+    'saml_requests',
+  )
+    .where('id', id)
+    .whereIn('kind', kinds)
+    .first('kind', 'redirect', 'expires_at', 'session_id', 'name_id');
   if (!row) return undefined;
-  const deleted = await db('saml_requests').where({ id, kind }).delete();
-  return deleted === 1 && Number(row.expires_at) > now ? { redirect: row.redirect } : undefined;
+  const deleted = await db('saml_requests').where({ id, kind: row.kind }).delete();
+  if (deleted !== 1 || Number(row.expires_at) <= now) return undefined;
+  return { id, kind: row.kind, redirect: row.redirect, expiresAt: Number(row.expires_at), sessionId: row.session_id, nameId: row.name_id };
 }
 
 /** Drops the requests and assertion ids whose time is over: neither can be answered or replayed any more. */
@@ -43,11 +71,6 @@ export async function rememberAssertionId(db: Knex, id: string, expiresAt: numbe
 export async function findSamlLinkedUserId(db: Knex, nameId: string): Promise<string | undefined> {
   const row: { user_id: string } | undefined = await db('user_auth_links').where({ auth_module: SAML_AUTH_MODULE, auth_id: nameId }).first('user_id');
   return row?.user_id;
-}
-
-/** The user with this email (stored lower-cased); never matched by login. */
-export async function findUserWithEmail(db: Knex, email: string): Promise<UserRow | undefined> {
-  return db('users').where('email', email.toLowerCase()).first();
 }
 
 export async function insertSamlLink(db: Knex, userId: string, nameId: string, now: number): Promise<void> {
