@@ -9,7 +9,7 @@ import data.authz.subject
 #   role that applies to it; {} for a non-member or a disabled subject (a comprehension is never
 #   undefined). Scopes come as a set, a JSON array in no particular order: sorting a role with
 #   tens of thousands of grants costs seconds in wasm, milliseconds in the caller. Legacy ACL
-#   entries and connector narrowing are not listed: they only exist for a given target.
+#   entries are not listed: they only exist for a given target.
 # entrypoint: true
 permissions := {action: scopes |
 	some action in _held_actions

@@ -17,7 +17,8 @@ test_permissions_are_the_union_of_every_role_of_the_subject if {
 		"dashboards:read": {"dashboards:*", "folders:*"},
 		"dashboards:write": {"folders:uid:f_team", "dashboards:uid:d_root"},
 		"folders:read": {"folders:*"},
-		"connectors:query": {"connectors:*", "connectors:uid:c_restricted"},
+		"connectors:read": {"connectors:uid:c_open"},
+		"connectors:query": {"connectors:uid:c_open", "connectors:uid:c_restricted"},
 		"teams:read": {"teams:*"},
 		"chat:use": {"*"},
 	}
