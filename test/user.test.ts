@@ -56,6 +56,7 @@ describe('current user', () => {
       expect(res.body['connectors:read']).to.deep.equal(['connectors:*']);
       // a Viewer queries the connectors that grant Viewer, one by one, not every connector
       expect(res.body['connectors:query'] ?? []).not.to.include('connectors:*');
+      expect(res.body['users:read']).to.deep.equal([`users:id:${viewer.id}`]);
       expect(res.body).not.to.have.property('dashboards:write');
     });
 
