@@ -3,11 +3,11 @@
  * truth: the map is what the policy's decision answers, so a scope it lists is one the request
  * on it is allowed, and what a request is allowed on shows in it — connectors the user may query
  * one by one (never `connectors:*` for someone a connector's list leaves out), the legacy ACL
- * entries as the actions of their levels.
+ * entries as the actions of their levels, and only the active org's grants.
  */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { api, buildTeam, createUser, importLegacyAclEntries, permissionsOf, type TestUser } from './helpers/factories.ts';
+import { addMember, api, buildTeam, createOrg, createUser, importLegacyAclEntries, permissionsOf, type TestUser } from './helpers/factories.ts';
 
 describe('permission maps', () => {
   let app: TestApp;
@@ -90,6 +90,44 @@ describe('permission maps', () => {
       });
       expect(resaved.status, JSON.stringify(resaved.body)).to.equal(200);
       expect((await as(reader).get(`/api/dashboards/uid/${dashboard}/permissions`)).status).to.equal(403);
+    });
+  });
+
+  describe('the active org', () => {
+    it('is the org the map speaks of: a Viewer of org_main and Editor elsewhere may create folders only in the other org', async () => {
+      const user = await createUser(app, { role: 'Viewer' });
+      const other = await createOrg(app);
+      await addMember(app, other, user.id, 'Editor');
+      const inOther = [
+        await as(user, other).get('/api/user/permissions'),
+        await app.request('GET', `/api/user/permissions?orgId=${other}`, { cookie: user.cookie }),
+      ];
+      const inMain = [
+        await as(user, 'org_main').get('/api/user/permissions'),
+        await app.request('GET', '/api/user/permissions?orgId=org_main', { cookie: user.cookie }),
+        // the default org
+        await app.request('GET', '/api/user/permissions', { cookie: user.cookie }),
+      ];
+      // asked in turn, each after the other org's answer
+      inMain.push(await as(user, 'org_main').get('/api/user/permissions'));
+      inOther.push(await as(user, other).get('/api/user/permissions'));
+      for (const res of inOther) {
+        expect(res.status).to.equal(200);
+        expect(res.body['folders:create']).to.include('folders:*');
+      }
+      for (const res of inMain) {
+        expect(res.status).to.equal(200);
+        expect(res.body).not.to.have.property('folders:create');
+      }
+      // and the requests agree
+      expect((await as(user, other).post('/api/folders', { title: `created by ${user.id}` })).status).to.equal(201);
+      expect((await as(user, 'org_main').post('/api/folders', { title: `created by ${user.id}` })).status).to.equal(403);
+      expect(await permissionsOf(app, user, 'org_main')).not.to.have.property('folders:create');
+
+      // once the default org is the other one, the map without a header is that org's
+      expect((await as(user).post(`/api/user/using/${other}`)).status).to.equal(200);
+      expect((await app.request('GET', '/api/user/permissions', { cookie: user.cookie })).body['folders:create']).to.include('folders:*');
+      expect((await app.request('GET', '/api/user/permissions?orgId=org_main', { cookie: user.cookie })).body).not.to.have.property('folders:create');
     });
   });
 });
