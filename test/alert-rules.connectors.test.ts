@@ -1,7 +1,7 @@
 /**
  * Reading, listing, creating and changing an alert rule also need `connectors:query` on every
  * connector its `data` reads (Grafana's expression pseudo-datasource `__expr__`/`-100` is none):
- * a connector narrowed by a grant hides the rules that read it from those who may not query it.
+ * a connector whose list leaves Viewer and Editor out hides the rules that read it from those who may not query it.
  */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
@@ -44,8 +44,10 @@ describe('alert rules: query on their connectors', () => {
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
     return res.body.uid;
   }
-  async function grantQuery(users: TestUser[]): Promise<void> {
-    const res = await as(admin).post(`/api/connectors/${restricted}/permissions`, { items: users.map((user) => ({ userId: user.id, permission: 1 })) });
+  /** Makes the restricted connector's list View for these users (and for the org roles named), nothing else. */
+  async function grantQuery(users: TestUser[], roles: string[] = []): Promise<void> {
+    const items = [...users.map((user) => ({ userId: user.id, permission: 1 })), ...roles.map((role) => ({ role, permission: 1 }))];
+    const res = await as(admin).post(`/api/connectors/${restricted}/permissions`, { items });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
   }
   const listed = async (who: TestUser) => {
@@ -108,7 +110,7 @@ describe('alert rules: query on their connectors', () => {
     expect(replaced.body).to.deep.equal({ message: REFUSED });
   });
 
-  it('a View grant on the connector lets an Editor read, list, create and change such rules; removing every grant restores the default', async () => {
+  it('a View grant on the connector lets an Editor read, list, create and change such rules; the Viewer role entry lets every member', async () => {
     await grantQuery([granted, editor]);
     expect((await as(editor).get(`${PATH}/${readsRestricted}`)).status).to.equal(200);
     expect(await listed(editor)).to.include(readsRestricted);
@@ -116,7 +118,7 @@ describe('alert rules: query on their connectors', () => {
     expect((await as(editor).put(`${PATH}/${mine}`, rule('editor restricted ok', [open, restricted]))).status).to.equal(200);
     expect((await as(viewer).get(`${PATH}/${mine}`)).status).to.equal(403);
 
-    await grantQuery([]);
+    await grantQuery([], ['Viewer']);
     expect((await as(viewer).get(`${PATH}/${mine}`)).status).to.equal(200);
     expect(await listed(viewer)).to.include.members([readsOpen, readsRestricted, mine]);
     await grantQuery([granted]);

@@ -34,6 +34,9 @@ describe('alert rules', () => {
     editor = await createUser(app, { role: 'Editor' });
     viewer = await createUser(app, { role: 'Viewer' });
     outsider = await createUser(app, { role: 'None' });
+    // the connector the rules read, made as any is: its list lets every Viewer and Editor query it
+    const admin = await createUser(app, { role: 'Admin' });
+    expect((await api(app, admin).post('/api/connectors', { uid: 'prom', name: 'prom', type: 'changes' })).status).to.equal(201);
     for (const uid of ['alerts-a', 'alerts-b']) expect((await api(app, editor).post('/api/folders', { uid, title: uid })).status).to.equal(201);
     expect((await api(app, editor).post('/api/folders', { uid: 'alerts-a-sub', title: 'sub', parentUid: 'alerts-a' })).status).to.equal(201);
   });
@@ -96,8 +99,8 @@ describe('alert rules', () => {
         rule({ condition: 'Z' }),
         rule({
           data: [
-            { refId: 'B', datasourceUid: 'p', model: {} },
-            { refId: 'B', datasourceUid: 'p', model: {} },
+            { refId: 'B', datasourceUid: 'prom', model: {} },
+            { refId: 'B', datasourceUid: 'prom', model: {} },
           ],
         }),
         rule({ data: [{ refId: 'B', model: {} }] }),
@@ -223,6 +226,8 @@ describe('alert rules', () => {
       const limited = await startTestApp({ env: { QUOTA_ALERT_RULES_PER_ORG: '3' } });
       try {
         const who = await createUser(limited, { role: 'Editor' });
+        const admin = await createUser(limited, { role: 'Admin' });
+        expect((await api(limited, admin).post('/api/connectors', { uid: 'prom', name: 'prom', type: 'changes' })).status).to.equal(201);
         expect((await limited.request('POST', '/api/folders', { cookie: who.cookie, body: { uid: 'alerts-a', title: 'a' } })).status).to.equal(201);
         const results = await Promise.all(
           Array.from({ length: 10 }, (_, i) => limited.request('POST', PATH, { cookie: who.cookie, body: rule({ title: `r${i}` }) })),

@@ -9,17 +9,7 @@
 import { expect } from 'chai';
 import { DEFAULT_CHAT_AGENTS } from '../src/authz/chat-agents.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import {
-  api,
-  assignRole,
-  refusalEntries,
-  buildOrgWithPeople,
-  createUser,
-  DENIED,
-  expectAuditEntry,
-  grantManagedPermissions,
-  type TestUser,
-} from './helpers/factories.ts';
+import { api, assignRole, refusalEntries, buildOrgWithPeople, createUser, DENIED, expectAuditEntry, type TestUser } from './helpers/factories.ts';
 import { LINES, lineTimestamp, LOKI_AVAILABLE, LOKI_BIN, startLoki, TENANT, type RunningLoki } from './helpers/loki.ts';
 import { BASIC_PASSWORD, BASIC_USER, PROMETHEUS_AVAILABLE, ROOMS, startPrometheus, T0, type RunningPrometheus } from './helpers/prometheus.ts';
 
@@ -72,13 +62,11 @@ describe('chat tools', function () {
       expect(res.status, JSON.stringify(res.body)).to.equal(201);
       uids[body.name] = res.body.uid;
     }
-    // A grant on prom-narrow narrows it: from now on only a grant on it lets one query it.
-    for (const member of [narrowed, noChat]) {
-      await grantManagedPermissions(app, ORG, { kind: 'user', userId: member.id }, [
-        { action: 'connectors:read', scope: `connectors:uid:${uids['prom-narrow']}` },
-        { action: 'connectors:query', scope: `connectors:uid:${uids['prom-narrow']}` },
-      ]);
-    }
+    // prom-narrow's list gives View to these two and no longer to Viewer and Editor: only they (and Admins) query it.
+    const narrowedList = await api(app, admin).post(`/api/connectors/${uids['prom-narrow']}/permissions`, {
+      items: [narrowed, noChat].map((member) => ({ userId: member.id, permission: 1 })),
+    });
+    expect(narrowedList.status, JSON.stringify(narrowedList.body)).to.equal(200);
   });
   after(async () => {
     await prometheus?.stop();

@@ -11,7 +11,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { makeTestCerts, type TestCerts } from './helpers/certs.ts';
-import { api, assignRole, createUser, DENIED, type TestUser } from './helpers/factories.ts';
+import { api, createUser, DENIED, type TestUser } from './helpers/factories.ts';
 import { startVictoriaMetrics, VICTORIA_METRICS_AVAILABLE, VM_BEARER_TOKEN, type RunningVictoriaMetrics } from './helpers/victoria-metrics.ts';
 import { BASIC_PASSWORD, BASIC_USER, PROMETHEUS_AVAILABLE, ROOMS, startPrometheus, T0, type RunningPrometheus } from './helpers/prometheus.ts';
 
@@ -213,12 +213,11 @@ describe('connectors: backends', function () {
       expect(noStep.body.message).to.equal('a range query needs start, end and step');
     });
 
-    it('a connector with a grant narrows the default: only the grantee (and admins) may query it', async () => {
+    it('a connector whose list names only a grantee is queried by the grantee (and admins) alone', async () => {
       const restricted = await connector(plain.url);
       const grantee = await createUser(app, { role: 'Viewer' });
-      await assignRole(app, ORG, grantee.id, `managed:users:${grantee.id}:permissions`, [
-        { action: 'connectors:query', scope: `connectors:uid:${restricted}` },
-      ]);
+      const listed = await as(admin).post(`/api/connectors/${restricted}/permissions`, { items: [{ userId: grantee.id, permission: 1 }] });
+      expect(listed.status).to.equal(200);
       const body = { query: 'demo_temperature', time: T0 };
       const denied = await as(viewer).post(`/api/connectors/${restricted}/query`, body);
       expect(denied.status).to.equal(403);

@@ -1,12 +1,14 @@
 /**
  * `GET/POST /api/connectors/:uid/permissions`: flat grants (View: read + query, Edit: + write,
- * Admin: + the permissions), and how a grant narrows the default "every member may query": once
- * a connector carries one, only a grant on it (or an admin's "*") lets one query it. The backend
- * is a loopback stub answering like Prometheus: what is tested here is who gets through.
+ * Admin: + the permissions). Who may query a connector is its list and nothing else: a new
+ * connector lists the role entries Viewer and Editor View, which stay while other grants are added
+ * and go when a replacement leaves them out (an Admin's "*" always queries). The backend is a
+ * loopback stub answering like Prometheus: what is tested here is who gets through.
  */
 import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { down as downToBasicQuery, up as upToRoleEntries } from '../migrations/20261127110000-connector-role-entries.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import {
   addMember,
@@ -17,6 +19,8 @@ import {
   buildRole,
   buildTeam,
   addTeamMember,
+  buildServiceAccount,
+  buildToken,
   createUser,
   DELEGATION_DENIED,
   DENIED,
@@ -65,6 +69,22 @@ describe('connectors: permissions', () => {
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect(res.body).to.deep.equal({ message: 'Connector permissions updated' });
   }
+  /** What a new connector lists: every Editor and every Viewer may query it. */
+  const roleEntry = (role: 'Editor' | 'Viewer') => ({
+    userId: null,
+    userLogin: null,
+    teamId: null,
+    team: null,
+    role,
+    permission: 1,
+    permissionName: 'View',
+    inherited: false,
+  });
+  const DEFAULT_ENTRIES = [roleEntry('Editor'), roleEntry('Viewer')];
+  const DEFAULT_ITEMS = [
+    { role: 'Viewer', permission: 1 },
+    { role: 'Editor', permission: 1 },
+  ];
   const query = (who: TestUser, uid: string) => as(who).post(`/api/connectors/${uid}/query`, { query: 'up' });
   const proxy = (who: TestUser, uid: string) => as(who).get(`/api/connectors/proxy/uid/${uid}/api/v1/labels`);
 
@@ -79,7 +99,7 @@ describe('connectors: permissions', () => {
         expect(read.body.message).to.match(DENIED);
         expect((await as(who).post(permissions(uid), { items: [] })).status).to.equal(403);
       }
-      expect((await as(admin).get(permissions(uid))).body).to.deep.equal([]);
+      expect((await as(admin).get(permissions(uid))).body).to.deep.equal(DEFAULT_ENTRIES);
       await grant(uid, [{ userId: viewerA.id, permission: 1 }]);
       expect((await as(admin).get(permissions(uid))).body).to.deep.equal([
         {
@@ -94,6 +114,7 @@ describe('connectors: permissions', () => {
         },
       ]);
       await grant(uid, []);
+      expect((await as(admin).get(permissions(uid))).body).to.deep.equal([]);
     });
 
     it('404 for an unknown connector and for one of another org', async () => {
@@ -119,17 +140,49 @@ describe('connectors: permissions', () => {
         { items: [{ teamId: 'no-such-team', permission: 1 }] },
       ];
       for (const body of bad) expect((await as(admin).post(permissions(uid), body)).status, JSON.stringify(body)).to.equal(400);
-      expect((await as(admin).get(permissions(uid))).body).to.deep.equal([]);
+      expect((await as(admin).get(permissions(uid))).body).to.deep.equal(DEFAULT_ENTRIES);
     });
   });
 
-  describe('narrowing the default query', () => {
-    it('every member queries by default; a grant to A leaves Viewer B and an Editor out, A and an Admin in; removing it restores the default', async () => {
+  describe('who may query: the list', () => {
+    it('a new connector lists Viewer and Editor View, and every Viewer, Editor and Admin queries it', async () => {
       const uid = await connector();
+      expect((await as(admin).get(permissions(uid))).body).to.deep.equal(DEFAULT_ENTRIES);
       for (const who of [viewerA, viewerB, editor, admin]) {
         expect((await query(who, uid)).status).to.equal(200);
         expect((await proxy(who, uid)).status).to.equal(200);
       }
+    });
+
+    it("the README example: adding a service account's Edit to the list keeps the role entries, and everyone still reads its changes", async () => {
+      const uid = await connector('changes');
+      const ci = await buildServiceAccount(app, { role: 'Viewer', name: `ci ${uid}` });
+      const { key } = await buildToken(app, ci);
+      await grant(uid, [...DEFAULT_ITEMS, { userId: ci.id, permission: 2 }]);
+      const listed = await as(admin).get(permissions(uid));
+      expect(
+        listed.body.map((item: { role: string | null; userId: string | null; permissionName: string }) => [item.role ?? item.userId, item.permissionName]),
+      ).to.deep.equal([
+        ['Editor', 'View'],
+        ['Viewer', 'View'],
+        [ci.id, 'Edit'],
+      ]);
+      const recorded = await app.request('POST', `/api/connectors/${uid}/changes`, {
+        token: key,
+        body: { kind: 'deploy', title: 'checkout v1.4.2', service: 'checkout' },
+      });
+      expect(recorded.status, JSON.stringify(recorded.body)).to.equal(201);
+      for (const who of [viewerA, viewerB, editor, admin]) {
+        const read = await as(who).get(`/api/connectors/${uid}/changes?service=checkout`);
+        expect(read.status, who.login).to.equal(200);
+        expect(read.body.changes.map((entry: { title: string }) => entry.title)).to.deep.equal(['checkout v1.4.2']);
+      }
+      // a Viewer may query it, not record on it
+      expect((await as(viewerA).post(`/api/connectors/${uid}/changes`, { kind: 'deploy', title: 'no' })).status).to.equal(403);
+    });
+
+    it('a replacement that leaves the role entries out takes them away, and the list shows exactly what is left', async () => {
+      const uid = await connector();
       await grant(uid, [{ userId: viewerA.id, permission: 1 }]);
       // The very next request sees the grant.
       for (const who of [viewerB, editor]) {
@@ -142,12 +195,25 @@ describe('connectors: permissions', () => {
         expect((await query(who, uid)).status).to.equal(200);
         expect((await proxy(who, uid)).status).to.equal(200);
       }
-      // Other connectors keep the default.
+      expect((await as(admin).get(permissions(uid))).body.map((item: { userId: string | null }) => item.userId)).to.deep.equal([viewerA.id]);
+      // Other connectors keep their entries.
       const open = await connector();
       expect((await query(viewerB, open)).status).to.equal(200);
+      // An empty list leaves the connector to the holders of "*" (Admins).
       await grant(uid, []);
+      for (const who of [viewerA, viewerB, editor]) expect((await query(who, uid)).status).to.equal(403);
+      expect((await query(admin, uid)).status).to.equal(200);
+      // Putting the role entries back lets everyone query again.
+      await grant(uid, DEFAULT_ITEMS);
       expect((await query(viewerB, uid)).status).to.equal(200);
       expect((await proxy(editor, uid)).status).to.equal(200);
+    });
+
+    it('without the Viewer entry, the Editor entry keeps Editors (and Admins) in and Viewers out', async () => {
+      const uid = await connector();
+      await grant(uid, [{ role: 'Editor', permission: 1 }]);
+      expect((await query(editor, uid)).status).to.equal(200);
+      expect((await query(viewerA, uid)).status).to.equal(403);
     });
 
     it('a grant to a team or an org role lets its members query', async () => {
@@ -216,17 +282,60 @@ describe('connectors: permissions', () => {
     });
   });
 
+  describe('connectors made before the role entries (migration 20261127110000)', () => {
+    it('get the role entries when they carried no grant; those with grants keep exactly their grantees; no basic role queries every connector', async () => {
+      const other = await buildOrg(app);
+      await addMember(app, other, admin.id, 'Admin');
+      const otherViewer = await createUser(app, { role: 'Viewer', orgId: other });
+      const open = await connector();
+      const narrowed = await connector();
+      const openElsewhere = await connector('tsmetrics', other);
+      await grant(narrowed, [{ userId: viewerA.id, permission: 1 }]);
+      // as such connectors were stored: no role entries, and the basic roles query every connector
+      const scopes = [open, narrowed, openElsewhere].map((uid) => `connectors:uid:${uid}`);
+      await app
+        .db('role_permissions')
+        .whereIn('role_id', app.db('roles').where('uid', 'like', 'managed:builtins:%').select('id'))
+        .whereIn('scope', scopes)
+        .delete();
+      await downToBasicQuery(app.db);
+      await app.services.engine.pollRevisions();
+      const basicQueries = () =>
+        app
+          .db('role_permissions as p')
+          .join('roles as r', 'r.id', 'p.role_id')
+          .where({ 'r.uid': 'basic:viewer', 'p.action': 'connectors:query', 'p.scope': 'connectors:*' })
+          .count<Array<{ total: number | string }>>({ total: '*' });
+      expect(Number((await basicQueries())[0]!.total)).to.be.greaterThan(1);
+
+      await upToRoleEntries(app.db);
+      await app.services.engine.pollRevisions();
+
+      expect(Number((await basicQueries())[0]!.total)).to.equal(0);
+      expect((await as(admin).get(permissions(open))).body).to.deep.equal(DEFAULT_ENTRIES);
+      expect((await as(admin, other).get(permissions(openElsewhere))).body).to.deep.equal(DEFAULT_ENTRIES);
+      expect((await as(admin).get(permissions(narrowed))).body.map((item: { userId: string | null }) => item.userId)).to.deep.equal([viewerA.id]);
+      for (const who of [viewerA, viewerB, editor, admin]) expect((await query(who, open)).status, who.login).to.equal(200);
+      expect((await as(otherViewer, other).post(`/api/connectors/${openElsewhere}/query`, { query: 'up' })).status).to.equal(200);
+      for (const who of [viewerB, editor]) expect((await query(who, narrowed)).status, who.login).to.equal(403);
+      for (const who of [viewerA, admin]) expect((await query(who, narrowed)).status, who.login).to.equal(200);
+    });
+  });
+
   it('audits each principal whose level changed: permission.granted, permission.revoked', async () => {
     const uid = await connector();
     await grant(uid, [{ userId: viewerA.id, permission: 1 }]);
     await grant(uid, [{ userId: viewerA.id, permission: 2 }]);
     await grant(uid, []);
     const entries = (await auditEntries(app, { target_id: uid })).filter((entry) => entry.action.startsWith('permission.'));
-    expect(entries.map((entry) => [entry.action, entry.metadata?.permission, entry.metadata?.resource])).to.deep.equal([
-      ['permission.granted', 1, 'connector'],
-      ['permission.revoked', 1, 'connector'],
-      ['permission.granted', 2, 'connector'],
-      ['permission.revoked', 2, 'connector'],
+    expect(entries.map((entry) => [entry.action, entry.metadata?.role ?? null, entry.metadata?.permission, entry.metadata?.resource])).to.deep.equal([
+      // the role entries the connector was made with, left out of the first replacement
+      ['permission.revoked', 'Editor', 1, 'connector'],
+      ['permission.revoked', 'Viewer', 1, 'connector'],
+      ['permission.granted', null, 1, 'connector'],
+      ['permission.revoked', null, 1, 'connector'],
+      ['permission.granted', null, 2, 'connector'],
+      ['permission.revoked', null, 2, 'connector'],
     ]);
     expect(entries[0]).to.deep.include({ target_type: 'connector', actor_id: admin.id });
   });

@@ -424,7 +424,7 @@ describe('ops connector: settings, connectivity and reads on a real kube-apiserv
       }
     });
 
-    it('401 without a session; every member may read by default; a connector grant narrows it (403 for the others)', async () => {
+    it('401 without a session; every member may read by default; a list without the role entries leaves the others out (403)', async () => {
       expect((await app.request('POST', `/api/connectors/${cluster}/ops/read`, { body: { command: 'version' } })).status).to.equal(401);
       const narrowed = await connector();
       expect((await read('version', viewer, narrowed)).status).to.equal(200);

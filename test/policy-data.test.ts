@@ -2,7 +2,7 @@
  * GET /api/access-control/policy-data and `npm run cli -- export-policy-data`: the org's data
  * document, exactly as the policy evaluates it. The proof is the README's recipe: `opa eval` on the
  * Rego sources with the exported file reproduces the service's decisions (allowed, denied, a
- * narrowed connector, folder inheritance, the legacy ACL), and the CLI writes the same document.
+ * connector's grants, folder inheritance, the legacy ACL), and the CLI writes the same document.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,17 +11,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import type { AuthzInput, Decision } from '../src/authz/types.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import {
-  addMember,
-  api,
-  assignRole,
-  createOrg,
-  createUser,
-  DENIED,
-  grantManagedPermissions,
-  importLegacyAclEntries,
-  type TestUser,
-} from './helpers/factories.ts';
+import { addMember, api, assignRole, createOrg, createUser, DENIED, importLegacyAclEntries, type TestUser } from './helpers/factories.ts';
 import { findOpa, REPO_ROOT } from './helpers/opa.ts';
 
 describe('policy data export (GET /api/access-control/policy-data, export-policy-data)', function () {
@@ -52,10 +42,10 @@ describe('policy data export (GET /api/access-control/policy-data, export-policy
     // the outsider (org role None) may view the parent folder, and so what is below it
     const granted = await api(app, admin).post('/api/folders/pd-parent/permissions', { items: [{ userId: outsider.id, permission: 1 }] });
     expect(granted.status).to.equal(200);
-    // a grant on connector pd-conn narrows its default query right to whoever is granted
-    await grantManagedPermissions(app, 'org_main', { kind: 'user', userId: connectorUser.id }, [
-      { action: 'connectors:query', scope: 'connectors:uid:pd-conn' },
-    ]);
+    // pd-open keeps the role entries it was made with; pd-conn's are replaced by a grant to connectorUser
+    for (const uid of ['pd-open', 'pd-conn']) expect((await api(app, admin).post('/api/connectors', { uid, name: uid, type: 'changes' })).status).to.equal(201);
+    const replaced = await api(app, admin).post('/api/connectors/pd-conn/permissions', { items: [{ userId: connectorUser.id, permission: 1 }] });
+    expect(replaced.status).to.equal(200);
     await assignRole(app, 'org_main', viewer.id, 'custom:pd-writer', [{ action: 'dashboards:write', scope: 'folders:uid:pd-child' }]);
   });
   after(async () => {
@@ -75,31 +65,19 @@ describe('policy data export (GET /api/access-control/policy-data, export-policy
     }
   });
 
-  it('answers the data document of the active org: its sections, members, folder chains and narrowed connectors', async () => {
+  it('answers the data document of the active org: its sections, members, folder chains and connector grants', async () => {
     const res = await exportDocument();
     expect(res.status).to.equal(200);
     expect(Object.keys(res.body).sort()).to.deep.equal(
-      [
-        'alert_rules',
-        'builtin_roles',
-        'chat_agents',
-        'dashboards',
-        'folders',
-        'legacy_acl',
-        'members',
-        'org_id',
-        'restricted_connectors',
-        'roles',
-        'settings',
-        'teams',
-      ].sort(),
+      ['alert_rules', 'builtin_roles', 'chat_agents', 'dashboards', 'folders', 'legacy_acl', 'members', 'org_id', 'roles', 'settings', 'teams'].sort(),
     );
     expect(res.body.org_id).to.equal('org_main');
     expect(res.body.members[viewer.id]).to.deep.include({ role: 'Viewer' });
     expect(res.body.members[viewer.id].roles).to.include('custom:pd-writer');
     expect(res.body.folders['pd-child']).to.deep.equal({ scopes: ['folders:uid:pd-child', 'folders:uid:pd-parent'] });
     expect(res.body.dashboards['pd-dash']).to.deep.equal({ folder: 'pd-child' });
-    expect(res.body.restricted_connectors).to.deep.equal({ 'pd-conn': true });
+    expect(res.body.roles['managed:builtins:viewer:permissions']['connectors:query']).to.deep.equal({ 'connectors:uid:pd-open': true });
+    expect(res.body.roles[`managed:users:${connectorUser.id}:permissions`]['connectors:query']).to.deep.equal({ 'connectors:uid:pd-conn': true });
     expect(res.body.roles['custom:pd-writer']).to.deep.equal({ 'dashboards:write': { 'folders:uid:pd-child': true } });
 
     // the same document the engine holds: another org's export is that org's
@@ -133,7 +111,7 @@ describe('policy data export (GET /api/access-control/policy-data, export-policy
       return JSON.parse(output).result[0].expressions[0].value as Decision;
     }
 
-    it('for an allow, a deny, a narrowed connector, folder inheritance and a legacy ACL entry', async () => {
+    it("for an allow, a deny, a connector's grants, folder inheritance and a legacy ACL entry", async () => {
       await importLegacyAclEntries(app, 'org_main', [{ dashboardUid: 'pd-dash', userId: outsider.id, permission: 2 }]);
       const dataFile = path.join(dir, 'data.json');
       fs.writeFileSync(dataFile, JSON.stringify((await exportDocument()).body));
@@ -156,17 +134,17 @@ describe('policy data export (GET /api/access-control/policy-data, export-policy
           true,
         ],
         [
-          'the narrowed connector refuses a Viewer',
+          'a connector without its role entries refuses a Viewer',
           { subject: subject(viewer), org_id: 'org_main', action: 'connectors:query', resource: { kind: 'connectors', uid: 'pd-conn' } },
           false,
         ],
         [
-          'the narrowed connector allows its grantee',
+          'and allows its grantee',
           { subject: subject(connectorUser), org_id: 'org_main', action: 'connectors:query', resource: { kind: 'connectors', uid: 'pd-conn' } },
           true,
         ],
         [
-          'another connector stays open to a Viewer',
+          'a connector with its role entries lets a Viewer query it',
           { subject: subject(viewer), org_id: 'org_main', action: 'connectors:query', resource: { kind: 'connectors', uid: 'pd-open' } },
           true,
         ],

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import type { ResourceRef } from '../src/authz/types.ts';
+import { ACTIONS } from '../src/accesscontrol/actions.ts';
+import type { ResourceRef, Subject } from '../src/authz/types.ts';
 import { PolicyModule } from '../src/authz/wasm.ts';
 import { generateOrg } from './helpers/generated-org.ts';
 import { findOpa, REPO_ROOT } from './helpers/opa.ts';
@@ -117,6 +118,89 @@ describe('policy parity: wasm in Node versus opa eval on the sources', function 
         }
       }
       expect(allowed, 'the generated items mix allows and denies').to.be.within(1, items - 1);
+    });
+  }
+});
+
+/** The permission map is decision's answer in scopes: in the committed build alone, so it runs without OPA. */
+describe('policy parity: permissions versus decision', function () {
+  this.timeout(120_000);
+
+  /** The resource a listed scope names: `{kind, uid|id}` for `<kind>:uid|id:<value>`, else `{scope}`. */
+  const resourceOfScope = (scope: string): ResourceRef => {
+    const [kind, attr, ...rest] = scope.split(':');
+    const value = rest.join(':');
+    if (kind && value && attr === 'uid') return { kind, uid: value };
+    if (kind && value && attr === 'id') return { kind, id: value };
+    return { scope };
+  };
+
+  for (const [seed, legacyAcl] of [
+    [6, true],
+    [7, false],
+  ] as const) {
+    it(`permissions lists exactly what decision allows, for every generated subject, action and kind of target (seed ${seed}, legacy ACL ${legacyAcl ? 'on' : 'off'})`, async () => {
+      const org = generateOrg(seed, 0);
+      org.document.settings.legacy_acl_enabled = legacyAcl;
+      const instance = await (await PolicyModule.fromFile(path.join(REPO_ROOT, 'policies/build/authz.wasm'))).instantiate();
+      instance.setData(org.document);
+      const allows = (subject: Subject, orgId: string | null, action: string, resource: ResourceRef) =>
+        instance.evaluate('authz/decision', { subject, org_id: orgId, action, resource }) as { allow: boolean; reasons: string[] };
+      let claims = 0;
+      let covered = 0;
+      for (const subject of org.subjects) {
+        const resources: ResourceRef[] = [
+          { kind: 'users', id: subject.id },
+          { kind: 'users', id: 'u1' },
+          { kind: 'orgs', id: 'org_gen' },
+          { kind: 'orgs', id: 'org_other' },
+          ...['d0', 'd1', 'd2', 'd3', 'd-missing'].map((uid) => ({ kind: 'dashboards', uid })),
+          ...['f0', 'f1', 'f2', 'f3'].map((uid) => ({ kind: 'folders', uid })),
+          ...['r0', 'r1'].map((uid) => ({ kind: 'alert.rules', uid })),
+          ...['c0', 'c1', 'c2', 'c3'].map((uid) => ({ kind: 'connectors', uid })),
+          { kind: 'teams', id: 't1' },
+          { scope: 'dashboards:*' },
+          { scope: '*' },
+        ];
+        for (const orgId of ['org_gen', null]) {
+          const held = instance.evaluate('authz/permissions', { subject, org_id: orgId }) as Record<string, string[]>;
+          const context = `${JSON.stringify(subject)} in ${orgId}`;
+          // every (action, scope) it lists is allowed on a resource of that scope
+          for (const [action, scopes] of Object.entries(held)) {
+            for (const scope of scopes) {
+              expect(allows(subject, orgId, action, resourceOfScope(scope)).allow, `${context} is listed ${action} on ${scope}`).to.equal(true);
+              claims++;
+            }
+          }
+          // every grant behind an allow is listed
+          const holds = (action: string, scope: string) => (held[action] ?? []).includes(scope);
+          for (const action of ACTIONS) {
+            for (const resource of resources) {
+              const decision = allows(subject, orgId, action, resource);
+              if (!decision.allow) continue;
+              covered++;
+              for (const reason of decision.reasons) {
+                const role = /^role \S+ grants (\S+) on (\S+)$/.exec(reason);
+                const acl = /^legacy ACL grants level \d+ on (\S+) to \S+$/.exec(reason);
+                const listed = role
+                  ? holds(role[1]!, role[2]!)
+                  : acl
+                    ? holds(action, acl[1]!)
+                    : /^a subject may \S+ on itself$/.test(reason)
+                      ? holds(action, `users:id:${subject.id}`)
+                      : /^a server admin may \S+ on every org$/.test(reason)
+                        ? holds(action, `orgs:id:${orgId}`)
+                        : false;
+                expect(listed, `${context}: ${action} on ${JSON.stringify(resource)} is allowed by "${reason}", which permissions does not list`).to.equal(
+                  true,
+                );
+              }
+            }
+          }
+        }
+      }
+      expect(claims, 'the generated maps list something').to.be.greaterThan(100);
+      expect(covered, 'the generated decisions allow something').to.be.greaterThan(100);
     });
   }
 });

@@ -196,7 +196,7 @@ describe('who can: GET /api/access-control/resources/:kind/:uid/principals', () 
     expect(res.body.serviceAccounts).to.deep.equal([]);
   });
 
-  it('a narrowed connector: only its grantees (and wildcards on *) may query it', async () => {
+  it('a connector: its role entries let Viewers and Editors query it; without them only its grantees (and "*") may', async () => {
     const created = await api(app, admin).post('/api/connectors', {
       uid: 'wc-conn',
       name: 'wc conn',
@@ -207,10 +207,8 @@ describe('who can: GET /api/access-control/resources/:kind/:uid/principals', () 
     const open = await whoCan(admin, 'connectors', 'wc-conn', 'connectors:query');
     expect(idsOf(open.body.users)).to.include.members([viewer.id, editor.id]);
 
-    await grantManagedPermissions(app, 'org_main', { kind: 'user', userId: granted.id }, [
-      { action: 'dashboards:read', scope: 'folders:uid:wc-parent' },
-      { action: 'connectors:query', scope: 'connectors:uid:wc-conn' },
-    ]);
+    const replaced = await api(app, admin).post('/api/connectors/wc-conn/permissions', { items: [{ userId: granted.id, permission: 1 }] });
+    expect(replaced.status).to.equal(200);
     const narrowed = await whoCan(admin, 'connectors', 'wc-conn', 'connectors:query');
     expect(idsOf(narrowed.body.users)).to.include.members([granted.id, admin.id]);
     expect(idsOf(narrowed.body.users)).to.not.include.members([viewer.id, editor.id]);

@@ -170,7 +170,7 @@ passes_refusals(request) if {
 
 # Some requests need more than their own action (request.requires, a list of {action,
 # resource}; in a filter, each item's own): reading an alert rule needs connectors:query on
-# every connector its queries read. Each is asked through has_grant, so narrowing applies.
+# every connector its queries read. Each is asked through has_grant, as a decision of its own.
 requirements_met(holder) if {
 	not holder.requires
 } else if {
@@ -252,7 +252,7 @@ _has_resource(request) if _ = request.resource
 
 _target := scopes.target(input.resource)
 
-_candidates := scopes.candidates(_target, _action)
+_candidates := scopes.candidates(_target)
 
 # what role permissions and legacy ACL entries grant, plus a subject's rights on itself (only
 # ever on a users target), as sorted reasons; without a target, the action held on any scope
@@ -301,7 +301,7 @@ _has_grant_on_some_scope(action) if {
 has_grant(resource, action) if {
 	_is_action(action)
 	target := scopes.target(resource)
-	_has_target_grant(target, action, scopes.candidates(target, action))
+	_has_target_grant(target, action, scopes.candidates(target))
 } else if {
 	_has_grant_beside_roles(resource, action)
 }
@@ -344,7 +344,7 @@ grants_on(resource, action) := array.concat(self.grants(resource, action), _targ
 # _action, one rule fewer to memoize.
 default _target_grants(_, _) := []
 
-_target_grants(resource, action) := _grants_on(target, action, scopes.candidates(target, action)) if {
+_target_grants(resource, action) := _grants_on(target, action, scopes.candidates(target)) if {
 	_is_action(action)
 	target := scopes.target(resource)
 }

@@ -21,15 +21,14 @@ org := {
 	},
 	"builtin_roles": {
 		"None": [],
-		"Viewer": ["basic:viewer"],
-		"Editor": ["basic:viewer", "basic:editor"],
-		"Admin": ["basic:viewer", "basic:editor", "basic:admin"],
+		"Viewer": ["basic:viewer", "managed:builtins:viewer:permissions"],
+		"Editor": ["basic:viewer", "managed:builtins:viewer:permissions", "basic:editor"],
+		"Admin": ["basic:viewer", "managed:builtins:viewer:permissions", "basic:editor", "basic:admin"],
 	},
 	"roles": {
 		"basic:viewer": {
 			"dashboards:read": {"dashboards:*": true, "folders:*": true},
 			"folders:read": {"folders:*": true},
-			"connectors:query": {"connectors:*": true},
 			"teams:read": {"teams:*": true},
 			"chat:use": {"*": true},
 		},
@@ -39,6 +38,8 @@ org := {
 		},
 		"basic:admin": {"*": {"*": true}},
 		"basic:server_admin": {"*": {"*": true}},
+		# c_open keeps its default role entry (Viewer: View); c_restricted's was taken away
+		"managed:builtins:viewer:permissions": {"connectors:read": {"connectors:uid:c_open": true}, "connectors:query": {"connectors:uid:c_open": true}},
 		"managed:teams:t_ops:permissions": {
 			"dashboards:write": {"folders:uid:f_team": true},
 			"connectors:query": {"connectors:uid:c_restricted": true},
@@ -60,7 +61,6 @@ org := {
 		"d_root": {"folder": ""},
 	},
 	"alert_rules": {"r_deep": {"folder": "f_deep"}},
-	"restricted_connectors": {"c_restricted": true},
 	"legacy_acl": {
 		"dashboards:uid:d_root": {"user:u_none": 1},
 		"folders:uid:f_root": {"team:t_legacy": 2},
@@ -93,7 +93,6 @@ _decide_with_settings(req, settings) := answers.decision if {
 		with data.folders as org.folders
 		with data.dashboards as org.dashboards
 		with data.alert_rules as org.alert_rules
-		with data.restricted_connectors as org.restricted_connectors
 		with data.legacy_acl as org.legacy_acl
 		with data.chat_agents as org.chat_agents
 	_agree(answers)
@@ -203,16 +202,17 @@ test_scope_resource if {
 	_allowed(request(user("u_admin"), "dashboards:read", {"scope": "*"}))
 }
 
-test_any_member_queries_an_unrestricted_connector if {
+test_a_connectors_viewer_entry_lets_every_member_query_it if {
 	_decide(request(user("u_viewer"), "connectors:query", {"kind": "connectors", "uid": "c_open"})) == {"allow": true, "reasons": [
-		"role basic:viewer grants connectors:query on connectors:*",
+		"role managed:builtins:viewer:permissions grants connectors:query on connectors:uid:c_open",
 	]}
+	_allowed(request(user("u_editor"), "connectors:query", {"kind": "connectors", "uid": "c_open"}))
 }
 
-test_restricted_connector_needs_its_own_grant if {
+test_a_connector_without_role_entries_is_queried_by_its_grantees_only if {
 	connector := {"kind": "connectors", "uid": "c_restricted"}
 	_decide(request(user("u_viewer"), "connectors:query", connector)) == _deny([
-		"no role grants connectors:query on connectors:uid:c_restricted, *",
+		"no role grants connectors:query on connectors:uid:c_restricted, connectors:uid:*, connectors:*, *",
 	])
 	_decide(request(user("u_ops"), "connectors:query", connector)) == {"allow": true, "reasons": [
 		"role managed:teams:t_ops:permissions grants connectors:query on connectors:uid:c_restricted",
@@ -428,7 +428,7 @@ _requiring(req, connector_uids) := object.union(req, {"requires": [_query_on(uid
 
 _query_on(connector_uid) := {"action": "connectors:query", "resource": {"kind": "connectors", "uid": connector_uid}}
 
-test_every_requirement_must_be_granted_narrowing_included if {
+test_every_requirement_must_be_granted if {
 	create := request(user("u_editor"), "alert.rules:create", {"kind": "folders", "uid": "f_deep"})
 	_allowed(_requiring(create, ["c_open"]))
 	_decide(_requiring(create, ["c_open", "c_restricted"])) == {
@@ -437,7 +437,7 @@ test_every_requirement_must_be_granted_narrowing_included if {
 		"message": "permission denied: you need connectors:query on every connector the alert rule reads",
 	}
 
-	# a team grant on the restricted connector, and an admin's "*", meet it
+	# a team grant on the connector, and an admin's "*", meet it
 	_allowed(_requiring(request(user("u_ops"), "dashboards:read", dashboard("d_deep")), ["c_restricted"]))
 	_allowed(_requiring(request(user("u_admin"), "alert.rules:read", {"kind": "alert.rules", "uid": "r_deep"}), ["c_restricted"]))
 }

@@ -13,7 +13,6 @@ _filter(req) := indexes if {
 		with data.roles as org.roles
 		with data.folders as org.folders
 		with data.dashboards as org.dashboards
-		with data.restricted_connectors as org.restricted_connectors
 		with data.legacy_acl as org.legacy_acl
 }
 
@@ -30,7 +29,7 @@ test_filter_keeps_the_indexes_of_allowed_resources if {
 	_filter(_batch(user("u_ops"), "dashboards:write", resources)) == [0, 2, 4]
 }
 
-test_filter_applies_connector_narrowing if {
+test_filter_keeps_the_connectors_granted_to_the_subject if {
 	resources := [{"kind": "connectors", "uid": "c_restricted"}, {"kind": "connectors", "uid": "c_open"}]
 	_filter(_batch(user("u_viewer"), "connectors:query", resources)) == [1]
 }

@@ -18,7 +18,6 @@ _decide_in(req, folders, dashboards, alert_rules, roles) := answers.decision if 
 		with data.folders as folders
 		with data.dashboards as dashboards
 		with data.alert_rules as alert_rules
-		with data.restricted_connectors as org.restricted_connectors
 		with data.legacy_acl as {}
 		with data.chat_agents as org.chat_agents
 	_agree(answers)

@@ -35,8 +35,9 @@ const VIEWER: Permission[] = [
   ...grant('annotations:*', 'annotations:read'),
   ...grant('orgs:*', 'orgs.preferences:read'),
   ...grant('investigations:*', 'investigations:read'),
-  // every member may query every connector until per-connector grants narrow it
-  ...grant('connectors:*', 'connectors:read', 'connectors:query', 'connectors:explore'),
+  // who may query a connector is said by the grants on it: a new one grants Viewer and Editor
+  // View (src/permissions/levels.ts, DEFAULT_CONNECTOR_GRANTS), which its admins may take away
+  ...grant('connectors:*', 'connectors:read', 'connectors:explore'),
   ...grant('*', 'chat:use'),
 ];
 
@@ -71,7 +72,7 @@ export const BASIC_ROLES: RoleDefinition[] = [
   basic(
     'viewer',
     'Viewer',
-    'Reads dashboards, folders, teams, annotations, alert rules, org preferences and investigations; queries connectors; uses chat.',
+    'Reads dashboards, folders, teams, annotations, alert rules, org preferences and investigations; queries the connectors that grant Viewer; uses chat.',
     VIEWER,
   ),
   basic('editor', 'Editor', 'Viewer plus creating, changing and deleting dashboards, folders, annotations, alert rules and silences.', [

@@ -130,25 +130,11 @@ const POLICY_DATA_SCHEMA = {
     folders: mapOf({ type: 'object', properties: { scopes: strings }, required: ['scopes'] } as const),
     dashboards: mapOf({ type: 'object', properties: { folder: { type: 'string' } }, required: ['folder'] } as const),
     alert_rules: mapOf({ type: 'object', properties: { folder: { type: 'string' } }, required: ['folder'] } as const),
-    restricted_connectors: setOf,
     // scope -> principal -> level
     legacy_acl: mapOf(mapOf({ type: 'integer' } as const)),
     chat_agents: mapOf({ type: 'object', properties: { tools: setOf }, required: ['tools'] } as const),
   },
-  required: [
-    'org_id',
-    'settings',
-    'members',
-    'teams',
-    'builtin_roles',
-    'roles',
-    'folders',
-    'dashboards',
-    'alert_rules',
-    'restricted_connectors',
-    'legacy_acl',
-    'chat_agents',
-  ],
+  required: ['org_id', 'settings', 'members', 'teams', 'builtin_roles', 'roles', 'folders', 'dashboards', 'alert_rules', 'legacy_acl', 'chat_agents'],
 } as const;
 
 const holderSchema = {

@@ -67,24 +67,6 @@ async function loadRoles(db: Knex, orgId: string | null, uids?: string[]): Promi
   return roles;
 }
 
-/**
- * Connectors that carry a grant (a managed role permission naming them). Read from the
- * permissions' scope index, the connector scopes first (a range, which the index serves where a
- * LIKE is not): SQLite would otherwise walk every managed role of the org and each one's
- * permissions, 8 ms at org scale S on every change of a managed role.
- */
-async function loadRestrictedConnectors(db: Knex, orgId: string): Promise<Section<'restricted_connectors'>> {
-  const scopes: string[] = await db('role_permissions as p')
-    .crossJoin('roles as r', 'r.id', 'p.role_id')
-    .where('p.scope', '>=', 'connectors:uid:')
-    .where('p.scope', '<', 'connectors:uid;')
-    .where('r.org_id', orgId)
-    .where('r.uid', 'like', 'managed:%')
-    .distinct()
-    .pluck('p.scope');
-  return Object.fromEntries(scopes.map((scope) => [scope.slice('connectors:uid:'.length), true as const]));
-}
-
 async function loadMembers(db: Knex, orgId: string, userIds?: string[]): Promise<Section<'members'>> {
   const only = <T extends Knex.QueryBuilder>(query: T, column: string): T => (userIds ? (query.whereIn(column, userIds) as T) : query);
   const [members, teamMembers, userRoles] = await Promise.all([
@@ -166,7 +148,7 @@ async function loadLegacyAcl(db: Knex, orgId: string): Promise<Section<'legacy_a
 }
 
 export async function buildOrgDocument(db: Knex, orgId: string | null, settings: DocumentSettings): Promise<OrgDocument> {
-  const empty = { members: {}, teams: {}, folders: {}, dashboards: {}, alert_rules: {}, restricted_connectors: {}, legacy_acl: {} };
+  const empty = { members: {}, teams: {}, folders: {}, dashboards: {}, alert_rules: {}, legacy_acl: {} };
   const [roles, sections] = await Promise.all([
     loadRoles(db, orgId),
     orgId
@@ -176,15 +158,13 @@ export async function buildOrgDocument(db: Knex, orgId: string | null, settings:
           loadFolders(db, orgId),
           loadFoldered(db, 'dashboards', orgId),
           loadFoldered(db, 'alert_rules', orgId),
-          loadRestrictedConnectors(db, orgId),
           loadLegacyAcl(db, orgId),
-        ]).then(([members, teams, folders, dashboards, alert_rules, restricted_connectors, legacy_acl]) => ({
+        ]).then(([members, teams, folders, dashboards, alert_rules, legacy_acl]) => ({
           members,
           teams,
           folders,
           dashboards,
           alert_rules,
-          restricted_connectors,
           legacy_acl,
         }))
       : empty,
@@ -225,9 +205,6 @@ export async function loadFragments(db: Knex, orgId: string | null, fragments: r
     const dashboardUids = uidsOf('dashboard', (fragment) => fragment.uid);
     const alertRuleUids = uidsOf('alert_rule', (fragment) => fragment.uid);
     const folderFragments = fragments.filter((fragment) => fragment.kind === 'folders');
-    if (roleUids.some((uid) => uid.startsWith('managed:'))) {
-      reads.push(loadRestrictedConnectors(db, orgId).then((connectors) => [{ path: ['restricted_connectors'], value: connectors }]));
-    }
     if (userIds.length > 0) reads.push(loadMembers(db, orgId, userIds).then((members) => entries('members', userIds, members)));
     if (teamIds.length > 0) reads.push(loadTeams(db, orgId, teamIds).then((teams) => entries('teams', teamIds, teams)));
     if (folderFragments.some((fragment) => !fragment.uids)) {

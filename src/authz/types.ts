@@ -46,7 +46,7 @@ export interface AuthzInput {
   destination?: ResourceRef;
   /** A setup-wizard change: open while no user exists (then anyone may make it). */
   setup?: { open: boolean };
-  /** Each must be allowed too, in the same decision (narrowing included). */
+  /** Each must be allowed too, in the same decision. */
   requires?: Requirement[];
   /** Who authored the target (an ops plan): the subject must be someone else (`differ`) or that author (`match`). */
   author?: Authorship;
@@ -99,7 +99,6 @@ export interface OrgDocument {
   folders: Record<string, { scopes: string[] }>;
   dashboards: Record<string, { folder: string }>;
   alert_rules: Record<string, { folder: string }>;
-  restricted_connectors: Record<string, true>;
   legacy_acl: Record<string, Record<string, number>>;
   chat_agents: Record<string, { tools: Record<string, true> }>;
 }

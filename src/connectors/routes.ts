@@ -16,6 +16,7 @@ import { nameSchema, versionSchema } from '../http/schemas.ts';
 import { subjectOf } from '../http/subject.ts';
 import { parseBackendUrl } from '../outbound/client.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
+import { grantDefaultConnectorAccess } from '../permissions/resource-grants.ts';
 import type { Services } from '../services.ts';
 import { connectorBackendRoutes } from './backend.routes.ts';
 import { connectorChangeRoutes } from './changes.routes.ts';
@@ -131,6 +132,7 @@ export const connectorRoutes: RouteModule = (routes) => {
           sealedSecrets: sealSecrets(secrets, services.secretBox),
         };
         await insertConnector(tx, orgId, uid, content, principal.user.id, now);
+        await grantDefaultConnectorAccess(tx, orgId, uid, now);
         await recordAudit(
           tx.db,
           actorOf(ctx, principal),

@@ -46,14 +46,23 @@ export const ALERT_RULE_GRANTS: GrantFamily = {
 };
 
 /**
- * Flat: a connector inherits from nothing. Any grant on a connector also narrows who may query
- * it: from then on only a grant on it (or "*") lets one query (the policy's is_narrowed).
+ * Flat: a connector inherits from nothing, and who may query it is said by its grants alone
+ * (no basic role queries every connector): a new one starts with DEFAULT_CONNECTOR_GRANTS.
  */
 export const CONNECTOR_GRANTS: GrantFamily = {
   noun: 'connector',
   scopeOf: (uid) => `connectors:uid:${uid}`,
   levels: ladder(['connectors:read', 'connectors:query'], ['connectors:write'], ['connectors.permissions:read', 'connectors.permissions:write']),
 };
+
+/**
+ * The grants a connector is created with, as Grafana gives a data source: every Viewer and every
+ * Editor may query it (View), until someone takes these entries away; Admins hold "*" anyway.
+ */
+export const DEFAULT_CONNECTOR_GRANTS = [
+  { role: 'Viewer', permission: 1 },
+  { role: 'Editor', permission: 1 },
+] as const satisfies ReadonlyArray<{ role: 'Viewer' | 'Editor' | 'Admin'; permission: PermissionLevel }>;
 
 /** Every action of the family: what a replacement of its grants clears. */
 export const familyActions = (family: GrantFamily): readonly string[] => family.levels[4];

@@ -7,13 +7,22 @@
 import type { Knex } from 'knex';
 import { recordAudits, type Actor, type AuditEvent } from '../audit/writer.ts';
 import type { Permission } from '../accesscontrol/builtin-roles.ts';
-import { grantManaged, managedRoleUid, replaceManagedGrants, type GrantHolder } from '../accesscontrol/grants.ts';
+import { grantManaged, grantManagedToEach, managedRoleUid, replaceManagedGrants, type GrantHolder } from '../accesscontrol/grants.ts';
 import { findManagedPermissionsOnScopes } from '../accesscontrol/store.ts';
 import type { Tx } from '../db/transaction.ts';
 import { BadRequestError } from '../errors.ts';
 import { findMembersByIds } from '../orgs/store.ts';
 import { findTeamsByIds } from '../teams/store.ts';
-import { familyActions, LEVEL_NAMES, levelGives, levelOf, type GrantFamily, type PermissionLevel } from './levels.ts';
+import {
+  CONNECTOR_GRANTS,
+  DEFAULT_CONNECTOR_GRANTS,
+  familyActions,
+  LEVEL_NAMES,
+  levelGives,
+  levelOf,
+  type GrantFamily,
+  type PermissionLevel,
+} from './levels.ts';
 
 const ORG_ROLES = ['Viewer', 'Editor', 'Admin'] as const;
 type GrantRole = (typeof ORG_ROLES)[number];
@@ -277,6 +286,20 @@ export async function replaceGrants(
     });
   }
   await recordAudits(tx.db, actor, events, now);
+}
+
+/** A new connector's grants: the role entries DEFAULT_CONNECTOR_GRANTS, listed by its permissions like any other grant. */
+export async function grantDefaultConnectorAccess(tx: Tx, orgId: string, uid: string, now: number): Promise<void> {
+  const scope = CONNECTOR_GRANTS.scopeOf(uid);
+  await grantManagedToEach(
+    tx,
+    orgId,
+    DEFAULT_CONNECTOR_GRANTS.map((grant) => ({
+      holder: { kind: 'builtin', role: grant.role },
+      permissions: CONNECTOR_GRANTS.levels[grant.permission].map((action) => ({ action, scope })),
+    })),
+    now,
+  );
 }
 
 /** As in Grafana, whoever creates a folder or dashboard administers it (a service account too). */

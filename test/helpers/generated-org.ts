@@ -66,7 +66,7 @@ export function generateOrg(seed: number, cases: number): GeneratedOrg {
   const randomAction = () => (rnd.chance(0.05) ? '*' : rnd.chance(0.05) ? `${rnd.pick(KINDS)}:*` : `${rnd.pick(KINDS)}:${rnd.pick(VERBS)}`);
 
   const roles: OrgDocument['roles'] = {
-    'basic:viewer': { 'dashboards:read': { 'dashboards:*': true }, 'folders:read': { 'folders:*': true }, 'connectors:query': { 'connectors:*': true } },
+    'basic:viewer': { 'dashboards:read': { 'dashboards:*': true }, 'folders:read': { 'folders:*': true }, 'connectors:read': { 'connectors:*': true } },
     'basic:editor': { 'dashboards:write': { 'folders:*': true }, 'dashboards:create': { 'folders:*': true } },
     'basic:admin': { '*': { '*': true } },
     'basic:server_admin': { '*': { '*': true } },
@@ -84,6 +84,9 @@ export function generateOrg(seed: number, cases: number): GeneratedOrg {
     for (let i = 0; i < 1 + rnd.int(4); i++) (grants[randomAction()] ??= {})[randomScope()] = true;
     roles[uid] = grants;
   }
+  // the default role entries of c0 and c2; c1 and c3 had theirs taken away
+  const viewerEntries = roles['managed:builtins:viewer:permissions']!;
+  viewerEntries['connectors:query'] = { ...viewerEntries['connectors:query'], 'connectors:uid:c0': true, 'connectors:uid:c2': true };
 
   const members: OrgDocument['members'] = {};
   for (const user of users.slice(0, 13)) {
@@ -110,7 +113,6 @@ export function generateOrg(seed: number, cases: number): GeneratedOrg {
     folders: Object.fromEntries(folders.map((f) => [f, { scopes: [f, ...ancestors(f)].map((uid) => `folders:uid:${uid}`) }])),
     dashboards: Object.fromEntries(dashboards.map((d) => [d, { folder: rnd.chance(0.1) ? '' : rnd.pick(folders) }])),
     alert_rules: Object.fromEntries(rules.map((r) => [r, { folder: rnd.pick(folders) }])),
-    restricted_connectors: { c1: true, c3: true },
     legacy_acl: legacy,
     chat_agents: DEFAULT_CHAT_AGENTS,
   };

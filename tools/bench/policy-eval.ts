@@ -21,7 +21,7 @@ const cases: Record<string, object> = {
   'dashboard read, deepest folder': { subject, org_id: 'org_gen', action: 'dashboards:read', resource: { kind: 'dashboards', uid: deepest } },
   'dashboard write, deepest folder': { subject, org_id: 'org_gen', action: 'dashboards:write', resource: { kind: 'dashboards', uid: deepest } },
   'folder read': { subject, org_id: 'org_gen', action: 'folders:read', resource: { kind: 'folders', uid: 'f3' } },
-  'connector query (restricted)': { subject, org_id: 'org_gen', action: 'connectors:query', resource: { kind: 'connectors', uid: 'c1' } },
+  'connector query (not in its list)': { subject, org_id: 'org_gen', action: 'connectors:query', resource: { kind: 'connectors', uid: 'c1' } },
   'team read': { subject, org_id: 'org_gen', action: 'teams:read', resource: { kind: 'teams', id: 't1' } },
   'no resource': { subject, org_id: 'org_gen', action: 'dashboards:read' },
   anonymous: { subject: { id: '', kind: 'anonymous', server_admin: false, disabled: false }, org_id: 'org_gen', action: 'dashboards:read' },

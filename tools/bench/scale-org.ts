@@ -102,10 +102,12 @@ export async function fillOrg(db: Knex, orgId: string, scale: Scale, seed = 7): 
       ...users.map((u) => ({ uid: `managed:users:${u}:permissions`, user: u, team: null as string | null })),
       ...teams.map((t) => ({ uid: `managed:teams:${t}:permissions`, user: null as string | null, team: t })),
     ];
+    // the role entries a connector is made with, Viewer and Editor View, for the connector the questions query
+    const connectorEntries = ['managed:builtins:viewer:permissions', 'managed:builtins:editor:permissions'];
     await insertAll(
       trx,
       'roles',
-      managed.map((m) => managedRoleRow(m.uid, orgId, now)),
+      [...managed.map((m) => m.uid), ...connectorEntries].map((uid) => managedRoleRow(uid, orgId, now)),
     );
     const roleIds = new Map<string, number>(
       (await trx('roles').where('org_id', orgId).where('uid', 'like', 'managed:%').select('id', 'uid')).map((r: { id: number; uid: string }) => [r.uid, r.id]),
@@ -132,6 +134,13 @@ export async function fillOrg(db: Knex, orgId: string, scale: Scale, seed = 7): 
       }
     }
     await insertAll(trx, 'role_permissions', [...grants.values()].slice(0, scale.grants));
+    await insertAll(
+      trx,
+      'role_permissions',
+      connectorEntries.flatMap((uid) =>
+        ['connectors:read', 'connectors:query'].map((action) => ({ role_id: roleIds.get(uid)!, action, scope: 'connectors:uid:prom' })),
+      ),
+    );
   });
   return { users, teams, folders, dashboards, depthOf };
 }

@@ -86,28 +86,76 @@ test_a_level_that_is_not_a_number_is_ignored if {
 	_grants("dashboards:read", _dashboard, ["folders:uid:f_odd"], true) == set()
 }
 
+_folder := {"kind": "folders", "attr": "uid", "value": "f1", "scope": "folders:uid:f1"}
+
 _grants_at_level(level, action) := grants if {
-	grants := legacy.grants(action, _dashboard, ["dashboards:uid:d1"]) with input as {
+	grants := legacy.grants(action, _folder, ["folders:uid:f1"]) with input as {
 		"subject": {"id": "u_ops", "kind": "user", "server_admin": false, "disabled": false},
 		"org_id": "org_main",
 	}
 		with data.org_id as "org_main"
 		with data.members as _members
-		with data.legacy_acl as {"dashboards:uid:d1": {"user:u_ops": level}}
+		with data.legacy_acl as {"folders:uid:f1": {"user:u_ops": level}}
 		with data.settings.legacy_acl_enabled as true
 }
 
+_levels := {
+	"dashboards:read": 1, "folders:read": 1,
+	"dashboards:write": 2, "dashboards:create": 2, "dashboards:delete": 2,
+	"folders:write": 2, "folders:create": 2, "folders:delete": 2,
+	"dashboards.permissions:read": 4, "dashboards.permissions:write": 4,
+	"folders.permissions:read": 4, "folders.permissions:write": 4,
+}
+
 test_each_action_needs_its_level if {
-	every action, level in {
-		"dashboards:read": 1, "folders:read": 1,
-		"dashboards:write": 2, "dashboards:create": 2, "dashboards:delete": 2,
-		"folders:write": 2, "folders:create": 2, "folders:delete": 2,
-		"dashboards.permissions:read": 4, "dashboards.permissions:write": 4,
-		"folders.permissions:read": 4, "folders.permissions:write": 4,
-	} {
+	every action, level in _levels {
 		count(_grants_at_level(level, action)) == 1
 		count(_grants_at_level(level / 2, action)) == 0
 	}
+}
+
+test_the_listed_actions_are_those_with_a_level if {
+	{action | some action in legacy.actions} == object.keys(_levels)
+	count(legacy.actions) == count(_levels)
+}
+
+test_an_entry_on_a_dashboard_covers_its_dashboard_actions_only if {
+	_grants("dashboards:read", _dashboard, ["dashboards:uid:d1"], true) != set()
+	_grants("folders:read", _dashboard, ["dashboards:uid:d1"], true) == set()
+}
+
+_held(acl, enabled) := held if {
+	held := legacy.held with input as {
+		"subject": {"id": "u_ops", "kind": "user", "server_admin": false, "disabled": false},
+		"org_id": "org_main",
+	}
+		with data.org_id as "org_main"
+		with data.members as _members
+		with data.legacy_acl as acl
+		with data.settings.legacy_acl_enabled as enabled
+}
+
+test_held_lists_each_scope_at_the_highest_level_of_the_subjects_entries if {
+	_held(_acl, true) == {
+		# u_ops's View on d1 (u_other's Admin there is not its own)
+		"dashboards:read": {"dashboards:uid:d1", "folders:uid:f_team", "folders:uid:f_root"},
+		"folders:read": {"folders:uid:f_team", "folders:uid:f_root"},
+		# its team's Edit on f_team, its org role's Admin on f_root (role:Viewer's View there is not its own)
+		"dashboards:write": {"folders:uid:f_team", "folders:uid:f_root"},
+		"dashboards:create": {"folders:uid:f_team", "folders:uid:f_root"},
+		"dashboards:delete": {"folders:uid:f_team", "folders:uid:f_root"},
+		"folders:write": {"folders:uid:f_team", "folders:uid:f_root"},
+		"folders:create": {"folders:uid:f_team", "folders:uid:f_root"},
+		"folders:delete": {"folders:uid:f_team", "folders:uid:f_root"},
+		"dashboards.permissions:read": {"folders:uid:f_root"},
+		"dashboards.permissions:write": {"folders:uid:f_root"},
+		"folders.permissions:read": {"folders:uid:f_root"},
+		"folders.permissions:write": {"folders:uid:f_root"},
+	}
+}
+
+test_held_is_empty_when_the_acl_is_off if {
+	_held(_acl, false) == {}
 }
 
 test_a_level_other_than_1_2_or_4_is_named_as_it_is if {

@@ -76,10 +76,9 @@ problem(resource) := "resource must be {kind, uid}, {kind, id} or {scope} with a
 }
 
 # most specific first: own scope, inherited folders, wildcards, "*". One link of an else chain
-# per shape of target, so only its own work is done.
-candidates(target, action) := [target.scope, "*"] if is_narrowed(target, action)
-
-else := array.concat(array.concat([target.scope], _folder_chain(folder)), _folder_wildcards(target)) if {
+# per shape of target, so only its own work is done. A connector is flat: who may query it is
+# said by the grants on it (its role entries, Viewer and Editor by default) like anything else.
+candidates(target) := array.concat(array.concat([target.scope], _folder_chain(folder)), _folder_wildcards(target)) if {
 	# a dashboard or an alert rule known to the index inherits from its folder's chain
 	folder := _folder_of(target)
 } else := array.concat(data.folders[target.value].scopes, ["folders:uid:*", "folders:*", "*"]) if {
@@ -90,14 +89,6 @@ else := array.concat(array.concat([target.scope], _folder_chain(folder)), _folde
 } else := array.concat(array.concat([target.scope], _ancestors(target)), _wildcards(target)) if {
 	target.kind == "folders"
 } else := array.concat([target.scope], _wildcards(target))
-
-# every member may query every connector (basic:viewer holds connectors:query on connectors:*)
-# until the connector carries a grant of its own: then only a grant on it, or "*", lets one query
-is_narrowed(target, "connectors:query") if {
-	target.kind == "connectors"
-	target.attr == "uid"
-	data.restricted_connectors[target.value] == true
-}
 
 _attr_target(kind, attr, value) := {
 	"kind": kind,

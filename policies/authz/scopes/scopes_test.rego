@@ -13,11 +13,10 @@ _dashboards := {"d_deep": {"folder": "f_deep"}, "d_root": {"folder": ""}}
 
 _alert_rules := {"r_deep": {"folder": "f_deep"}}
 
-_candidates(resource, action) := candidates if {
-	candidates := scopes.candidates(scopes.target(resource), action) with data.folders as _folders
+_candidates(resource) := candidates if {
+	candidates := scopes.candidates(scopes.target(resource)) with data.folders as _folders
 		with data.dashboards as _dashboards
 		with data.alert_rules as _alert_rules
-		with data.restricted_connectors as {"c_restricted": true}
 }
 
 test_target_of_kind_and_uid if {
@@ -85,7 +84,7 @@ test_every_kind_is_known if {
 }
 
 test_dashboard_inherits_from_its_folder_and_every_ancestor if {
-	_candidates({"kind": "dashboards", "uid": "d_deep"}, "dashboards:read") == [
+	_candidates({"kind": "dashboards", "uid": "d_deep"}) == [
 		"dashboards:uid:d_deep",
 		"folders:uid:f_deep", "folders:uid:f_team", "folders:uid:f_root",
 		"dashboards:uid:*", "dashboards:*",
@@ -95,7 +94,7 @@ test_dashboard_inherits_from_its_folder_and_every_ancestor if {
 }
 
 test_dashboard_at_the_root_is_covered_by_folder_wildcards_only if {
-	_candidates({"kind": "dashboards", "uid": "d_root"}, "dashboards:read") == [
+	_candidates({"kind": "dashboards", "uid": "d_root"}) == [
 		"dashboards:uid:d_root",
 		"dashboards:uid:*", "dashboards:*",
 		"folders:uid:*", "folders:*",
@@ -104,11 +103,11 @@ test_dashboard_at_the_root_is_covered_by_folder_wildcards_only if {
 }
 
 test_dashboard_missing_from_the_index_inherits_nothing if {
-	_candidates({"kind": "dashboards", "uid": "d_new"}, "dashboards:read") == ["dashboards:uid:d_new", "dashboards:uid:*", "dashboards:*", "*"]
+	_candidates({"kind": "dashboards", "uid": "d_new"}) == ["dashboards:uid:d_new", "dashboards:uid:*", "dashboards:*", "*"]
 }
 
 test_folder_inherits_from_its_ancestors if {
-	_candidates({"kind": "folders", "uid": "f_deep"}, "folders:read") == [
+	_candidates({"kind": "folders", "uid": "f_deep"}) == [
 		"folders:uid:f_deep", "folders:uid:f_team", "folders:uid:f_root",
 		"folders:uid:*", "folders:*",
 		"*",
@@ -116,7 +115,7 @@ test_folder_inherits_from_its_ancestors if {
 }
 
 test_alert_rule_is_folder_scoped if {
-	_candidates({"kind": "alert.rules", "uid": "r_deep"}, "alert.rules:write") == [
+	_candidates({"kind": "alert.rules", "uid": "r_deep"}) == [
 		"alert.rules:uid:r_deep",
 		"folders:uid:f_deep", "folders:uid:f_team", "folders:uid:f_root",
 		"alert.rules:uid:*", "alert.rules:*",
@@ -126,44 +125,36 @@ test_alert_rule_is_folder_scoped if {
 }
 
 test_id_scoped_target if {
-	_candidates({"kind": "teams", "id": 4}, "teams:read") == ["teams:id:4", "teams:id:*", "teams:*", "*"]
+	_candidates({"kind": "teams", "id": 4}) == ["teams:id:4", "teams:id:*", "teams:*", "*"]
 }
 
 test_star_scope if {
-	_candidates({"scope": "*"}, "orgs:create") == ["*"]
+	_candidates({"scope": "*"}) == ["*"]
 }
 
 test_kind_wildcard_scope if {
-	_candidates({"scope": "users:*"}, "users:read") == ["users:*", "*"]
+	_candidates({"scope": "users:*"}) == ["users:*", "*"]
 }
 
 test_attribute_wildcard_scope if {
-	_candidates({"scope": "dashboards:uid:*"}, "dashboards:read") == ["dashboards:uid:*", "dashboards:*", "*"]
+	_candidates({"scope": "dashboards:uid:*"}) == ["dashboards:uid:*", "dashboards:*", "*"]
 }
 
-test_unrestricted_connector_is_covered_by_wildcards if {
-	_candidates({"kind": "connectors", "uid": "c_open"}, "connectors:query") == ["connectors:uid:c_open", "connectors:uid:*", "connectors:*", "*"]
-}
-
-test_restricted_connector_narrows_query_to_its_own_scope_and_star if {
-	_candidates({"kind": "connectors", "uid": "c_restricted"}, "connectors:query") == ["connectors:uid:c_restricted", "*"]
-}
-
-test_restricted_connector_narrows_only_query if {
-	_candidates({"kind": "connectors", "uid": "c_restricted"}, "connectors:write") == ["connectors:uid:c_restricted", "connectors:uid:*", "connectors:*", "*"]
+test_connector_is_flat_and_covered_by_its_wildcards if {
+	_candidates({"kind": "connectors", "uid": "c1"}) == ["connectors:uid:c1", "connectors:uid:*", "connectors:*", "*"]
 }
 
 test_folder_missing_from_the_index_inherits_nothing if {
-	_candidates({"kind": "folders", "uid": "f_new"}, "folders:read") == ["folders:uid:f_new", "folders:uid:*", "folders:*", "*"]
+	_candidates({"kind": "folders", "uid": "f_new"}) == ["folders:uid:f_new", "folders:uid:*", "folders:*", "*"]
 }
 
 test_user_target if {
-	_candidates({"kind": "users", "id": "u1"}, "users:read") == ["users:id:u1", "users:id:*", "users:*", "*"]
+	_candidates({"kind": "users", "id": "u1"}) == ["users:id:u1", "users:id:*", "users:*", "*"]
 }
 
 # "*" is a uid like any other for the index, though its attribute wildcard is itself
 test_uid_star_in_the_index if {
-	dashboard := scopes.candidates(scopes.target({"kind": "dashboards", "uid": "*"}), "dashboards:read") with data.folders as _folders
+	dashboard := scopes.candidates(scopes.target({"kind": "dashboards", "uid": "*"})) with data.folders as _folders
 		with data.dashboards as {"*": {"folder": "f_team"}}
 	dashboard == [
 		"dashboards:uid:*",
@@ -173,7 +164,7 @@ test_uid_star_in_the_index if {
 		"*",
 	]
 	folders := {"*": {"scopes": ["folders:uid:*", "folders:uid:f_root"]}}
-	folder := scopes.candidates(scopes.target({"kind": "folders", "uid": "*"}), "folders:read") with data.folders as folders
+	folder := scopes.candidates(scopes.target({"kind": "folders", "uid": "*"})) with data.folders as folders
 	folder == ["folders:uid:*", "folders:uid:f_root", "folders:*", "*"]
 }
 

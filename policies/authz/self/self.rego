@@ -17,6 +17,19 @@ grants(resource, action) := [concat("", ["a subject may ", action, " on itself"]
 	_may_act_here
 } else := []
 
+# What a subject holds on itself, as permissions lists it: every self action on its own record.
+held := {action: {concat("", ["users:id:", subject.id])} |
+	_may_act_here
+	some action in actions
+}
+
+# the self actions, as a list to enumerate (is_self_action tests one without building it)
+actions := [
+	"users:read", "users:write", "users.password:write", "users.preferences:read", "users.preferences:write",
+	"users.permissions:read", "users.sessions:read", "users.sessions:write", "users.tokens:read", "users.tokens:write",
+	"users.authlinks:read", "users.authlinks:write", "users.quotas:read",
+]
+
 is_self_action("users:read")
 
 is_self_action("users:write")

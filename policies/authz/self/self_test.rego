@@ -65,3 +65,10 @@ test_reading_the_org_is_all_a_member_gets if {
 	disabled := object.union(_user("u1"), {"disabled": true})
 	_org_grants({"subject": disabled, "org_id": "org_main", "action": "orgs:read"}) == []
 }
+
+test_every_listed_action_is_a_self_action if {
+	every action in self.actions {
+		self.is_self_action(action)
+	}
+	count({action | some action in self.actions}) == 13
+}

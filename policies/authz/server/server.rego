@@ -52,6 +52,22 @@ org_grants(resource, action) := [concat("", ["a server admin may ", action, " on
 	subject.is_enabled
 } else := []
 
+# What a server admin holds on the org, member or not, as permissions lists it: the org
+# administration actions on the org itself.
+held := {action: {concat("", ["orgs:id:", input.org_id])} |
+	subject.is_server_admin
+	subject.is_enabled
+	is_string(input.org_id)
+	some action in org_administration
+}
+
+# the org administration actions, as a list to enumerate (is_org_administration tests one
+# without building it)
+org_administration := [
+	"orgs:read", "orgs:write", "org.users:read", "org.users:add", "org.users:write",
+	"org.users:remove", "orgs.preferences:read", "orgs.preferences:write", "orgs.quotas:read", "orgs.quotas:write",
+]
+
 is_org_administration("orgs:read")
 
 is_org_administration("orgs:write")

@@ -27,3 +27,10 @@ test_the_open_setup_wizard_lets_anyone_change_settings if {
 	not server.refusal with input as {"subject": anyone, "org_id": null, "action": "settings:write", "setup": {"open": true}}
 	server.refusal with input as {"subject": anyone, "org_id": null, "action": "settings:write", "setup": {"open": false}}
 }
+
+test_every_listed_action_is_an_org_administration if {
+	every action in server.org_administration {
+		server.is_org_administration(action)
+	}
+	count({action | some action in server.org_administration}) == 10
+}
