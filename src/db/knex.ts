@@ -42,6 +42,14 @@ export function sqliteFileOf(config: Pick<Config, 'databaseUrl' | 'sqliteFile'>)
   return config.databaseUrl?.startsWith('sqlite:') ? config.databaseUrl.slice('sqlite:'.length).replace(/^\/\//, '') : config.sqliteFile;
 }
 
+/** How long a request may wait for a pooled connection while every one is busy (knex's own default). */
+const ACQUIRE_TIMEOUT_MS = 60_000;
+
+/** InnoDB's row-lock wait, in whole seconds: ended by the database a second before the query bound (at least 1 s). */
+function lockWaitSeconds(queryTimeoutMs: number): number {
+  return Math.max(1, Math.ceil(queryTimeoutMs / 1000) - 1);
+}
+
 export function createDb(config: Pick<Config, 'databaseUrl' | 'sqliteFile'> & Partial<Pick<Config, 'dbQueryTimeoutMs'>>): Knex {
   const queryTimeoutMs = config.dbQueryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   if (isMysqlUrl(config.databaseUrl)) {
@@ -66,11 +74,16 @@ export function createDb(config: Pick<Config, 'databaseUrl' | 'sqliteFile'> & Pa
         max: 10,
         afterCreate(conn: DriverConnection, done: (err: Error | null, conn: unknown) => void) {
           boundQueries(conn, queryTimeoutMs);
-          done(null, conn);
+          // A statement waiting for another transaction's row lock is load, not a dead network: the
+          // database ends the wait first (ER_LOCK_WAIT_TIMEOUT, which transact() retries), so the
+          // bound above only ever fires on a database that stopped answering.
+          conn.query(`SET SESSION innodb_lock_wait_timeout = ${lockWaitSeconds(queryTimeoutMs)}`, (err: Error | null) => done(err, conn));
         },
       },
-      // a request waiting for a connection (all of them stuck, or none can be opened) waits no longer than for a query
-      acquireConnectionTimeout: queryTimeoutMs,
+      // A request waiting for a pooled connection is load too. The network's failures still end it
+      // within the bound: a stuck connection is destroyed at the query bound, and a new one that
+      // cannot connect (connectTimeout) fails the first waiter (knex's propagateCreateError).
+      acquireConnectionTimeout: Math.max(ACQUIRE_TIMEOUT_MS, queryTimeoutMs),
     });
   }
   const file = sqliteFileOf(config)!;
