@@ -28,7 +28,7 @@ export function required(name: string, requiredWhen: string | undefined): never 
 }
 
 /** `a or b`, `a, b, c or d`, and past four `one of a, b, …`. */
-export function choices(values: readonly string[]): string {
+function choices(values: readonly string[]): string {
   if (values.length > 4) return `one of ${values.join(', ')}`;
   return values.length === 1 ? values[0]! : `${values.slice(0, -1).join(', ')} or ${values[values.length - 1]}`;
 }

@@ -27,6 +27,7 @@ function readMembers(members: Members, ctx: LoadContext, requiredWhen: string | 
 
 /** The configuration of `env`; a ConfigError names the first variable whose value is refused. */
 export function loadConfig(env: Env = process.env): Config {
+  // NODE_ENV and DATA_DIR are read first, from nothing but their own values: the rest may depend on them
   const base: LoadContext = { env, nodeEnv: 'development', dataDir: '' };
   const ctx: LoadContext = { env, nodeEnv: nodeEnv.read(base), dataDir: dataDir.read(base) };
   return readMembers(schema, ctx, undefined) as Config;
