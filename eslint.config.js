@@ -51,6 +51,16 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [HTTP, KOA, DOMAINS] }] },
   },
   {
+    // the configuration is read before any layer starts: it imports none that could import it
+    files: ['src/config.ts', 'src/config/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [HTTP, KOA, DOMAINS, { group: ['**/authz/**'], message: 'the configuration does not depend on the policy engine, which reads it' }] },
+      ],
+    },
+  },
+  {
     files: ['src/audit/store.ts', 'src/audit/writer.ts', 'src/audit/retention.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [HTTP, KOA] }] },
   },

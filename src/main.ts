@@ -13,6 +13,7 @@ import { anyHumanUserExists } from './identity/users.store.ts';
 import type { Services } from './services.ts';
 import { startServices } from './startup.ts';
 import { BatchedLines } from './logging/batched-lines.ts';
+import { createLineLogger } from './logging/line-writer.ts';
 
 /** Listening fails for a reason the operator fixes in the configuration: said as such. */
 async function listenOrExplain(server: Server, config: Config) {
@@ -82,7 +83,7 @@ function createLogger(level: string): Logger {
   const flush = () => destination.flush();
   setInterval(flush, LOG_FLUSH_INTERVAL_MS).unref();
   process.on('exit', flush);
-  return pino({ level }, destination);
+  return createLineLogger({ level }, destination);
 }
 
 async function main(): Promise<void> {

@@ -7,6 +7,8 @@
 import { expect } from 'chai';
 import { createTestDatabase, startTestApp, statementsDuring, type TestApp } from './helpers/app.ts';
 import { api, buildServiceAccount, buildToken, createUser, passwordLogin } from './helpers/factories.ts';
+import { sha256Hex } from '../src/crypto/tokens.ts';
+import { rememberedCookieKeys, SESSION_COOKIE } from '../src/identity/sessions.ts';
 
 const readsCredentialRows = (statements: string[]) =>
   statements.filter((sql) => /from [`"]?(sessions|api_tokens|users)[`"]? where/i.test(sql) && /^select/i.test(sql));
@@ -34,6 +36,25 @@ describe('the identity caches', () => {
     });
     expect(readsCredentialRows(bySession)).to.deep.equal([]);
     expect(readsCredentialRows(byToken)).to.deep.equal([]);
+  });
+
+  it('keeps no token or session cookie as it was presented: the caches know them by their SHA-256', async () => {
+    const user = await createUser(app);
+    const account = await buildServiceAccount(app);
+    const { key } = await buildToken(app, account);
+    expect((await app.request('GET', '/api/org', { headers: { authorization: `Bearer ${key}` } })).status).to.equal(200);
+    expect((await api(app, user).get('/api/user')).status).to.equal(200);
+
+    const cookieValue = user.cookie.slice(`${SESSION_COOKIE}=`.length);
+    const sessionToken = cookieValue.slice(0, cookieValue.lastIndexOf('.'));
+    const { caches, config } = app.services;
+    const keys = [...caches.tokens.keys(), ...caches.sessions.keys(), ...rememberedCookieKeys(config)];
+    for (const credential of [key, cookieValue, sessionToken]) {
+      expect(keys.some((cacheKey) => cacheKey.includes(credential))).to.equal(false);
+    }
+    expect(caches.tokens.keys()).to.include(sha256Hex(key));
+    expect(caches.sessions.keys()).to.include(sha256Hex(sessionToken));
+    expect(rememberedCookieKeys(config)).to.include(sha256Hex(cookieValue));
   });
 
   it('sees a logout, a revoked session, a disable and a password change at the next request', async () => {

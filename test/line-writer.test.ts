@@ -1,21 +1,22 @@
 /**
  * The request line's writer (src/logging/line-writer.ts): byte for byte the line pino writes for
  * the same fields, with whatever options the logger has, and nothing below the logger's level.
+ * The writer's logger is made by createLineLogger, pino's by pino().
  */
 import { expect } from 'chai';
 import pino, { type LoggerOptions } from 'pino';
-import { lineWriter } from '../src/logging/line-writer.ts';
+import { createLineLogger, lineWriter } from '../src/logging/line-writer.ts';
 
 const FIELDS = ['requestId', 'req', 'res', 'durationMs', 'route', 'principalId'] as const;
 
 /** Two loggers alike but for their sinks; the time is fixed so their lines can be compared. */
 function twins(options: LoggerOptions, child?: { bindings: Record<string, unknown>; options?: pino.ChildLoggerOptions }) {
-  const make = () => {
+  const make = (create: (options: LoggerOptions, destination: pino.DestinationStream) => pino.Logger) => {
     const lines: string[] = [];
-    const root = pino({ ...options, timestamp: () => ',"time":1795694293365' }, { write: (line: string) => lines.push(line) });
+    const root = create({ ...options, timestamp: () => ',"time":1795694293365' }, { write: (line: string) => lines.push(line) });
     return { lines, logger: child ? root.child(child.bindings, child.options) : root };
   };
-  return { byPino: make(), byWriter: make() };
+  return { byPino: make((options, destination) => pino(options, destination)), byWriter: make(createLineLogger) };
 }
 
 const SAMPLES: Array<Record<string, unknown>> = [
@@ -68,6 +69,42 @@ describe('request line writer', () => {
       expect(byWriter.lines).to.have.length(SAMPLES.length);
     });
   }
+
+  it('leaves the fields alone to pino only where the options shape them', () => {
+    for (const [name, options, child] of cases) {
+      const { byWriter } = twins(options, child);
+      const calls: unknown[][] = [];
+      const info = byWriter.logger.info.bind(byWriter.logger);
+      byWriter.logger.info = ((...args: Parameters<typeof info>) => {
+        calls.push(args);
+        return info(...args);
+      }) as typeof info;
+      lineWriter(byWriter.logger, 'info', 'request completed', FIELDS)(SAMPLES[0]!);
+      const plain = ['default options', 'no base fields', 'custom base and message key', 'a level formatter'].includes(name);
+      expect(calls, name).to.deep.equal([plain ? ['request completed'] : [SAMPLES[0], 'request completed']]);
+      expect(byWriter.lines, name).to.have.length(1);
+    }
+  });
+
+  it('writes what pino writes without a time, with CRLF line ends, and after new bindings', () => {
+    for (const options of [{ timestamp: false }, { timestamp: false, crlf: true, base: { service: 'gatehouse' } }] as LoggerOptions[]) {
+      const byPino: string[] = [];
+      const byWriter: string[] = [];
+      const pinoLogger = pino(options, { write: (line: string) => byPino.push(line) });
+      const writerLogger = createLineLogger(options, { write: (line: string) => byWriter.push(line) });
+      const write = lineWriter(writerLogger, 'info', 'request completed', FIELDS);
+      for (const fields of SAMPLES) {
+        pinoLogger.info(fields, 'request completed');
+        write(fields);
+      }
+      pinoLogger.setBindings({ instance: 'b' });
+      writerLogger.setBindings({ instance: 'b' });
+      pinoLogger.info(SAMPLES[0]!, 'request completed');
+      write(SAMPLES[0]!);
+      expect(byWriter).to.deep.equal(byPino);
+      expect(byWriter.at(-1)).to.include('"instance":"b"');
+    }
+  });
 
   it('writes nothing below the logger level, and follows a level changed later', () => {
     const { byWriter } = twins({ level: 'warn' });

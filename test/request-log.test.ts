@@ -5,7 +5,7 @@
  * the same request id; no cookie or token reaches the log.
  */
 import { expect } from 'chai';
-import pino from 'pino';
+import { createLineLogger } from '../src/logging/line-writer.ts';
 import { api, buildTeam, createUser, type TestUser } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
@@ -27,7 +27,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function recordingApp(env: Record<string, string> = {}) {
   const raw: string[] = [];
-  const logger = pino({ level: 'info' }, { write: (line: string) => raw.push(line) });
+  const logger = createLineLogger({ level: 'info' }, { write: (line: string) => raw.push(line) });
   const lines = () => raw.map((line) => JSON.parse(line) as LogLine);
   return { raw, lines, start: () => startTestApp({ env, logger }) };
 }

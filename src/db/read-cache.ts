@@ -67,4 +67,9 @@ export class ReadCache<T> {
   get size(): number {
     return this.entries.size;
   }
+
+  /** The keys of the entries kept (tests check what they are made of). */
+  keys(): string[] {
+    return [...this.entries.keys()];
+  }
 }

@@ -5,7 +5,6 @@
  */
 import { randomToken, sha256Hex } from '../crypto/tokens.ts';
 import type { TokenResolver } from '../http/authenticate.ts';
-import { boundedMemo } from '../memo.ts';
 import type { Services } from '../services.ts';
 import { findApiTokenByHash, markApiTokenUsed, type ApiTokenRow, type TokenKind } from './api-tokens.store.ts';
 import type { Principal } from './principal.ts';
@@ -40,15 +39,6 @@ export function presentTokenMetadata(row: ApiTokenRow, now: number) {
   };
 }
 
-/** Bounds the presented tokens whose hashes are remembered. */
-const MAX_REMEMBERED_HASHES = 10_000;
-/**
- * The SHA-256 a token is stored under. A client presents the same token on every request, so
- * the hash is remembered (bounded), as the session cookie's is; whether the token is live is
- * still decided by its row on every request.
- */
-const storedHashOf = boundedMemo(MAX_REMEMBERED_HASHES, sha256Hex);
-
 /**
  * The principal of a live token of `kind` whose owner may still act, else null. A PAT belongs to
  * a person and an SA token to a service account; a token whose owner is of the other kind is
@@ -56,7 +46,8 @@ const storedHashOf = boundedMemo(MAX_REMEMBERED_HASHES, sha256Hex);
  */
 export async function principalFromToken(services: Services, kind: TokenKind, key: string): Promise<Principal | null> {
   const now = services.clock.now();
-  const hash = storedHashOf(key);
+  // the token itself is kept nowhere: the caches know it by its SHA-256, as the database does
+  const hash = sha256Hex(key);
   const found = await services.caches.tokens.get(hash, now, async () => {
     const token = await findApiTokenByHash(services.db, kind, hash);
     const owner = token && (await findUserById(services.db, token.user_id));

@@ -8,7 +8,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Config } from '../config.ts';
-import { boundedMemo } from '../memo.ts';
+import { LruMap } from '../memo.ts';
 import { randomToken, sha256Hex } from '../crypto/tokens.ts';
 import type { Tx } from '../db/transaction.ts';
 import { clientIp } from '../http/client-ip.ts';
@@ -53,24 +53,35 @@ export function tokenFromCookie(config: Config, value: string): string | null {
 
 /** Bounds the cookie values remembered as verified, per configuration. */
 const MAX_VERIFIED_COOKIES = 10_000;
-const verifiedCookies = new WeakMap<Config, (value: string) => string | null>();
+/** Per configuration (its JWT_SECRET): the SHA-256 of a verified cookie value, to the SHA-256 of its token. */
+const verifiedCookies = new WeakMap<Config, LruMap<string, string>>();
 
 /**
  * The SHA-256 of the token inside a cookie value whose signature is ours, else null. A browser
- * sends the same value on every request, and the HMAC and the hash were the costliest part of
- * reading it, so a value that verified is remembered (by the whole value, under its JWT_SECRET's
- * configuration) with its hash. Only verified values are kept: a forged one is checked every time.
+ * sends the same value on every request, and the HMAC was the costliest part of reading it, so a
+ * value that verified is remembered, under its JWT_SECRET's configuration, with its token's hash.
+ * It is remembered by its own SHA-256, never as itself: what stays in memory opens no session.
+ * Only verified values are kept: a forged one is checked every time.
  */
 function sessionTokenHash(config: Config, value: string): string | null {
-  let verify = verifiedCookies.get(config);
-  if (!verify) {
-    verify = boundedMemo(MAX_VERIFIED_COOKIES, (cookie) => {
-      const token = tokenFromCookie(config, cookie);
-      return token ? sha256Hex(token) : null;
-    });
-    verifiedCookies.set(config, verify);
+  let verified = verifiedCookies.get(config);
+  if (!verified) {
+    verified = new LruMap(MAX_VERIFIED_COOKIES);
+    verifiedCookies.set(config, verified);
   }
-  return verify(value);
+  const valueHash = sha256Hex(value);
+  const remembered = verified.get(valueHash);
+  if (remembered !== undefined) return remembered;
+  const token = tokenFromCookie(config, value);
+  if (!token) return null;
+  const tokenHash = sha256Hex(token);
+  verified.set(valueHash, tokenHash);
+  return tokenHash;
+}
+
+/** Tests: the keys of the verified cookie values remembered under `config`. */
+export function rememberedCookieKeys(config: Config): string[] {
+  return [...(verifiedCookies.get(config)?.keys() ?? [])];
 }
 
 export async function issueSession(tx: Tx, ctx: Context, userId: string, now: number): Promise<{ sessionId: string; token: string }> {

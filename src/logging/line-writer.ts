@@ -3,42 +3,113 @@
  * the service writes on every request. For each field pino looks up a serializer, a stringifier
  * and the field's type, and runs a JSON.stringify per nested object; here the fields go through
  * one JSON.stringify, between the pieces pino itself puts around them (level, time and the
- * logger's bindings before, the message and the line's end after), read from the logger so the
- * line is the one pino would write. A logger that would shape the line otherwise (a log
- * formatter, a mixin, a serializer of one of the fields, redaction, hooks, a message prefix, a
- * nested key, a destination that wants each line's metadata) gets it from pino itself.
+ * logger's bindings before, the message and the line's end after). The pieces are cut from a line
+ * pino writes for the message alone, which the logger's destination (made by createLineLogger)
+ * hands to the writer instead of writing it; they are cut again after the logger's setBindings.
+ *
+ * Only a logger made by createLineLogger, with options that leave the fields as their plain JSON,
+ * takes that path. Any other logger (a child, one made elsewhere) and one whose options shape
+ * the line (a log formatter, a mixin, a serializer of one of the fields, redaction, hooks, a
+ * message prefix, a nested key), or whose destination wants each line's metadata, gets the line
+ * from pino itself.
  */
-import pino, { type Level, type Logger } from 'pino';
-
-const symbols = pino.symbols;
-/** Held by pino 8.14 and later, not named in its types. */
-const msgPrefixSym = (symbols as unknown as Record<string, symbol>).msgPrefixSym!;
-
-/** The parts of a pino logger that its symbols hold (pino.symbols: public for integrations). */
-interface PinoInternals {
-  [key: symbol]: unknown;
-}
+import pino, { type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
 
 export type LineWriter = (fields: Record<string, unknown>) => void;
 
-/** Whether pino would write these fields other than as their plain JSON. */
-function shapedByPino(internals: PinoInternals, fieldNames: readonly string[]): boolean {
-  const formatters = internals[symbols.formattersSym] as { log?: unknown };
-  const serializers = internals[symbols.serializersSym] as Record<string, unknown>;
-  const stringifiers = internals[symbols.stringifiersSym] as object;
-  const hooks = internals[symbols.hooksSym] as { logMethod?: unknown; streamWrite?: unknown };
-  const stream = internals[symbols.streamSym] as Record<symbol, unknown>;
+/** pino's documented mark of a destination that reads each line's level and message from the logger. */
+const NEEDS_METADATA = Symbol.for('pino.metadata');
+
+/**
+ * The destination of a logger made by createLineLogger: it passes pino's lines on, except one
+ * that a writer asked to see (capture), which is handed to it instead of being written.
+ */
+class LineDestination implements DestinationStream {
+  private captured: string | null = null;
+  private capturing = false;
+  /** What the logger's time function answered last: where the time stands in a captured line. */
+  lastTime = '';
+  /** Counts the logger's setBindings calls: a writer's captured bindings are stale past one. */
+  bindingsVersion = 0;
+
+  constructor(
+    readonly destination: DestinationStream,
+    readonly options: LoggerOptions,
+    /** The logger's time: its `timestamp` option, or pino's default. */
+    readonly time: () => string,
+  ) {}
+
+  /** The line pino writes while `log` runs, not written. */
+  capture(log: () => void): string | null {
+    this.capturing = true;
+    this.captured = null;
+    try {
+      log();
+    } finally {
+      this.capturing = false;
+    }
+    return this.captured;
+  }
+
+  write(line: string): void {
+    if (this.capturing) this.captured = line;
+    else this.destination.write(line);
+  }
+}
+
+const destinations = new WeakMap<Logger, LineDestination>();
+
+/**
+ * A pino logger, as `pino(options, destination)`, whose lineWriter lines skip pino's per-field
+ * work where the options allow it.
+ */
+export function createLineLogger(options: LoggerOptions, destination: DestinationStream): Logger {
+  if ((destination as unknown as Record<symbol, unknown>)[NEEDS_METADATA]) return pino(options, destination);
+  const time = options.timestamp === false ? () => '' : typeof options.timestamp === 'function' ? options.timestamp : pino.stdTimeFunctions.epochTime;
+  const lines = new LineDestination(destination, options, time);
+  const logger = pino({ ...options, timestamp: () => (lines.lastTime = time()) }, lines);
+  const setBindings = logger.setBindings.bind(logger);
+  logger.setBindings = (bindings) => {
+    setBindings(bindings);
+    lines.bindingsVersion += 1;
+  };
+  destinations.set(logger, lines);
+  return logger;
+}
+
+/** Whether pino would write these fields, or the message, other than as their plain JSON. */
+function shapedByPino(options: LoggerOptions, fieldNames: readonly string[]): boolean {
+  const serializers = (options.serializers ?? {}) as Record<string, unknown>;
   return (
-    !!formatters.log ||
-    !!internals[symbols.mixinSym] ||
+    !!options.formatters?.log ||
+    !!options.mixin ||
     fieldNames.some((name) => !!serializers[name]) ||
-    Reflect.ownKeys(stringifiers).length > 0 ||
-    !!hooks.logMethod ||
-    !!hooks.streamWrite ||
-    internals[msgPrefixSym] !== undefined ||
-    !!internals[symbols.nestedKeySym] ||
-    stream[symbols.needsMetadataGsym] === true
+    !!serializers[options.messageKey ?? 'msg'] ||
+    !!options.redact ||
+    !!options.hooks?.logMethod ||
+    !!options.hooks?.streamWrite ||
+    options.msgPrefix !== undefined ||
+    !!options.nestedKey
   );
+}
+
+/** A line pino wrote for no fields, cut where the time and the fields go. */
+interface LineTemplate {
+  /** Up to the time: `{"level":30`. */
+  head: string;
+  /** Between the time and the fields: the logger's bindings. */
+  bindings: string;
+  bindingsVersion: number;
+}
+
+/** The template of `lines`' logger at `level`, from a line pino writes for the message alone; null when pino's line is not of that shape. */
+function captureTemplate(logger: Logger, lines: LineDestination, level: Level, msg: string, tail: string): LineTemplate | null {
+  const line = lines.capture(() => logger[level](msg));
+  if (line === null || !line.endsWith(tail)) return null;
+  // pino writes the time right after the level; without a time, head and bindings are one piece
+  const at = lines.lastTime === '' ? line.length - tail.length : line.indexOf(lines.lastTime);
+  if (at < 0) return null;
+  return { head: line.slice(0, at), bindings: line.slice(at + lines.lastTime.length, line.length - tail.length), bindingsVersion: lines.bindingsVersion };
 }
 
 /**
@@ -47,18 +118,25 @@ function shapedByPino(internals: PinoInternals, fieldNames: readonly string[]): 
  * writing to pino).
  */
 export function lineWriter(logger: Logger, level: Level, msg: string, fieldNames: readonly string[]): LineWriter {
-  const internals = logger as unknown as PinoInternals;
-  if (shapedByPino(internals, fieldNames)) return (fields) => logger[level](fields, msg);
-  const levelValue = logger.levels.values[level]!;
-  const levelPrefix = (internals[symbols.lsCacheSym] as Record<number, string>)[levelValue]!;
-  const time = internals[symbols.timeSym] as () => string;
-  const stream = internals[symbols.streamSym] as { write(line: string): unknown };
-  const ending = `,"${internals[symbols.messageKeySym] as string}":${JSON.stringify(msg)}${internals[symbols.endSym] as string}`;
+  const lines = destinations.get(logger);
+  const throughPino: LineWriter = (fields) => logger[level](fields, msg);
+  if (!lines || shapedByPino(lines.options, fieldNames)) return throughPino;
+  const { messageKey = 'msg', crlf = false } = lines.options;
+  const tail = `,${JSON.stringify(messageKey)}:${JSON.stringify(msg)}}${crlf ? '\r\n' : '\n'}`;
+  let template: LineTemplate | null = null;
+  let templated = true;
   return (fields) => {
+    if (!templated) return throughPino(fields);
     if (!logger.isLevelEnabled(level)) return;
+    if (template === null || template.bindingsVersion !== lines.bindingsVersion) {
+      template = captureTemplate(logger, lines, level, msg, tail);
+      if (template === null) {
+        // pino writes this line otherwise than expected: it writes every one itself
+        templated = false;
+        return throughPino(fields);
+      }
+    }
     const json = JSON.stringify(fields);
-    // bindings are read on every line: a child logger's are its own, and pino may set them again (setBindings)
-    const bindings = internals[symbols.chindingsSym] as string;
-    stream.write(levelPrefix + time() + bindings + (json.length > 2 ? `,${json.slice(1, -1)}` : '') + ending);
+    lines.destination.write(template.head + lines.time() + template.bindings + (json.length > 2 ? `,${json.slice(1, -1)}` : '') + tail);
   };
 }

@@ -68,7 +68,9 @@ async function build(checkout: string): Promise<{ handler: Handler; cookie: stri
   const { bootstrap } = await import(`${root}/src/bootstrap.ts`);
   const { buildApp } = await import(`${root}/src/app.ts`);
   const { BatchedLines } = await import(`${root}/src/logging/batched-lines.ts`);
-  const logger = pino({ level: 'info' }, new BatchedLines({ write: () => true }, 4096));
+  // the service's logger where the build has one (createLineLogger), else pino's
+  const { createLineLogger } = (await import(`${root}/src/logging/line-writer.ts`)) as { createLineLogger?: typeof pino };
+  const logger = (createLineLogger ?? pino)({ level: 'info' }, new BatchedLines({ write: () => true }, 4096));
   // the policy build and migrations are found from the working directory
   const cwd = process.cwd();
   process.chdir(root);
