@@ -88,13 +88,9 @@ describe('server administration: stats and settings', () => {
 
   it('shows every configuration variable of docs/configuration.md with its effective value, secrets redacted', async () => {
     const settings = (await api(app, serverAdmin).get('/api/admin/settings')).body;
-    const table = fs.readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
-    // a row may name several variables, and `<P>` stands for each OAuth provider
-    const firstCells = [...table.matchAll(/^\| (`[A-Z0-9_<>]+`(?:, `[A-Z0-9_<>]+`)*) \|/gm)].map((match) => match[1]!);
-    const names = firstCells.flatMap((cell) => [...cell.matchAll(/`([A-Z0-9_<>]+)`/g)].map((match) => match[1]!));
-    const documented = [
-      ...new Set(names.flatMap((name) => (name.includes('<P>') ? ['CODEHOST', 'WORKSPACE', 'GENERIC'].map((p) => name.replace('<P>', p)) : [name]))),
-    ].sort();
+    const doc = fs.readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
+    const documented = [...doc.matchAll(/^\| `([A-Z0-9_]+)` \|/gm)].map((match) => match[1]!).sort();
+    expect(documented).to.include.members(['PORT', 'SECRET_KEY', 'OAUTH_GENERIC_SCOPES', 'SAML_IDP_CERT']);
     expect(Object.keys(settings).sort()).to.deep.equal(documented);
 
     expect(settings).to.deep.include({
