@@ -86,11 +86,12 @@ describe('the API reference page', function () {
     });
   });
 
-  describe('in a browser', () => {
+  describe(`in chromium (${CHROMIUM})`, () => {
     let browser: Browser;
     before(async function () {
       if (!fs.existsSync(CHROMIUM)) {
         if (process.env.CI) throw new Error(`${CHROMIUM} is missing: CI must install chromium (see .ci/run)`);
+        console.log(`      skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
         this.skip();
       }
       fs.mkdirSync(SHOTS, { recursive: true });
