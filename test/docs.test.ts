@@ -1,7 +1,7 @@
 /**
- * The documentation's links hold: every relative link of README.md, docs/*.md and
- * policies/README.md names a file of the repository, and every anchor names a heading of its page
- * as GitHub renders it.
+ * The documentation holds together: every relative link of README.md, docs/*.md and
+ * policies/README.md names a file of the repository, every anchor names a heading of its page as
+ * GitHub renders it, and the README stays a short entry into docs/.
  */
 import { expect } from 'chai';
 import fs from 'node:fs';
@@ -53,6 +53,11 @@ function links(markdown: string): string[] {
 }
 
 describe('documentation links', () => {
+  it('keeps the README short: the rest belongs to docs/', () => {
+    const lines = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8').split('\n').length;
+    expect(lines, 'lines of README.md').to.be.at.most(250);
+  });
+
   it('covers the README, every page of docs/ and the policy guide', () => {
     expect(PAGES).to.include.members(['README.md', 'docs/operating.md', 'docs/api.md', 'policies/README.md']);
   });
