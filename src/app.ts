@@ -50,6 +50,7 @@ import { serviceAccountRoutes } from './serviceaccounts/routes.ts';
 import { resolveLegacyApiKey, resolveServiceAccountToken } from './serviceaccounts/tokens.ts';
 import { teamRoutes } from './teams/routes.ts';
 import type { Services } from './services.ts';
+import { apiDocsRoutes } from './web/api-docs.routes.ts';
 import { webRoutes } from './web/routes.ts';
 
 /** Every route module of the service, in the order a reader finds them in the spec. */
@@ -86,6 +87,7 @@ export const ROUTE_MODULES: RouteModule[] = [
   adminRoutes,
   healthRoutes,
   openApiRoutes,
+  apiDocsRoutes,
   metricsRoutes,
   webRoutes,
 ];

@@ -154,7 +154,7 @@ describe('connectors: permissions', () => {
       }
     });
 
-    it("the README example: adding a service account's Edit to the list keeps the role entries, and everyone still reads its changes", async () => {
+    it("the connectors guide's example: adding a service account's Edit to the list keeps the role entries, and everyone still reads its changes", async () => {
       const uid = await connector('changes');
       const ci = await buildServiceAccount(app, { role: 'Viewer', name: `ci ${uid}` });
       const { key } = await buildToken(app, ci);

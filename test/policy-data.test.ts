@@ -1,6 +1,6 @@
 /**
  * GET /api/access-control/policy-data and `npm run cli -- export-policy-data`: the org's data
- * document, exactly as the policy evaluates it. The proof is the README's recipe: `opa eval` on the
+ * document, exactly as the policy evaluates it. The proof is the recipe of policies/README.md: `opa eval` on the
  * Rego sources with the exported file reproduces the service's decisions (allowed, denied, a
  * connector's grants, folder inheritance, the legacy ACL), and the CLI writes the same document.
  */
@@ -99,7 +99,7 @@ describe('policy data export (GET /api/access-control/policy-data, export-policy
       }
     });
 
-    /** The README's command: opa eval -d policies/authz -d <data.json> -i <input.json> 'data.authz.decision'. */
+    /** The command of policies/README.md: opa eval -d policies/authz -d <data.json> -i <input.json> 'data.authz.decision'. */
     function opaDecision(dataFile: string, input: AuthzInput): Decision {
       const inputFile = path.join(dir, `input-${Math.random().toString(36).slice(2)}.json`);
       fs.writeFileSync(inputFile, JSON.stringify(input));

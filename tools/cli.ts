@@ -242,7 +242,7 @@ const commands: Record<string, Command> = {
   },
   'import-legacy-acl': {
     synopsis: '--org <orgId> <file.json>',
-    description: `Replaces the org's legacy dashboard ACL with the export in <file.json> (format: README,
+    description: `Replaces the org's legacy dashboard ACL with the export in <file.json> (format: policies/README.md,
       "Legacy dashboard ACL"). The policy reads it as a fallback unless LEGACY_ACL_ENABLED=false.`,
     options: ['--org'],
     validate(args) {
@@ -280,7 +280,7 @@ const commands: Record<string, Command> = {
     synopsis: '--org <orgId> [--out <file>]',
     description: `Writes the org's policy data document, exactly as the policy evaluates it, as JSON to
       <file> (else to stdout): \`opa eval -d policies/authz -d <file> -i <input.json>
-      data.authz.decision\` reproduces the service's decisions (README, "Policy as code").`,
+      data.authz.decision\` reproduces the service's decisions (policies/README.md, "Reproducing a decision").`,
     options: ['--org', '--out'],
     validate(args) {
       requiredOrg(args);

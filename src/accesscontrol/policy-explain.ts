@@ -31,7 +31,7 @@ const READ_ACTION: Record<string, Action> = {
  */
 const NAME = /\brole (\S+)(?= grants)|\bto (user|team):(\S+)$|\b([a-z][a-z.]*):(uid|id):([^\s,]+)/g;
 
-/** Roles whose definitions are the same in every org and listed in the README, and org-role grants: never hidden. */
+/** Roles whose definitions are the same in every org (src/accesscontrol/builtin-roles.ts), and org-role grants: never hidden. */
 const PUBLIC_ROLE = /^(basic:|fixed:|managed:builtins:)/;
 const MANAGED_USER_ROLE = /^managed:users:(.+):permissions$/;
 const MANAGED_TEAM_ROLE = /^managed:teams:(.+):permissions$/;

@@ -2,7 +2,7 @@
  * The legacy dashboard ACL: an export of an older permission system, imported whole by an
  * operator (`npm run cli -- import-legacy-acl`), read by the policy as a fallback unless
  * LEGACY_ACL_ENABLED=false, and migrated into managed grants (`migrate-legacy-acl`), after which
- * the fallback holds nothing. The export format is documented in the README:
+ * the fallback holds nothing. The export format is documented in policies/README.md:
  *
  *   {"entries": [{"dashboardUid" | "folderUid": "<uid>", "userId" | "teamId" | "role": "<…>", "permission": 1 | 2 | 4}]}
  */

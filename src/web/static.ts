@@ -5,6 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { gzipSync } from 'node:zlib';
 import type { Context } from 'koa';
 
 interface StaticFile {
@@ -13,8 +15,8 @@ interface StaticFile {
   etag: string;
 }
 
-function load(relative: string, type: string): StaticFile {
-  const body = readFileSync(new URL(relative, import.meta.url));
+function load(file: string | URL, type: string): StaticFile {
+  const body = readFileSync(typeof file === 'string' ? new URL(file, import.meta.url) : file);
   return { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
 }
 
@@ -32,12 +34,13 @@ const ASSETS = new Map<string, StaticFile>([
   ['favicon.svg', load('./assets/favicon.svg', 'image/svg+xml')],
 ]);
 
-export type PageName = 'home' | 'setup' | 'login';
+export type PageName = 'home' | 'setup' | 'login' | 'api-docs';
 
 const PAGES: Record<PageName, StaticFile> = {
   home: load('./pages/home.html', HTML),
   setup: load('./pages/setup.html', HTML),
   login: load('./pages/login.html', HTML),
+  'api-docs': load('./pages/api-docs.html', HTML),
 };
 
 /**
@@ -55,8 +58,25 @@ const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-export function setPageSecurityHeaders(ctx: Context): void {
-  ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+/**
+ * The API reference page runs Redoc, which styles what it renders with style elements it writes
+ * itself (styled-components, with no way to pass them a nonce) and draws its icons as data: images:
+ * styles may be inline and images data:, scripts come from this service only, and nothing is
+ * loaded from anywhere else (Redoc's credit logo on its CDN is refused).
+ */
+const API_DOCS_CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'none'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export function setPageSecurityHeaders(ctx: Context, page?: PageName): void {
+  ctx.set('Content-Security-Policy', page === 'api-docs' ? API_DOCS_CONTENT_SECURITY_POLICY : CONTENT_SECURITY_POLICY);
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Referrer-Policy', 'no-referrer');
   // Whether a page or a redirect is served depends on the session and on the users table.
@@ -64,7 +84,7 @@ export function setPageSecurityHeaders(ctx: Context): void {
 }
 
 export function sendPage(ctx: Context, name: PageName): void {
-  setPageSecurityHeaders(ctx);
+  setPageSecurityHeaders(ctx, name);
   ctx.type = PAGES[name].type;
   ctx.body = PAGES[name].body;
 }
@@ -80,5 +100,52 @@ export function sendAsset(ctx: Context, name: string): boolean {
   ctx.etag = file.etag;
   ctx.body = file.body;
   if (ctx.fresh) ctx.status = 304;
+  return true;
+}
+
+interface CompressibleFile extends StaticFile {
+  gzip: Buffer;
+}
+
+const fromPackage = (specifier: string) => new URL(`file://${createRequire(import.meta.url).resolve(specifier)}`);
+
+/**
+ * The `/api/docs/assets/<file>` whitelist: Redoc's standalone bundle (MIT, from node_modules, about
+ * 1 MiB, so it is also kept gzipped) and the script that starts it. Read on the first request, so
+ * an instance that never serves the page never holds them.
+ */
+const API_DOCS_ASSETS: Record<string, () => StaticFile> = {
+  'redoc.standalone.js': () => load(fromPackage('redoc/bundles/redoc.standalone.js'), JS),
+  'api-docs.js': () => load('./assets/api-docs.js', JS),
+};
+const apiDocsAssets = new Map<string, CompressibleFile>();
+
+/** Serves a file of the API reference page; returns false when `name` is not one. */
+export function sendApiDocsAsset(ctx: Context, name: string): boolean {
+  if (!Object.hasOwn(API_DOCS_ASSETS, name)) return false;
+  let file = apiDocsAssets.get(name);
+  if (!file) {
+    const loaded = API_DOCS_ASSETS[name]!();
+    file = { ...loaded, gzip: gzipSync(loaded.body) };
+    apiDocsAssets.set(name, file);
+  }
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  // Revalidated on every use (cheap 304s), so an upgrade of Redoc never leaves a stale bundle behind.
+  ctx.set('Cache-Control', 'no-cache');
+  ctx.vary('Accept-Encoding');
+  ctx.type = file.type;
+  ctx.etag = file.etag;
+  // Koa judges freshness only for a successful status; the body comes after.
+  ctx.status = 200;
+  if (ctx.fresh) {
+    ctx.status = 304;
+    return true;
+  }
+  if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
+    ctx.set('Content-Encoding', 'gzip');
+    ctx.body = file.gzip;
+  } else {
+    ctx.body = file.body;
+  }
   return true;
 }

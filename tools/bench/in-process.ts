@@ -1,6 +1,6 @@
 /**
  * The service's parts in the benchmark's own process (no HTTP), on a temporary directory: what
- * bench:authorize, bench:authorize-ab and bench:policy-instructions measure against.
+ * bench:authorize measures against.
  */
 import fs from 'node:fs';
 import os from 'node:os';
