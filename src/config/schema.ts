@@ -26,7 +26,7 @@ export const SECTIONS: readonly Section[] = [
   { title: 'Secrets, sessions and local accounts', members: accounts },
   { title: 'Access control and quotas', members: access },
   { title: 'Connectors and outbound requests', members: connectors },
-  { title: 'LDAP', intro: 'See [LDAP](../README.md#ldap) for the file `LDAP_CONFIG_FILE` names.', members: { ldap } },
+  { title: 'LDAP', intro: 'See [LDAP](identity-providers.md#ldap) for the file `LDAP_CONFIG_FILE` names.', members: { ldap } },
   {
     title: 'SAML',
     intro: 'The variables after `SAML_ENABLED` are read only when it is `true`.',
@@ -35,7 +35,7 @@ export const SECTIONS: readonly Section[] = [
   {
     title: 'OAuth 2.0 logins',
     intro:
-      'Three providers, each off until its `OAUTH_<P>_CLIENT_ID` is set (`<P>` is `CODEHOST`, `WORKSPACE` or `GENERIC`); the other variables of a provider are read only then. See [OAuth 2.0 logins](../README.md#oauth-20-logins).',
+      'Three providers, each off until its `OAUTH_<P>_CLIENT_ID` is set (`<P>` is `CODEHOST`, `WORKSPACE` or `GENERIC`); the other variables of a provider are read only then. See [OAuth 2.0 logins](identity-providers.md#oauth-20-logins).',
     members: { oauth },
   },
 ];

@@ -61,7 +61,7 @@ export const access = {
       target: choice('DECISION_LOG', ['file', 'stdout'], {
         defaultText: '*(empty: off)*',
         meaning:
-          "log `authorize()` decisions as JSON lines with OPA's decision-log fields (see [Policy as code](../README.md#policy-as-code)); anything else is a configuration error (exit 2)",
+          "log `authorize()` decisions as JSON lines with OPA's decision-log fields (see [Policy as code](../policies/README.md#decision-log)); anything else is a configuration error (exit 2)",
       }),
       /** The file of `target: file`, appended to. */
       path: filePath('DECISION_LOG_PATH', {

@@ -6,7 +6,7 @@ import { ConfigError, Optional } from '../variable.ts';
 const linking = (name: string, who: string, what: string) =>
   flag(name, {
     default: false,
-    meaning: `\`true\` lets ${who} without a link join the existing account holding ${what}, when nothing else guards that account (see [external accounts](../README.md#external-accounts-and-linking))`,
+    meaning: `\`true\` lets ${who} without a link join the existing account holding ${what}, when nothing else guards that account (see [external accounts](identity-providers.md#external-accounts-and-linking))`,
   });
 
 /** SVC_AUTH_LDAP_ENABLED and the TOML file of the LDAP servers; read by identity/providers/ldap. */
@@ -14,7 +14,7 @@ export const ldap = {
   enabled: flag('SVC_AUTH_LDAP_ENABLED', {
     default: false,
     meaning:
-      '`true` checks logins against the LDAP servers of `LDAP_CONFIG_FILE` (see [LDAP](../README.md#ldap)); a missing or bad file stops startup (exit 2)',
+      '`true` checks logins against the LDAP servers of `LDAP_CONFIG_FILE` (see [LDAP](identity-providers.md#ldap)); a missing or bad file stops startup (exit 2)',
   }),
   configFile: filePath('LDAP_CONFIG_FILE', {
     default: 'config/ldap.toml',
@@ -25,7 +25,7 @@ export const ldap = {
 
 const samlEnabled = flag('SAML_ENABLED', {
   default: false,
-  meaning: '`true` turns SAML login on (see [SAML login](../README.md#saml-login)); the variables below are then read',
+  meaning: '`true` turns SAML login on (see [SAML login](identity-providers.md#saml-login)); the variables below are then read',
 });
 
 const attribute = (name: string, fallback: string, meaning: string) => text(name, { default: fallback, meaning });

@@ -20,7 +20,7 @@ function common(provider: OAuthProviderId) {
     allowEmailLinking: flag(`${prefix}ALLOW_EMAIL_LINKING`, {
       default: false,
       meaning:
-        '`true` lets an identity without a link join the existing account holding its verified email, when nothing else guards that account (see [external accounts](../README.md#external-accounts-and-linking))',
+        '`true` lets an identity without a link join the existing account holding its verified email, when nothing else guards that account (see [external accounts](identity-providers.md#external-accounts-and-linking))',
     }),
     defaultRole: choice(`${prefix}DEFAULT_ROLE`, OAUTH_ROLES, { default: 'Viewer', meaning: 'org role of a created user (never server admin)' }),
     defaultOrgId: text(`${prefix}DEFAULT_ORG_ID`, {
