@@ -18,7 +18,7 @@ import { safeRedirect } from '../http/redirect.ts';
 import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
 import { clearAttempts, giveBackAttemptSlot, lockedOut, lockoutKey, takeAttemptSlot } from './lockout.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../principal.ts';
 import { clearSessionCookie, issueSession, setSessionCookie } from './sessions.ts';
 import { revokeSession } from './sessions.store.ts';
 import { signInWithLdap } from './providers/ldap/login.ts';

@@ -22,7 +22,7 @@ import { safeRedirect } from '../../http/redirect.ts';
 import { requestLogger } from '../../http/request-log.ts';
 import type { RouteModule } from '../../http/route.ts';
 import type { Services } from '../../services.ts';
-import type { Principal } from '../principal.ts';
+import type { Principal } from '../../principal.ts';
 import { reauthenticateToLink } from '../reauthenticate.ts';
 import { setSessionCookie } from '../sessions.ts';
 import { ownRecord } from '../../http/subject.ts';

@@ -13,7 +13,7 @@ import { actorOf } from '../../../http/actor.ts';
 import { safeRedirect } from '../../../http/redirect.ts';
 import type { RouteModule } from '../../../http/route.ts';
 import type { Services } from '../../../services.ts';
-import type { Principal } from '../../principal.ts';
+import type { Principal } from '../../../principal.ts';
 import { clearSessionCookie, setSessionCookie } from '../../sessions.ts';
 import { revokeSession } from '../../sessions.store.ts';
 import { readLogoutMessage } from './logout.ts';
