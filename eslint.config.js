@@ -16,11 +16,28 @@ const DOMAINS = {
     '**/quotas/**',
     '**/preferences/**',
     '**/settings/**',
+    '**/folders/**',
+    '**/dashboards/**',
+    '**/alerting/**',
+    '**/permissions/**',
+    '**/connectors/**',
+    '**/chat/**',
+    '**/ops/**',
+    '**/admin/**',
     '**/web/**',
-    '**/audit/**',
   ],
-  message: 'a shared layer does not depend on the domains',
+  message: 'a shared layer does not depend on the domains: what it needs of them comes through an interface that app.ts wires',
 };
+const AUDIT = { group: ['**/audit/**'], message: 'the audit layer is above this one' };
+const AUTHZ = { group: ['**/authz/**'], message: 'the policy engine is above this one' };
+const CRYPTO = { group: ['**/crypto/**'], message: 'the crypto layer is above this one' };
+const OUTBOUND = { group: ['**/outbound/**'], message: 'the outbound layer is above this one' };
+/** The entry points, which build the service from its layers and domains. */
+const APP = { group: ['**/app.ts', '**/main.ts', '**/bootstrap.ts', '**/startup.ts'], message: 'only the entry points wire the layers together' };
+/** The shared services container names domain types: the shared layers below HTTP take plain values. */
+const SERVICES = { group: ['**/services.ts'], message: 'take the plain values this layer needs, not the services container' };
+/** A group but one module of it. */
+const except = (pattern, module) => ({ ...pattern, group: [...pattern.group, `!**/${module}`] });
 
 /** A call of the query builder (`db('table')`, `tx.db('table')`, `trx.raw(…)`): SQL belongs in a store. */
 const SQL_OUTSIDE_STORE = [
@@ -47,8 +64,32 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-unused-expressions': 'off' },
   },
   {
-    files: ['src/db/**/*.ts', 'src/crypto/**/*.ts', 'src/authz/**/*.ts', 'src/outbound/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [HTTP, KOA, DOMAINS] }] },
+    files: ['src/db/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [HTTP, KOA, DOMAINS, AUDIT, AUTHZ, CRYPTO, OUTBOUND, APP, SERVICES] }] },
+  },
+  {
+    // a transaction merges the policy changes it marks by the fragment rules of authz/fragments.ts
+    files: ['src/db/transaction.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [HTTP, KOA, DOMAINS, AUDIT, except(AUTHZ, 'authz/fragments.ts'), CRYPTO, OUTBOUND, APP, SERVICES] }],
+    },
+  },
+  {
+    // every layer reads the configuration; it takes its defaults from the layers that own them
+    // (db, crypto, outbound), and the decision log's settings type from authz/decision-log.ts
+    files: ['src/config.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [HTTP, KOA, DOMAINS, AUDIT, except(AUTHZ, 'authz/decision-log.ts'), APP, SERVICES] }],
+    },
+  },
+  {
+    files: ['src/crypto/**/*.ts', 'src/authz/**/*.ts', 'src/outbound/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [HTTP, KOA, DOMAINS, AUDIT, APP, SERVICES] }] },
+  },
+  {
+    // what the HTTP layer needs of the domains comes through http/caller-services.ts, wired in app.ts
+    files: ['src/http/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [DOMAINS, APP] }] },
   },
   {
     // the configuration is read before any layer starts: it imports none that could import it

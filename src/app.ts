@@ -8,7 +8,9 @@ import { roleRoutes } from './accesscontrol/roles.routes.ts';
 import { accessControlRoutes } from './accesscontrol/routes.ts';
 import { adminRoutes } from './admin/routes.ts';
 import { auditRoutes } from './audit/routes.ts';
+import { recordFailure } from './audit/writer.ts';
 import { authenticate, type TokenResolver } from './http/authenticate.ts';
+import type { CallerServices } from './http/caller-services.ts';
 import { clientIpMiddleware } from './http/client-ip.ts';
 import { cors } from './http/cors.ts';
 import { csrfProtection } from './http/csrf.ts';
@@ -42,8 +44,10 @@ import { setupRoutes } from './identity/setup.routes.ts';
 import { currentUserAccessTokenRoutes } from './identity/user.access-tokens.routes.ts';
 import { currentUserRoutes } from './identity/user.routes.ts';
 import { currentUserSessionRoutes } from './identity/user.sessions.routes.ts';
+import { principalFromSession } from './identity/sessions.ts';
 import { currentOrgRoutes } from './orgs/current.routes.ts';
 import { orgRoutes } from './orgs/routes.ts';
+import { findOrgIdsOfMember } from './orgs/store.ts';
 import { quotaRoutes } from './quotas/routes.ts';
 import { legacyKeyRoutes } from './serviceaccounts/legacy-keys.routes.ts';
 import { serviceAccountRoutes } from './serviceaccounts/routes.ts';
@@ -100,6 +104,15 @@ export const TOKEN_RESOLVERS: Record<string, TokenResolver> = {
   '': resolveLegacyApiKey,
 };
 
+/** What the HTTP layer asks about a request's caller, answered by identity, orgs and audit. */
+export function callerServices(services: Services): CallerServices {
+  return {
+    sessionPrincipal: (ctx, cookieValue) => principalFromSession(services, ctx, cookieValue),
+    orgIdsOfMember: async (userId) => (await services.caches.memberships.get(userId, services.clock.now(), () => findOrgIdsOfMember(services.db, userId)))!,
+    recordRefusal: (actor, event) => recordFailure(services, actor, event),
+  };
+}
+
 export interface BuiltApp {
   app: Koa;
   routeIndex: RouteIndex;
@@ -109,7 +122,8 @@ export interface BuiltApp {
 export function buildApp(services: Services): BuiltApp {
   const app = new Koa({ proxy: false });
   app.on('error', unhandledErrorLogger(services.logger));
-  const registrar = new RouteRegistrar(services);
+  const callers = callerServices(services);
+  const registrar = new RouteRegistrar(services, callers);
   for (const register of ROUTE_MODULES) register(registrar);
   const routeIndex = registrar.index();
 
@@ -122,7 +136,7 @@ export function buildApp(services: Services): BuiltApp {
   app.use(cors(services.config.corsOrigins));
   app.use(clientIpMiddleware(trustedProxies));
   app.use(jsonBody(services.config.bodyLimitBytes, SAML_FORM_PATHS));
-  app.use(authenticate(services, TOKEN_RESOLVERS, unauthenticatedPaths));
+  app.use(authenticate(services, callers, TOKEN_RESOLVERS, unauthenticatedPaths));
   // RATE_LIMIT_PER_MINUTE=0 turns it off: then it is not on the request's path at all.
   if (services.config.rateLimitPerMinute > 0) app.use(rateLimit(services));
   app.use(csrfProtection(services.config.corsOrigins));

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ACTIONS, isGrantableAction } from '../src/accesscontrol/actions.ts';
+import { ACTIONS, isGrantableAction } from '../src/authz/actions.ts';
 import { BASIC_ROLES, FIXED_ROLES } from '../src/accesscontrol/builtin-roles.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { api, assignRole, buildRole, createUser, type TestUser } from './helpers/factories.ts';
@@ -24,7 +24,7 @@ function actionLiterals(files: string[], quote: string): Array<{ file: string; a
   );
 }
 
-describe('action catalogue (src/accesscontrol/actions.ts)', () => {
+describe('action catalogue (src/authz/actions.ts)', () => {
   it('holds every action-shaped literal of src/ and of the non-test Rego', () => {
     const typescript = actionLiterals(
       filesUnder('src', (name) => name.endsWith('.ts')),

@@ -6,6 +6,7 @@
  * shows: it refuses 1e19 in a BIGINT column ("Out of range value") and `Infinity` in SQL.
  */
 import { expect } from 'chai';
+import { callerServices } from '../src/app.ts';
 import { CHAT_TOOLS } from '../src/chat/tools.ts';
 import { compileGuard, type JSONSchema } from '../src/http/guard.ts';
 import { RouteRegistrar } from '../src/http/route.ts';
@@ -163,7 +164,7 @@ describe('number bounds', function () {
     for (const [schema, where] of unbounded) {
       expect(() => compileGuard('body', schema), where).to.throw(`${where}: a number needs a minimum and a maximum`);
     }
-    const registrar = new RouteRegistrar(app.services);
+    const registrar = new RouteRegistrar(app.services, callerServices(app.services));
     expect(() =>
       registrar.add({
         method: 'get',

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { ACTIONS } from '../src/accesscontrol/actions.ts';
+import { ACTIONS } from '../src/authz/actions.ts';
 import type { ResourceRef, Subject } from '../src/authz/types.ts';
 import { PolicyModule } from '../src/authz/wasm.ts';
 import { generateOrg } from './helpers/generated-org.ts';

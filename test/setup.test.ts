@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { sha256Hex } from '../src/crypto/tokens.ts';
-import { createUser } from './helpers/factories.ts';
+import { auditEntries, createUser } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 const ADMIN = { name: 'Ada Admin', login: 'ada', email: 'ada@example.test', password: 'a-long-enough-password' };
@@ -49,6 +49,18 @@ describe('setup and the first administrator', () => {
 
     const actions = (await app.db('audit_log').select('action', 'outcome', 'target_id')).map((e: { action: string }) => e.action);
     expect(actions).to.include.members(['user.created', 'setup.admin_created', 'user.login']);
+    // the first admin signs in as every login does: seen at its session's start, audited as itself with the method
+    expect(Number(user.last_seen_at)).to.equal(Number(session.created_at));
+    const [login] = await auditEntries(app, 'user.login');
+    expect(login).to.deep.include({
+      actor_type: 'user',
+      actor_id: res.body.userId,
+      actor_name: 'ada',
+      org_id: 'org_main',
+      target_type: 'session',
+      target_id: session.id,
+    });
+    expect(login!.metadata).to.deep.equal({ method: 'setup' });
     const raw = JSON.stringify(await app.db('audit_log').select('*'));
     expect(raw).not.to.include(ADMIN.password);
     expect(raw).not.to.include(token);

@@ -12,7 +12,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import pino, { type Logger } from 'pino';
-import { isAction } from '../src/accesscontrol/actions.ts';
+import { isAction } from '../src/authz/actions.ts';
 import { subjectOfUser } from '../src/accesscontrol/roles.ts';
 import { recordAudit, SYSTEM_ACTOR } from '../src/audit/writer.ts';
 import type { AuthzInput } from '../src/authz/types.ts';

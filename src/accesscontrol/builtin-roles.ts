@@ -1,4 +1,4 @@
-import type { Action } from './actions.ts';
+import type { Action } from '../authz/actions.ts';
 
 /**
  * The roles every org is seeded with: the four basic roles (carried by the org role) and the

@@ -5,7 +5,7 @@
  * asker may not read — whether the asker may is asked of the policy too.
  */
 import type { Decision, OrgDocument, ResourceRef } from '../authz/types.ts';
-import type { Action } from './actions.ts';
+import type { Action } from '../authz/actions.ts';
 
 /** What stands for a name the asker may not read. */
 export const HIDDEN = '(hidden)';

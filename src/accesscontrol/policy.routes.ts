@@ -15,7 +15,7 @@ import { ownRecord } from '../http/subject.ts';
 import { findUserById } from '../identity/users.store.ts';
 import { isOrgMember } from '../orgs/store.ts';
 import { findTeamInOrg, findTeamsByIds } from '../teams/store.ts';
-import { ACTIONS, type Action } from './actions.ts';
+import { ACTIONS, type Action } from '../authz/actions.ts';
 import {
   DECISION_SCHEMA,
   grantsOf,

@@ -11,7 +11,7 @@ import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { RouteContext } from '../http/route.ts';
 import { subjectOf } from '../http/subject.ts';
 import { toPrincipalUser, type UserRow } from '../identity/users.store.ts';
-import { isGrantableAction, type Action } from './actions.ts';
+import { isGrantableAction, type Action } from '../authz/actions.ts';
 import type { Permission } from './builtin-roles.ts';
 import { findGlobalRole, findPermissionsByRoleIds, findRoleVisibleInOrg, type RoleRow } from './store.ts';
 

@@ -5,7 +5,7 @@
  * checks of a chat-driven action (the agent type may call the tool, a write needs a permission
  * mode other than read_only, RBAC allows the action) are one decision.
  */
-import type { Action } from '../accesscontrol/actions.ts';
+import type { Action } from '../authz/actions.ts';
 import type { Actor } from '../audit/writer.ts';
 import type { ResourceRef, Subject } from '../authz/types.ts';
 import { compileGuard, type Guard, type Infer, type JSONSchema } from '../http/guard.ts';

@@ -1,7 +1,7 @@
 /** Who a request acts as, for the audit log: the audit writer receives this plain value, never the request. */
 import type { Context } from 'koa';
 import type { Actor } from '../audit/writer.ts';
-import type { Principal } from '../identity/principal.ts';
+import type { Principal } from '../principal.ts';
 import { clientIp } from './client-ip.ts';
 
 /** The actor of a request: its principal (or anonymous), with the client's IP and user agent. */

@@ -5,10 +5,13 @@
  * login page must still load), and protected routes then say the session expired.
  */
 import type { Context, Next } from 'koa';
-import { principalFromSession, SESSION_COOKIE } from '../identity/sessions.ts';
-import type { Principal } from '../identity/principal.ts';
+import type { Principal } from '../principal.ts';
 import type { Services } from '../services.ts';
 import { UnauthorizedError } from '../errors.ts';
+import type { CallerServices } from './caller-services.ts';
+
+/** The cookie that carries a login session (src/identity/sessions.ts issues and reads its value). */
+export const SESSION_COOKIE = 'svc_session';
 
 /** Resolves an API token of one kind (by its prefix) to its principal, or null when unknown. */
 export type TokenResolver = (services: Services, token: string) => Promise<Principal | null>;
@@ -36,7 +39,12 @@ function sessionCookie(ctx: Context): string | undefined {
 }
 
 /** `unauthenticatedPaths`: the routes declared `skipAuthentication`, which read no credential of ours. */
-export function authenticate(services: Services, tokenResolvers: Record<string, TokenResolver>, unauthenticatedPaths: ReadonlySet<string> = new Set()) {
+export function authenticate(
+  services: Services,
+  callers: Pick<CallerServices, 'sessionPrincipal'>,
+  tokenResolvers: Record<string, TokenResolver>,
+  unauthenticatedPaths: ReadonlySet<string> = new Set(),
+) {
   const prefixes = Object.keys(tokenResolvers);
   async function authenticateRequest(ctx: Context, next: Next): Promise<void> {
     const token = bearerToken(ctx);
@@ -48,7 +56,7 @@ export function authenticate(services: Services, tokenResolvers: Record<string, 
     } else {
       const cookie = sessionCookie(ctx);
       if (cookie) {
-        const principal = await principalFromSession(services, ctx, cookie);
+        const principal = await callers.sessionPrincipal(ctx, cookie);
         // A dead session cookie on a public route (the login page) must not block it.
         if (principal) ctx.state.principal = principal;
         else ctx.state.sessionExpired = true;

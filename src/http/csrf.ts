@@ -8,7 +8,7 @@
  * are not affected: a browser never adds a token on its own.
  */
 import type { Context, Next } from 'koa';
-import type { Principal } from '../identity/principal.ts';
+import type { Principal } from '../principal.ts';
 import { fromTrustedProxy } from './client-ip.ts';
 import { listedOrigins } from './cors.ts';
 import { ForbiddenError } from '../errors.ts';

@@ -10,17 +10,21 @@
  */
 import type { Context } from 'koa';
 import type { ActiveOrgInput } from '../authz/types.ts';
-import type { Principal } from '../identity/principal.ts';
+import type { Principal } from '../principal.ts';
 import type { Services } from '../services.ts';
 import { ForbiddenError } from '../errors.ts';
-import { findOrgIdsOfMember } from '../orgs/store.ts';
+import type { CallerServices } from './caller-services.ts';
 import { subjectOf } from './subject.ts';
 
 export const ORG_HEADER = 'x-svc-org-id';
 
-export async function resolveActiveOrg(ctx: Context, services: Services, principal: Principal): Promise<string> {
-  const userId = principal.user.id;
-  const memberships = (await services.caches.memberships.get(userId, services.clock.now(), () => findOrgIdsOfMember(services.db, userId)))!;
+export async function resolveActiveOrg(
+  ctx: Context,
+  services: Pick<Services, 'engine' | 'logger'>,
+  callers: Pick<CallerServices, 'orgIdsOfMember'>,
+  principal: Principal,
+): Promise<string> {
+  const memberships = await callers.orgIdsOfMember(principal.user.id);
   const input = activeOrgFacts(ctx, principal, memberships);
   const decision = await services.engine.activeOrg(input);
   if (!decision.allow || input.org_id === null) {

@@ -11,7 +11,7 @@
 import type { Context, Next } from 'koa';
 import { sha256Hex } from '../crypto/tokens.ts';
 import { TooManyRequestsError } from '../errors.ts';
-import type { Principal } from '../identity/principal.ts';
+import type { Principal } from '../principal.ts';
 import { countRequest, deleteStaleCounters, RATE_LIMIT_WINDOW_MS, windowStartOf } from '../ratelimit/store.ts';
 import type { Services } from '../services.ts';
 import { bearerToken } from './authenticate.ts';

@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
-import type { Principal } from '../identity/principal.ts';
+import type { Principal } from '../principal.ts';
 import type { IpRanges } from '../net/ip-ranges.ts';
 import { lineWriter } from '../logging/line-writer.ts';
 import { UNMATCHED_ROUTE, type Metrics } from '../metrics/metrics.ts';

@@ -5,13 +5,14 @@
  * test walks against the router.
  */
 import type { Context } from 'koa';
-import { recordFailure, type AuditEvent } from '../audit/writer.ts';
+import type { AuditEvent } from '../audit/writer.ts';
 import { actorOf } from './actor.ts';
 import type { AuthzInput, Decision, PermissionMap, Requirement, ResourceRef, Subject } from '../authz/types.ts';
-import type { Principal } from '../identity/principal.ts';
+import type { Principal } from '../principal.ts';
 import type { Services } from '../services.ts';
-import type { Action } from '../accesscontrol/actions.ts';
+import type { Action } from '../authz/actions.ts';
 import { ForbiddenError, UnauthorizedError } from '../errors.ts';
+import type { CallerServices } from './caller-services.ts';
 import { compileGuard, type Guard, type Infer, type JSONSchema } from './guard.ts';
 import { compileResponseCheck, serializeFrozenBody, type ResponseSchemas } from './responses.ts';
 import { resolveActiveOrg } from './org-context.ts';
@@ -136,7 +137,10 @@ export class RouteRegistrar {
   readonly table: RouteEntry[] = [];
   private readonly layers: RouteLayer[] = [];
 
-  constructor(private readonly services: Services) {}
+  constructor(
+    private readonly services: Services,
+    private readonly callers: CallerServices,
+  ) {}
 
   /** The routes declared so far, indexed for dispatch (app.ts builds it once every module has registered). */
   index(): RouteIndex {
@@ -153,7 +157,7 @@ export class RouteRegistrar {
       query: spec.query ? compileGuard('query', spec.query) : null,
       params: spec.params ? compileGuard('params', spec.params) : null,
     } satisfies Record<string, Guard | null>;
-    const services = this.services;
+    const { services, callers } = this;
     const skipAuthentication = spec.skipAuthentication === true;
     if (skipAuthentication && (spec.access !== 'public' || spec.path.includes(':'))) {
       throw new Error(`${spec.path}: only a public route with a static path may skip authentication`);
@@ -178,7 +182,7 @@ export class RouteRegistrar {
       const params = guards.params ? guards.params({ ...ctx.params }) : undefined;
       const query = guards.query ? guards.query(ownQuery(ctx)) : undefined;
       const body = guards.body ? guards.body(ctx.request.body) : undefined;
-      const orgId = spec.level === 'org' && principal ? await resolveActiveOrg(ctx, services, principal) : '';
+      const orgId = spec.level === 'org' && principal ? await resolveActiveOrg(ctx, services, callers, principal) : '';
       let refusal: AuditEvent | null = null;
       const route: RouteContext<unknown, unknown, unknown> = {
         ctx,
@@ -250,7 +254,7 @@ export class RouteRegistrar {
       } catch (err) {
         // A refused attempt to change something is audited. The handler has returned, so any
         // transaction it opened has rolled back and the entry gets one of its own.
-        if (refusal && spec.method !== 'get' && err instanceof ForbiddenError) await recordFailure(services, actorOf(ctx, principal), refusal);
+        if (refusal && spec.method !== 'get' && err instanceof ForbiddenError) await callers.recordRefusal(actorOf(ctx, principal), refusal);
         throw err;
       }
     };

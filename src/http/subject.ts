@@ -1,5 +1,5 @@
 import type { Subject } from '../authz/types.ts';
-import type { Principal } from '../identity/principal.ts';
+import type { Principal } from '../principal.ts';
 
 /** The policy's view of the caller, fresh from authentication on every request. */
 export function subjectOf(principal: Principal | undefined): Subject {

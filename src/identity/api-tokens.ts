@@ -7,7 +7,7 @@ import { randomToken, sha256Hex } from '../crypto/tokens.ts';
 import type { TokenResolver } from '../http/authenticate.ts';
 import type { Services } from '../services.ts';
 import { findApiTokenByHash, markApiTokenUsed, type ApiTokenRow, type TokenKind } from './api-tokens.store.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../principal.ts';
 import { findUserById, toPrincipalUser } from './users.store.ts';
 
 export const TOKEN_PREFIX: Record<TokenKind, string> = { pat: 'svc_pat_', sa: 'svc_sa_' };

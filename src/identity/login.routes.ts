@@ -18,11 +18,12 @@ import { safeRedirect } from '../http/redirect.ts';
 import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
 import { clearAttempts, giveBackAttemptSlot, lockedOut, lockoutKey, takeAttemptSlot } from './lockout.ts';
-import type { Principal } from './principal.ts';
-import { clearSessionCookie, issueSession, setSessionCookie } from './sessions.ts';
+import type { Principal } from '../principal.ts';
+import { clearSessionCookie } from './sessions.ts';
+import { completeLogin } from './login-completion.ts';
 import { revokeSession } from './sessions.store.ts';
 import { signInWithLdap } from './providers/ldap/login.ts';
-import { findMembershipsOfUser, findUserByLoginOrEmail, markUserSeen, type UserRow } from './users.store.ts';
+import { findUserByLoginOrEmail, type UserRow } from './users.store.ts';
 import { MESSAGE_SCHEMA } from '../http/responses.ts';
 
 export const INVALID_CREDENTIALS = 'invalid username or password';
@@ -191,27 +192,8 @@ export const loginRoutes: RouteModule = (routes) => {
       const signedIn = checked.user;
 
       await clearAttempts(services.db, key);
-      const now = services.clock.now();
-      const orgs = await findMembershipsOfUser(services.db, signedIn.id);
-      const session = await services.transact(async (tx) => {
-        const issued = await issueSession(tx, ctx, signedIn.id, now);
-        await markUserSeen(tx.db, signedIn.id, now);
-        await recordAudit(
-          tx.db,
-          { ...actor, type: 'user', id: signedIn.id, name: signedIn.login },
-          {
-            action: 'user.login',
-            orgId: signedIn.default_org_id ?? orgs[0]?.orgId ?? null,
-            target: { type: 'session', id: issued.sessionId },
-            metadata: { method },
-          },
-          now,
-        );
-        return issued;
-      });
+      await completeLogin(ctx, services, { method, actor, user: async () => signedIn, answer: { kind: 'form', redirect: query.redirect } });
       services.metrics.login(provider, 'success');
-      setSessionCookie(ctx, services.config, session.token);
-      ctx.body = { message: 'logged in', redirectUrl: safeRedirect(query.redirect) };
     },
   });
 

@@ -9,7 +9,7 @@ import { verifyPassword } from '../crypto/password.ts';
 import { BadRequestError, ForbiddenError } from '../errors.ts';
 import type { Clock } from '../services.ts';
 import { clearAttempts, lockedOut, lockoutKey, takeAttemptSlot } from './lockout.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../principal.ts';
 import { findSessionSignInTime } from './sessions.store.ts';
 import { findUserById } from './users.store.ts';
 

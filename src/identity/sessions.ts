@@ -11,9 +11,10 @@ import type { Config } from '../config.ts';
 import { LruMap } from '../memo.ts';
 import { randomToken, sha256Hex } from '../crypto/tokens.ts';
 import type { Tx } from '../db/transaction.ts';
+import { SESSION_COOKIE } from '../http/authenticate.ts';
 import { clientIp } from '../http/client-ip.ts';
 import type { Services } from '../services.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../principal.ts';
 import {
   findLiveSessionByTokenHash,
   insertSession,
@@ -25,7 +26,6 @@ import {
 } from './sessions.store.ts';
 import { findUserById, toPrincipalUser } from './users.store.ts';
 
-export const SESSION_COOKIE = 'svc_session';
 /** last_seen_at is written at most this often, so that reads stay reads. */
 const TOUCH_EVERY_MS = 60_000;
 

@@ -5,13 +5,15 @@
  */
 import { recordAudit, recordFailure } from '../audit/writer.ts';
 import { actorOf } from '../http/actor.ts';
+import { hashPassword } from '../crypto/password.ts';
 import { ConflictError } from '../errors.ts';
 import type { RouteModule } from '../http/route.ts';
+import { DEFAULT_ORG_ID } from '../orgs/store.ts';
 import type { Services } from '../services.ts';
 import { readSetting, writeSetting } from '../settings/store.ts';
 import { assertAcceptablePassword } from './password-policy.ts';
-import { issueSession, setSessionCookie } from './sessions.ts';
-import { createFirstAdmin, setupFacts, writeSetupChange } from './setup.ts';
+import { completeLogin } from './login-completion.ts';
+import { insertFirstAdmin, setupFacts, writeSetupChange } from './setup.ts';
 import { anyHumanUserExists } from './users.store.ts';
 import {
   platformSettingsSchema,
@@ -99,23 +101,21 @@ export const setupRoutes: RouteModule = (routes) => {
       const actor = actorOf(ctx);
       const login = body.login ?? body.email;
       assertAcceptablePassword(body.password, { login, email: body.email });
-      const created = await createFirstAdmin(services, { login, email: body.email, name: body.name, password: body.password }, actor, async (tx, userId) => {
-        const session = await issueSession(tx, ctx, userId, services.clock.now());
-        await recordAudit(
-          tx.db,
-          { ...actor, type: 'user', id: userId, name: login.toLowerCase() },
-          { action: 'user.login', orgId: 'org_main', target: { type: 'session', id: session.sessionId }, metadata: { method: 'setup' } },
-          services.clock.now(),
-        );
-        return session;
+      const passwordHash = await hashPassword(body.password);
+      const admin = { login, email: body.email, name: body.name, passwordHash };
+      const signedIn = await completeLogin(ctx, services, {
+        method: 'setup',
+        actor,
+        user: async (tx, now) => {
+          const userId = await insertFirstAdmin(tx, admin, actor, now);
+          return userId === null ? null : { id: userId, login: login.toLowerCase(), default_org_id: DEFAULT_ORG_ID };
+        },
+        answer: { kind: 'created' },
       });
-      if (!created) {
+      if (!signedIn) {
         await recordFailure(services, actor, { action: 'setup.admin_created', metadata: { reason: 'a user already exists' } });
         throw new ConflictError('setup is already done: a user exists');
       }
-      setSessionCookie(ctx, services.config, created.extra!.token);
-      ctx.status = 201;
-      ctx.body = { userId: created.userId, orgId: created.orgId };
     },
   });
 

@@ -24,27 +24,30 @@ export interface FirstAdmin {
   password: string;
 }
 
-/**
- * Creates the first admin, or returns null when a user already exists. `alsoInTx` runs in the
- * same transaction (the wizard issues its session there).
- */
-export async function createFirstAdmin<T>(
-  services: Services,
-  admin: FirstAdmin,
-  actor: Actor,
-  alsoInTx?: (tx: Tx, userId: string) => Promise<T>,
-): Promise<{ userId: string; orgId: string; extra: T | undefined } | null> {
+/** Creates the first admin, or returns null when a user already exists. */
+export async function createFirstAdmin(services: Services, admin: FirstAdmin, actor: Actor): Promise<{ userId: string; orgId: string } | null> {
   const passwordHash = await hashPassword(admin.password);
   const now = services.clock.now();
-  return services.transact(async (tx) => {
-    await lockSetting(tx.db, SETUP_LOCK_KEY);
-    if (await anyHumanUserExists(tx.db)) return null;
-    const userId = await insertServerAdmin(tx, { ...admin, passwordHash }, actor, 'setup', now);
-    const target = { type: 'user', id: userId, name: admin.login.toLowerCase() };
-    await recordAudit(tx.db, actor, { action: 'setup.admin_created', orgId: DEFAULT_ORG_ID, target }, now);
-    const extra = alsoInTx ? await alsoInTx(tx, userId) : undefined;
-    return { userId, orgId: DEFAULT_ORG_ID, extra };
-  });
+  const userId = await services.transact((tx) => insertFirstAdmin(tx, { ...admin, passwordHash }, actor, now));
+  return userId ? { userId, orgId: DEFAULT_ORG_ID } : null;
+}
+
+/**
+ * Creates the first admin in `tx` (the setup wizard signs it in there) and returns its id, or
+ * null when a user already exists.
+ */
+export async function insertFirstAdmin(
+  tx: Tx,
+  admin: Omit<FirstAdmin, 'password'> & { passwordHash: string },
+  actor: Actor,
+  now: number,
+): Promise<string | null> {
+  await lockSetting(tx.db, SETUP_LOCK_KEY);
+  if (await anyHumanUserExists(tx.db)) return null;
+  const userId = await insertServerAdmin(tx, admin, actor, 'setup', now);
+  const target = { type: 'user', id: userId, name: admin.login.toLowerCase() };
+  await recordAudit(tx.db, actor, { action: 'setup.admin_created', orgId: DEFAULT_ORG_ID, target }, now);
+  return userId;
 }
 
 /**

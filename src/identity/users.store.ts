@@ -7,7 +7,7 @@ import { dialectOf } from '../db/knex.ts';
 import type { Tx } from '../db/transaction.ts';
 import { findPage, whereContains } from '../db/search.ts';
 import { deletePreferences } from '../preferences/store.ts';
-import type { PrincipalUser } from './principal.ts';
+import type { PrincipalUser } from '../principal.ts';
 
 export interface UserRow {
   id: string;

@@ -6,7 +6,7 @@
  * the author: the policy decides both in the one decision of the request (authz.authorship).
  * The work is in plans.ts, which the chat tool `ops_plan_create` calls too.
  */
-import type { Action } from '../accesscontrol/actions.ts';
+import type { Action } from '../authz/actions.ts';
 import type { Authorship } from '../authz/types.ts';
 import { NotFoundError } from '../errors.ts';
 import { connectorResource, findConnectorOrFail } from '../connectors/target.ts';

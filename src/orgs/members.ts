@@ -12,7 +12,7 @@ import { ORG_ROLES, type OrgRole } from '../authz/types.ts';
 import type { Tx } from '../db/transaction.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import { listPage, pageOf } from '../http/pagination.ts';
-import type { Principal } from '../identity/principal.ts';
+import type { Principal } from '../principal.ts';
 import { revokeAllSessionsOf, userTarget } from '../identity/session-revocation.ts';
 import { addOrgMember, findUserById, findUserByLoginOrEmail, setDefaultOrg } from '../identity/users.store.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';

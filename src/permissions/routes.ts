@@ -7,7 +7,7 @@
  * permission the new grants give (delegation: nobody grants what they do not hold).
  */
 import type { Knex } from 'knex';
-import type { Action } from '../accesscontrol/actions.ts';
+import type { Action } from '../authz/actions.ts';
 import type { ResourceRef } from '../authz/types.ts';
 import { connectorAuditTarget, connectorResource, findConnectorOrFail } from '../connectors/target.ts';
 import { dashboardAuditTarget, dashboardResource, findDashboardOrFail } from '../dashboards/target.ts';

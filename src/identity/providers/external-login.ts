@@ -3,19 +3,16 @@
  * rules of external-accounts.ts (its link; else, where allowed, the account holding its verified
  * email; else a new user when the provider allows sign-up, in its default org with its default
  * role). A disabled user or a service account is refused. The link keeps the provider's tokens
- * sealed (AES-256-GCM under SECRET_KEY), and the session is issued as for a local login — all in
- * one transaction with its audit entries.
+ * sealed (AES-256-GCM under SECRET_KEY), and the login completes as every login does
+ * (login-completion.ts) — all in one transaction with its audit entries.
  */
-import type { Context } from 'koa';
 import type { Actor } from '../../audit/writer.ts';
 import type { Config } from '../../config.ts';
 import type { Tx } from '../../db/transaction.ts';
 import { UNSAFE_CHARACTERS } from '../../http/schemas.ts';
 import type { Services } from '../../services.ts';
 import { findAuthLink, insertAuthLink, updateAuthLinkTokens } from '../auth-links.store.ts';
-import { issueSession } from '../sessions.ts';
-import { findMembershipsOfUser, findUserById, markUserSeen } from '../users.store.ts';
-import { recordAudit } from '../../audit/writer.ts';
+import { findUserById, type UserRow } from '../users.store.ts';
 import { accountToJoinByEmail, checkExplicitLink, recordLinkAdded, signUpExternal, type ExternalProvider } from './external-accounts.ts';
 import { syncProviderTeams } from './team-sync.ts';
 import { ExternalLoginError, type ExternalIdentity, type LoginProvider } from './types.ts';
@@ -60,24 +57,20 @@ async function resolveUser(tx: Tx, config: Config, actor: Actor, provider: Login
   return { user, linkId: null, joinedByEmail: false };
 }
 
-export interface ExternalSignIn {
-  userId: string;
-  sessionToken: string;
-}
-
-/** Signs the identity in: a session for its user, or an ExternalLoginError saying why not. */
-export async function signInExternal(
+/**
+ * Who the identity signs in as, in the login's transaction (login-completion.ts), with its link
+ * and teams brought up to date; an ExternalLoginError says why nobody does.
+ */
+export function externalLoginUser(
   services: Services,
-  ctx: Context,
   actor: Actor,
   provider: LoginProvider,
   identity: ExternalIdentity,
-): Promise<ExternalSignIn> {
+): (tx: Tx, now: number) => Promise<UserRow> {
   if (identity.subject.length > 190 || identity.issuer.length > 190)
     throw new ExternalLoginError(EXTERNAL_LOGIN_REFUSED, 'issuer or subject longer than 190 characters');
-  const now = services.clock.now();
   const tokensSealed = services.secretBox.seal(JSON.stringify(identity.tokens));
-  return services.transact(async (tx) => {
+  return async (tx, now) => {
     const { user, linkId, joinedByEmail } = await resolveUser(tx, services.config, actor, provider, identity, now);
     if (!user || user.is_service_account) throw new ExternalLoginError(EXTERNAL_LOGIN_REFUSED, 'service account');
     if (user.is_disabled) throw new ExternalLoginError(EXTERNAL_LOGIN_REFUSED, 'disabled user');
@@ -93,22 +86,8 @@ export async function signInExternal(
       if (joinedByEmail) await recordLinkAdded(tx, asUser, accountRulesOf(provider), user, 'email', now);
     }
     if (identity.teams) await syncProviderTeams(tx, asUser, provider.settings.defaultOrgId, user, identity.teams, provider.authModule, now);
-    const session = await issueSession(tx, ctx, user.id, now);
-    await markUserSeen(tx.db, user.id, now);
-    const orgs = await findMembershipsOfUser(tx.db, user.id);
-    await recordAudit(
-      tx.db,
-      asUser,
-      {
-        action: 'user.login',
-        orgId: user.default_org_id ?? orgs[0]?.orgId ?? null,
-        target: { type: 'session', id: session.sessionId },
-        metadata: { method: provider.authModule },
-      },
-      now,
-    );
-    return { userId: user.id, sessionToken: session.token };
-  });
+    return user;
+  };
 }
 
 /**

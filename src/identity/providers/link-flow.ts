@@ -9,7 +9,7 @@ import type { Context } from 'koa';
 import { recordFailure, type Actor } from '../../audit/writer.ts';
 import { safeRedirect } from '../../http/redirect.ts';
 import type { Services } from '../../services.ts';
-import type { Principal } from '../principal.ts';
+import type { Principal } from '../../principal.ts';
 import { ExternalLoginError } from './types.ts';
 
 /** The account's password (when it has one) and the local page the browser returns to. */

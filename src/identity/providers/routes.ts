@@ -22,12 +22,12 @@ import { safeRedirect } from '../../http/redirect.ts';
 import { requestLogger } from '../../http/request-log.ts';
 import type { RouteModule } from '../../http/route.ts';
 import type { Services } from '../../services.ts';
-import type { Principal } from '../principal.ts';
+import type { Principal } from '../../principal.ts';
 import { reauthenticateToLink } from '../reauthenticate.ts';
-import { setSessionCookie } from '../sessions.ts';
+import { completeLogin } from '../login-completion.ts';
 import { ownRecord } from '../../http/subject.ts';
 import { clientIp } from '../../http/client-ip.ts';
-import { linkExternal, signInExternal } from './external-login.ts';
+import { externalLoginUser, linkExternal } from './external-login.ts';
 import { LINK_START_BODY, LINK_START_SCHEMA, LINKING_SESSION_GONE, linkingPrincipal, refuseLink } from './link-flow.ts';
 import { clearStateCookie, readStateCookie, setStateCookie, STATE_TTL_MS } from './state-cookie.ts';
 import { ExternalLoginError, type ExternalIdentity, type LoginProvider } from './types.ts';
@@ -160,9 +160,12 @@ export const oauthLoginRoutes: RouteModule = (routes) => {
         let identity: ExternalIdentity | undefined;
         try {
           identity = await provider.identify(new URL(ctx.href), callbackUrl(ctx, id), state);
-          const { sessionToken } = await signInExternal(services, ctx, actor, provider, identity);
-          setSessionCookie(ctx, services.config, sessionToken);
-          ctx.redirect(safeRedirect(state.redirect));
+          await completeLogin(ctx, services, {
+            method: provider.authModule,
+            actor,
+            user: externalLoginUser(services, actor, provider, identity),
+            answer: { kind: 'navigation', redirect: state.redirect },
+          });
         } catch (err) {
           await failLogin(ctx, services, actor, provider, { ...refusalOf(provider, err), identity });
         }

@@ -13,13 +13,14 @@ import { actorOf } from '../../../http/actor.ts';
 import { safeRedirect } from '../../../http/redirect.ts';
 import type { RouteModule } from '../../../http/route.ts';
 import type { Services } from '../../../services.ts';
-import type { Principal } from '../../principal.ts';
-import { clearSessionCookie, setSessionCookie } from '../../sessions.ts';
+import type { Principal } from '../../../principal.ts';
+import { completeLogin } from '../../login-completion.ts';
+import { clearSessionCookie } from '../../sessions.ts';
 import { revokeSession } from '../../sessions.store.ts';
 import { readLogoutMessage } from './logout.ts';
 import { readLoginResponse } from './response.ts';
 import { buildServiceProvider, type ServiceProvider } from './service-provider.ts';
-import { linkSaml, profileOf, signInWithSaml } from './sign-in.ts';
+import { linkSaml, profileOf, samlLoginUser } from './sign-in.ts';
 import { clientIp } from '../../../http/client-ip.ts';
 import { ownRecord } from '../../../http/subject.ts';
 import { reauthenticateToLink } from '../../reauthenticate.ts';
@@ -30,6 +31,7 @@ import {
   findSessionsOfSamlSubject,
   forgetExpiredSamlState,
   insertSamlRequest,
+  insertSamlSession,
   rememberAssertionId,
   SAML_AUTH_MODULE,
   takeSamlRequest,
@@ -124,7 +126,6 @@ export const samlRoutes: RouteModule = (routes) => {
     async handler({ ctx, body, services }) {
       const { settings } = serviceProvider(services);
       const now = services.clock.now();
-      let signIn: { token: string; redirect: string };
       try {
         const assertion = await readLoginResponse(settings, body.SAMLResponse, now);
         await forgetExpiredSamlState(services.db, now);
@@ -139,13 +140,19 @@ export const samlRoutes: RouteModule = (routes) => {
           await insertSamlRequest(services.db, { id: ticket, kind: 'linked', redirect, sessionId, nameId: assertion.nameId, expiresAt: now + LINK_CONFIRM_MS });
           return ctx.redirect(`${SAML_LINK_PATH}?${new URLSearchParams({ ticket })}`);
         }
-        const { token } = await signInWithSaml(services, ctx, actorOf(ctx), profileOf(assertion, settings.attributeMapping), assertion.sessionIndex);
-        signIn = { token, redirect: request.redirect };
+        const actor = actorOf(ctx);
+        const profile = profileOf(assertion, settings.attributeMapping);
+        await completeLogin(ctx, services, {
+          method: SAML_AUTH_MODULE,
+          actor,
+          user: samlLoginUser(services, actor, profile),
+          withSession: (tx, session) =>
+            insertSamlSession(tx.db, { sessionId: session.sessionId, nameId: profile.nameId, sessionIndex: assertion.sessionIndex }),
+          answer: { kind: 'navigation', redirect: request.redirect },
+        });
       } catch (err) {
         return refuse(services, ctx, 'user.login_failed', err);
       }
-      setSessionCookie(ctx, services.config, signIn.token);
-      ctx.redirect(signIn.redirect);
     },
   });
 

@@ -5,10 +5,9 @@
  * users' emails) when nothing else guards it; else a new user, Viewer of the default org.
  * Disabled users and service accounts are refused. With SAML_ATTRIBUTE_MAPPING_GROUPS the
  * asserted groups decide the user's teams in the default org at every login: it joins the
- * teams named like a group and leaves the others (teams are not created). The session is
- * issued as for a local login, in one transaction with the audit entries.
+ * teams named like a group and leaves the others (teams are not created). The login completes as
+ * every login does (login-completion.ts), in one transaction with the audit entries.
  */
-import type { Context } from 'koa';
 import { recordAudit, type Actor } from '../../../audit/writer.ts';
 import type { SamlAttributeMapping } from '../../../config.ts';
 import type { Tx } from '../../../db/transaction.ts';
@@ -18,10 +17,9 @@ import { revokeTeamAdmin } from '../../../teams/team-admins.ts';
 import { teamAuditTarget } from '../../../teams/team-target.ts';
 import { deleteTeamMember, findTeamByName, findTeamsOfUserInOrg, insertTeamMember, TEAM_MEMBER } from '../../../teams/store.ts';
 import { accountToJoinByEmail, checkExplicitLink, recordLinkAdded, signUpExternal, type ExternalProvider } from '../external-accounts.ts';
-import { issueSession } from '../../sessions.ts';
-import { findMembershipsOfUser, findUserById, markUserSeen, type UserRow } from '../../users.store.ts';
+import { findMembershipsOfUser, findUserById, type UserRow } from '../../users.store.ts';
 import type { SamlAssertion } from './response.ts';
-import { findSamlLinkedUserId, insertSamlLink, insertSamlSession, touchSamlLink, SAML_AUTH_MODULE } from './store.ts';
+import { findSamlLinkedUserId, insertSamlLink, touchSamlLink, SAML_AUTH_MODULE } from './store.ts';
 import { SamlRefusal } from './xml.ts';
 
 const NEW_USER_ROLE = 'Viewer';
@@ -144,36 +142,17 @@ async function syncTeams(tx: Tx, actor: Actor, user: UserRow, groups: string[], 
   }
 }
 
-/** Signs the profile in and returns the session token, or throws a SamlRefusal. */
-export async function signInWithSaml(
-  services: Services,
-  ctx: Context,
-  actor: Actor,
-  profile: SamlProfile,
-  sessionIndex: string | null,
-): Promise<{ userId: string; token: string }> {
-  const now = services.clock.now();
-  return services.transact(async (tx) => {
+/**
+ * Who the profile signs in as, in the login's transaction (login-completion.ts), with its teams
+ * brought up to date; a SamlRefusal says why nobody does.
+ */
+export function samlLoginUser(services: Services, actor: Actor, profile: SamlProfile): (tx: Tx, now: number) => Promise<UserRow> {
+  return async (tx, now) => {
     const { user } = await resolveUser(tx, services, actor, profile, now);
     if (user.is_service_account) throw new SamlRefusal('service account', REFUSED);
     if (user.is_disabled) throw new SamlRefusal('disabled user', REFUSED);
     const asUser: Actor = { ...actor, type: 'user', id: user.id, name: user.login };
     if (profile.groups) await syncTeams(tx, asUser, user, profile.groups, now);
-    const session = await issueSession(tx, ctx, user.id, now);
-    await insertSamlSession(tx.db, { sessionId: session.sessionId, nameId: profile.nameId, sessionIndex });
-    await markUserSeen(tx.db, user.id, now);
-    const orgs = await findMembershipsOfUser(tx.db, user.id);
-    await recordAudit(
-      tx.db,
-      asUser,
-      {
-        action: 'user.login',
-        orgId: user.default_org_id ?? orgs[0]?.orgId ?? null,
-        target: { type: 'session', id: session.sessionId },
-        metadata: { method: SAML_AUTH_MODULE },
-      },
-      now,
-    );
-    return { userId: user.id, token: session.token };
-  });
+    return user;
+  };
 }

@@ -1,4 +1,7 @@
-/** The authenticated caller of a request. */
+/**
+ * The authenticated caller of a request: identity establishes it, the HTTP layer carries it, and
+ * stores and domains read it, so it sits below all of them.
+ */
 export interface PrincipalUser {
   id: string;
   login: string;
