@@ -75,14 +75,6 @@ export default tseslint.config(
     },
   },
   {
-    // every layer reads the configuration; it takes its defaults from the layers that own them
-    // (db, crypto, outbound), and the decision log's settings type from authz/decision-log.ts
-    files: ['src/config.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [HTTP, KOA, DOMAINS, AUDIT, except(AUTHZ, 'authz/decision-log.ts'), APP, SERVICES] }],
-    },
-  },
-  {
     files: ['src/crypto/**/*.ts', 'src/authz/**/*.ts', 'src/outbound/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [HTTP, KOA, DOMAINS, AUDIT, APP, SERVICES] }] },
   },

@@ -8,7 +8,8 @@ import { expect } from 'chai';
 import { createTestDatabase, startTestApp, statementsDuring, type TestApp } from './helpers/app.ts';
 import { api, buildServiceAccount, buildToken, createUser, passwordLogin } from './helpers/factories.ts';
 import { sha256Hex } from '../src/crypto/tokens.ts';
-import { rememberedCookieKeys, SESSION_COOKIE } from '../src/identity/sessions.ts';
+import { SESSION_COOKIE } from '../src/http/authenticate.ts';
+import { rememberedCookieKeys } from '../src/identity/sessions.ts';
 
 const readsCredentialRows = (statements: string[]) =>
   statements.filter((sql) => /from [`"]?(sessions|api_tokens|users)[`"]? where/i.test(sql) && /^select/i.test(sql));

@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { ROUTE_MODULES } from '../src/app.ts';
+import { callerServices, ROUTE_MODULES } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { RouteRegistrar } from '../src/http/route.ts';
 import { openApiDocument } from '../src/openapi/document.ts';
@@ -56,7 +56,8 @@ export interface ApiDocument {
 /** The document GET /api/openapi.json answers, built without a database: registering routes reads only the configuration. */
 export function servedDocument(): ApiDocument {
   const config = loadConfig({ NODE_ENV: 'test', SECRET_KEY: 'x'.repeat(32), JWT_SECRET: 'x'.repeat(32) });
-  const registrar = new RouteRegistrar({ config } as Services);
+  const services = { config } as Services;
+  const registrar = new RouteRegistrar(services, callerServices(services));
   for (const register of ROUTE_MODULES) register(registrar);
   const { version } = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
   return openApiDocument(registrar.table, version) as unknown as ApiDocument;
