@@ -299,7 +299,7 @@ describe('connectors: permissions', () => {
         .whereIn('scope', scopes)
         .delete();
       await downToBasicQuery(app.db);
-      await app.services.engine.pollRevisions();
+      await app.services.engine.pollChanges();
       const basicQueries = () =>
         app
           .db('role_permissions as p')
@@ -309,7 +309,7 @@ describe('connectors: permissions', () => {
       expect(Number((await basicQueries())[0]!.total)).to.be.greaterThan(1);
 
       await upToRoleEntries(app.db);
-      await app.services.engine.pollRevisions();
+      await app.services.engine.pollChanges();
 
       expect(Number((await basicQueries())[0]!.total)).to.equal(0);
       expect((await as(admin).get(permissions(open))).body).to.deep.equal(DEFAULT_ENTRIES);

@@ -1,16 +1,19 @@
 /**
  * The policy engine: the only place permissions are evaluated. It holds one wasm instance per
- * org loaded with that org's data document, keeps it current after committed changes (this
- * instance: at once, by patching the fragments a change names or rebuilding; other instances:
- * via the revision poll), and fails closed on any error.
+ * org loaded with that org's data document at a known seq of the policy change log, and brings
+ * it to the log's head before answering whenever a commit (this instance's, at once; another
+ * instance's, by the poll) moved the head: by patching the fragments the changes name, or by
+ * rebuilding. All work on one org's document runs one step at a time, so no answer is ever given
+ * from a document older than a head this instance has seen. It fails closed on any error.
  */
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable } from '../db/errors.ts';
-import { ALL_ORGS, type PolicyChangeListener } from '../db/transaction.ts';
+import { GLOBAL_STREAM, prunePolicyChanges, readPolicyChanges, readPolicyHeads, type PolicyChange, type PolicyFragment } from '../db/policy-changes.ts';
+import type { PolicyChangeListener } from '../db/transaction.ts';
+import type { Write } from '../db/write-watch.ts';
 import type { DecisionLog } from './decision-log.ts';
-import { buildOrgDocument, loadFragments, readPolicyRevisions, type DocumentSettings } from './document.ts';
-import type { OrgChange, PolicyFragment } from './fragments.ts';
+import { buildOrgDocument, loadFragments, writesPolicyData, type DocumentSettings } from './document.ts';
 import { activeOrgKey, activeOrgPolicyInput, filterKey, filterPolicyInput, policyInput, subjectCopy, subjectKey } from './input-key.ts';
 import type { ActiveOrgInput, AuthzInput, Decision, FilterInput, OrgDocument, PermissionMap, Subject } from './types.ts';
 import { KeptDecisions } from './kept-decisions.ts';
@@ -20,7 +23,7 @@ import { LruMap } from '../memo.ts';
 /** Key of the server-level document (global roles only), used when org_id is null. */
 const SERVER_KEY = '';
 /**
- * More fragments than this in one batch are rebuilt instead. A batch costs a few reads whatever
+ * More changes than this behind the head, or more fragments in them, are rebuilt instead. A batch costs a few reads whatever
  * its size and then one patch per place (a bulk replacement of 500 grants at org scale S: 1,006
  * patches, 11 ms of reads and 16 ms of patching, where a rebuild takes 600 ms); the bound keeps
  * the reads' id lists well inside SQLite's 32,766 parameters.
@@ -31,19 +34,27 @@ const COMPACT_AFTER_BYTES = 16 * 1024 * 1024;
 
 const encoder = new TextEncoder();
 
-interface OrgPolicy {
+/** A document loaded into a wasm instance, at a seq of the org's stream and of the global one. */
+interface LoadedDocument {
   instance: PolicyInstance;
-  /** When it was last asked, in engine ticks: the least recent goes first when too many are loaded. */
-  lastUsed: number;
-  needsRebuild: boolean;
-  pending: PolicyFragment[];
-  revision: number;
+  seq: number;
+  globalSeq: number;
   documentBytes: number;
-  refreshing: Promise<void> | null;
-  /** While a background rebuild reads the DB: the fragments patched meanwhile, to re-apply after it. */
-  replay: PolicyFragment[] | null;
   /** With verifyDocuments: the loaded document as a plain value, rebuilt and patched alongside the wasm copy. */
   mirror: Record<string, unknown> | null;
+}
+
+interface OrgPolicy extends LoadedDocument {
+  /** When it was last asked, in engine ticks: the least recent goes first when too many are loaded. */
+  lastUsed: number;
+  /** The newest heads this instance knows of: the document answers only once it has reached them. */
+  wantedSeq: number;
+  wantedGlobalSeq: number;
+  needsRebuild: boolean;
+  /** The one step of work under way on this org's document; every other waits for it. */
+  refreshing: Promise<void> | null;
+  /** A document compacted in the background, swapped in (and brought to the heads) by the next step. */
+  compacted: LoadedDocument | null;
   /**
    * Answers given against the document as loaded: decisions in the engine's kept decisions under
    * this generation, permission maps by subject (subjectKey). The policy reads only its input
@@ -191,8 +202,18 @@ function patchMirror(mirror: Record<string, unknown>, path: string[], value: unk
   else node[last] = value;
 }
 
+/** Changes older than this are pruned from the log (each stream's newest is always kept). */
+const CHANGE_RETENTION_MS = 60 * 60 * 1000;
+const PRUNE_EVERY_MS = 5 * 60 * 1000;
+
+function behind(org: OrgPolicy): boolean {
+  return org.needsRebuild || org.compacted !== null || org.seq < org.wantedSeq || org.globalSeq < org.wantedGlobalSeq;
+}
+
 export class AuthzEngine implements PolicyChangeListener {
   private readonly orgs = new Map<string, OrgPolicy>();
+  private readonly compacting = new WeakSet<OrgPolicy>();
+  private lastPruned = 0;
   private readonly counters = { rebuilds: 0, patches: 0, keptDecisionHits: 0, keptFilterHits: 0 };
   private poller: NodeJS.Timeout | null = null;
   private ticks = 0;
@@ -370,13 +391,29 @@ export class AuthzEngine implements PolicyChangeListener {
     }
   }
 
-  policyDataChanged(changes: ReadonlyMap<string, OrgChange>): void {
-    const everyOrg = changes.get(ALL_ORGS);
+  writesPolicyData(write: Write): boolean {
+    return writesPolicyData(write);
+  }
+
+  unrecordedWrite(tables: readonly string[]): void {
+    const message = `a transaction wrote ${tables.join(', ')} without naming a policy change`;
+    // Test mode fails the transaction, so the suite finds the write; production rebuilds every document.
+    if (this.options.verifyDocuments) throw new Error(message);
+    this.logger.error({ tables }, `${message}; every policy document is rebuilt`);
+  }
+
+  /** A local commit appended to the change log: the next answer of each org it touched waits for its document to reach the new head. */
+  async committed(heads: ReadonlyMap<string, number>): Promise<void> {
+    this.wantHeads(heads);
+    await this.verifyAfterCommit();
+  }
+
+  private wantHeads(heads: ReadonlyMap<string, number>): void {
+    const globalSeq = heads.get(GLOBAL_STREAM);
     for (const [key, org] of this.orgs) {
-      for (const change of [changes.get(key), everyOrg]) {
-        if (change === 'all') org.needsRebuild = true;
-        else if (change) org.pending.push(...change);
-      }
+      const seq = key === SERVER_KEY ? undefined : heads.get(key);
+      if (seq !== undefined && seq > org.wantedSeq) org.wantedSeq = seq;
+      if (globalSeq !== undefined && globalSeq > org.wantedGlobalSeq) org.wantedGlobalSeq = globalSeq;
     }
   }
 
@@ -399,39 +436,41 @@ export class AuthzEngine implements PolicyChangeListener {
   private async verifyDocument(orgId: string | null): Promise<void> {
     for (let check = 1; ; check++) {
       const org = await this.ready(orgId);
-      const revision = await this.readRevision(orgId);
-      // A change made elsewhere (another instance, a commit whose notice is on its way) is the revision poll's to bring.
-      if (revision !== org.revision || !org.mirror) return;
+      const heads = await this.readHeads(orgId);
+      const atHeads = () => org.seq === heads.seq && org.globalSeq === heads.globalSeq && !behind(org) && !org.refreshing;
+      // A change made elsewhere (another instance, a commit still on its way here) is the poll's to bring.
+      if (!atHeads() || !org.mirror) return;
       const fresh = (await buildOrgDocument(this.db, orgId, this.options)) as unknown as Record<string, unknown>;
-      if ((await this.readRevision(orgId)) !== revision || org.pending.length > 0 || org.needsRebuild) return;
+      const after = await this.readHeads(orgId);
+      if (after.seq !== heads.seq || after.globalSeq !== heads.globalSeq || !atHeads()) return;
       if (canonical(org.mirror) === canonical(fresh)) return;
       if (check >= DRIFT_CHECKS) throw new Error(`policy document drift in org ${orgId ?? '(server)'}: ${firstDifference(org.mirror, fresh)}`);
       await new Promise((resolve) => setTimeout(resolve, DRIFT_RECHECK_MS));
     }
   }
 
-  /** Polls the org revisions written by other instances; changes elsewhere show within `intervalMs`. */
-  startRevisionPoll(intervalMs: number): void {
-    this.stopRevisionPoll();
+  /** Polls the change log's heads for the changes other instances commit; they show within `intervalMs`. */
+  startChangePoll(intervalMs: number): void {
+    this.stopChangePoll();
     this.poller = setInterval(() => {
-      this.pollRevisions().catch((err) => this.logger.warn({ err }, 'policy revision poll failed'));
+      this.pollChanges().catch((err) => this.logger.warn({ err }, 'policy change poll failed'));
     }, intervalMs);
     this.poller.unref();
   }
 
-  stopRevisionPoll(): void {
+  stopChangePoll(): void {
     if (this.poller) clearInterval(this.poller);
     this.poller = null;
   }
 
-  async pollRevisions(): Promise<void> {
-    const keys = [...this.orgs.keys()].filter((key) => key !== SERVER_KEY);
-    if (keys.length === 0) return;
-    const current = await readPolicyRevisions(this.db, keys);
-    for (const key of keys) {
-      const org = this.orgs.get(key)!;
-      // Another instance changed the org: we cannot know which fragments, so rebuild.
-      if (current.get(key) !== org.revision) org.needsRebuild = true;
+  /** Reads the heads of every loaded org's stream and the global one; the orgs behind them catch up (by patching) before their next answer. */
+  async pollChanges(): Promise<void> {
+    if (this.orgs.size === 0) return;
+    const streams = [...this.orgs.keys()].filter((key) => key !== SERVER_KEY);
+    this.wantHeads(await readPolicyHeads(this.db, [...streams, GLOBAL_STREAM]));
+    if (Date.now() - this.lastPruned >= PRUNE_EVERY_MS) {
+      this.lastPruned = Date.now();
+      await prunePolicyChanges(this.db, Date.now() - CHANGE_RETENTION_MS);
     }
   }
 
@@ -459,7 +498,7 @@ export class AuthzEngine implements PolicyChangeListener {
    */
   private ready(orgId: string | null): OrgPolicy | Promise<OrgPolicy> {
     const org = this.orgs.get(orgId ?? SERVER_KEY);
-    if (!org || org.refreshing || org.needsRebuild || org.pending.length > 0) return this.bringUpToDate(orgId);
+    if (!org || org.refreshing || behind(org)) return this.bringUpToDate(orgId);
     org.lastUsed = ++this.ticks;
     return org;
   }
@@ -478,22 +517,24 @@ export class AuthzEngine implements PolicyChangeListener {
         if (!recycled) this.evictLeastRecentlyUsed();
         org = {
           instance,
-          lastUsed: 0,
-          needsRebuild: true,
-          pending: [],
-          revision: -1,
+          seq: 0,
+          globalSeq: 0,
           documentBytes: 0,
-          refreshing: null,
-          replay: null,
           mirror: null,
+          lastUsed: 0,
+          wantedSeq: 0,
+          wantedGlobalSeq: 0,
+          needsRebuild: true,
+          refreshing: null,
+          compacted: null,
           generation: 0,
           permissions: new LruMap(MAX_CACHED_ANSWERS),
         };
         this.orgs.set(key, org);
       }
     }
-    // A refresh under way counts as a change not yet applied: it took the pending work with it.
-    while (org.refreshing || org.needsRebuild || org.pending.length > 0) {
+    // A step under way may have started before the newest head was known: wait, then look again.
+    while (org.refreshing || behind(org)) {
       const current = org;
       current.refreshing ??= this.refresh(orgId, current).finally(() => {
         current.refreshing = null;
@@ -522,66 +563,111 @@ export class AuthzEngine implements PolicyChangeListener {
     return oldest[1].instance;
   }
 
+  /**
+   * One step of work on the org's document, run alone: swap in a compacted document, then apply
+   * the changes after the document's seq (or rebuild when they ask for it, are too many, or were
+   * pruned), reaching at least the heads wanted when the step began.
+   */
   private async refresh(orgId: string | null, org: OrgPolicy): Promise<void> {
-    if (org.needsRebuild || org.pending.length > MAX_PATCH_BATCH) {
+    if (org.compacted) {
+      Object.assign(org, org.compacted);
+      org.compacted = null;
+      forgetAnswers(org);
+    }
+    if (org.needsRebuild) {
       org.needsRebuild = false;
-      const covered = org.pending.splice(0);
       try {
-        await this.rebuild(orgId, org);
+        Object.assign(org, await this.load(orgId, org.instance));
       } catch (err) {
         org.needsRebuild = true;
-        org.pending.unshift(...covered);
         throw err;
       }
+      forgetAnswers(org);
+      this.counters.rebuilds++;
       return;
     }
-    const batch = org.pending.splice(0);
-    try {
-      const revision = await this.readRevision(orgId);
-      const patches = await loadFragments(this.db, orgId, batch);
-      if (patches.length > 0) forgetAnswers(org);
-      for (const patch of patches) {
-        org.instance.patch(patch.path, patch.value);
-        if (org.mirror) patchMirror(org.mirror, patch.path, patch.value);
-      }
-      this.counters.patches += patches.length;
-      org.replay?.push(...batch);
-      org.revision = Math.max(org.revision, revision);
-    } catch (err) {
-      org.pending.unshift(...batch);
-      throw err;
+    const changes = [
+      ...(orgId ? await readPolicyChanges(this.db, orgId, org.seq, MAX_PATCH_BATCH + 1) : []),
+      ...(await readPolicyChanges(this.db, GLOBAL_STREAM, org.globalSeq, MAX_PATCH_BATCH + 1)),
+    ];
+    const fragments = this.patchable(org, changes);
+    if (!fragments) {
+      org.needsRebuild = true;
+      return;
     }
-    if (!org.replay && org.instance.bytesLeftByPatches > Math.max(COMPACT_AFTER_BYTES, org.documentBytes / 2)) void this.compact(orgId, org);
+    const patches = await loadFragments(this.db, orgId, fragments);
+    if (patches.length > 0) forgetAnswers(org);
+    for (const patch of patches) {
+      org.instance.patch(patch.path, patch.value);
+      if (org.mirror) patchMirror(org.mirror, patch.path, patch.value);
+    }
+    this.counters.patches += patches.length;
+    for (const change of changes) {
+      if (change.stream === GLOBAL_STREAM) org.globalSeq = change.seq;
+      else org.seq = change.seq;
+    }
+    // Heads this instance saw are committed, and what is committed is in the log: reading up to them is reaching them.
+    org.wantedSeq = Math.max(org.wantedSeq, org.seq);
+    org.wantedGlobalSeq = Math.max(org.wantedGlobalSeq, org.globalSeq);
+    if (org.seq < org.wantedSeq || org.globalSeq < org.wantedGlobalSeq) org.needsRebuild = true;
+    else if (org.instance.bytesLeftByPatches > Math.max(COMPACT_AFTER_BYTES, org.documentBytes / 2)) void this.compact(orgId, org);
   }
 
-  private async rebuild(orgId: string | null, org: OrgPolicy): Promise<void> {
-    const revision = await this.readRevision(orgId);
+  /** The fragments of `changes` when they can be patched: each stream continues the document's seq, none asks for everything, and they are few enough. */
+  private patchable(org: OrgPolicy, changes: readonly PolicyChange[]): PolicyFragment[] | null {
+    const fragments: PolicyFragment[] = [];
+    const next = { org: org.seq + 1, global: org.globalSeq + 1 };
+    for (const change of changes) {
+      const stream = change.stream === GLOBAL_STREAM ? 'global' : 'org';
+      // A gap: the changes after the document's seq were pruned.
+      if (change.seq !== next[stream]) return null;
+      next[stream]++;
+      if (change.change === 'all') return null;
+      fragments.push(...change.change);
+      if (fragments.length > MAX_PATCH_BATCH) return null;
+    }
+    return fragments;
+  }
+
+  /** A fresh document of the org in `instance`, at the heads read before the build (changes committed during it are patched after). */
+  private async load(orgId: string | null, instance: PolicyInstance): Promise<LoadedDocument> {
+    const heads = await this.readHeads(orgId);
     const document = await buildOrgDocument(this.db, orgId, this.options);
     const json = encoder.encode(JSON.stringify(document));
-    org.instance.setData(json.buffer as ArrayBuffer);
-    forgetAnswers(org);
-    if (this.options.verifyDocuments) org.mirror = JSON.parse(JSON.stringify(document)) as Record<string, unknown>;
-    org.documentBytes = json.byteLength;
-    org.revision = revision;
-    this.counters.rebuilds++;
+    instance.setData(json.buffer as ArrayBuffer);
+    const mirror = this.options.verifyDocuments ? (JSON.parse(JSON.stringify(document)) as Record<string, unknown>) : null;
+    return { instance, seq: heads.seq, globalSeq: heads.globalSeq, documentBytes: json.byteLength, mirror };
   }
 
-  /** Rebuilds in the background while the patched document keeps serving; re-applies what changed meanwhile. */
+  /**
+   * Patches leave replaced values behind: a document is rebuilt into a fresh instance in the
+   * background while the patched one keeps answering, and the next step swaps it in and brings
+   * it to the heads before it answers anything.
+   */
   private async compact(orgId: string | null, org: OrgPolicy): Promise<void> {
-    org.replay = [];
+    if (org.compacted || this.compacting.has(org)) return;
+    this.compacting.add(org);
     try {
-      await this.rebuild(orgId, org);
-      org.pending.unshift(...org.replay);
+      const compacted = await this.load(orgId, await this.policy.instantiate());
+      if (this.orgs.get(orgId ?? SERVER_KEY) !== org) return;
+      org.compacted = compacted;
+      this.counters.rebuilds++;
     } catch (err) {
       this.logger.warn({ err, orgId }, 'policy document compaction failed; the patched document stays');
     } finally {
-      org.replay = null;
+      this.compacting.delete(org);
     }
   }
 
-  private async readRevision(orgId: string | null): Promise<number> {
-    if (!orgId) return 0;
-    return (await readPolicyRevisions(this.db, [orgId])).get(orgId) ?? 0;
+  /** Compacts the org's document now (tests and the interleaving check force it). */
+  async compactNow(orgId: string | null): Promise<void> {
+    const org = await this.ready(orgId);
+    await this.compact(orgId, org);
+  }
+
+  private async readHeads(orgId: string | null): Promise<{ seq: number; globalSeq: number }> {
+    const heads = await readPolicyHeads(this.db, orgId ? [orgId, GLOBAL_STREAM] : [GLOBAL_STREAM]);
+    return { seq: orgId ? heads.get(orgId)! : 0, globalSeq: heads.get(GLOBAL_STREAM)! };
   }
 
   private failClosed(err: unknown): Decision {

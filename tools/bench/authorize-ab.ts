@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   const rounds = Number(arg('rounds', '3'));
   const factor = Number(arg('scale', '1'));
   const { services, dir: tmp } = await inProcessServices('gatehouse-authorize-ab-');
-  services.engine.stopRevisionPoll();
+  services.engine.stopChangePoll();
   const org = await fillOrg(services.db, ORG, scaled(factor));
   const engines = [await engineOf(dirs[0]!, services.db), await engineOf(dirs[1]!, services.db)] as const;
   const { pool, skewed } = questionPool(ORG, org, Math.round(100_000 * factor));

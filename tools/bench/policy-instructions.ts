@@ -179,7 +179,7 @@ async function main(): Promise<void> {
   const { services, dir } = await inProcessServices('gatehouse-instructions-');
   const org = await fillOrg(services.db, ORG, scaled(factor));
   const document = await buildOrgDocument(services.db, ORG, { legacyAclEnabled: true });
-  services.engine.stopRevisionPoll();
+  services.engine.stopChangePoll();
   await services.db.destroy();
   const inputs = questionPool(ORG, org, POOL_SIZE).pool.map((input) => JSON.stringify(input));
   console.log(`scale ${factor}: ${inputs.length} questions of bench:authorize's mix, authz/enforce, wasm instructions per evaluation`);
