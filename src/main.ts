@@ -106,7 +106,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'shutting down: no new connections, waiting for requests in flight');
     stopRetention();
-    services.engine.stopRevisionPoll();
+    services.engine.stopChangePoll();
     const deadline = setTimeout(() => {
       logger.warn({ timeoutMs: config.shutdownTimeoutMs }, 'requests still in flight at SHUTDOWN_TIMEOUT_MS: closing their connections');
       server.closeAllConnections();

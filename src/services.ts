@@ -1,12 +1,11 @@
 /** The shared services every route module and job receives; built once in app.ts. */
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import { POLICY_TABLES } from './authz/document.ts';
 import type { AuthzEngine } from './authz/engine.ts';
 import type { Config } from './config.ts';
 import type { SecretBox } from './crypto/secretbox.ts';
 import type { ReadCache } from './db/read-cache.ts';
-import { transact, type PolicyChangeListener, type Tx } from './db/transaction.ts';
+import { transact, type Tx } from './db/transaction.ts';
 import { WriteWatches } from './db/write-watch.ts';
 import { createIdentityCaches, type IdentityCaches } from './identity/caches.ts';
 import { createTeamListCache } from './teams/list-cache.ts';
@@ -47,27 +46,14 @@ export interface Services {
 export function createServices(parts: Omit<Services, 'transact' | 'caches' | 'teamLists'>): Services {
   const writes = new WriteWatches(parts.db);
   const { engine } = parts;
-  // Test mode (AUTHZ_VERIFY_DOCUMENTS) checks the loaded documents after a commit, and only after
-  // one that wrote a table they are read from; otherwise the engine listens itself and no write is
-  // watched for it.
-  const policyWrites = parts.config.authzVerifyDocuments ? writes.watch(Object.fromEntries(POLICY_TABLES.map((table) => [table, []]))) : null;
-  const listenerOfTransaction = (): PolicyChangeListener => {
-    if (!policyWrites) return engine;
-    const writesBefore = policyWrites.writesSent;
-    return {
-      policyDataChanged: (changes) => engine.policyDataChanged(changes),
-      verifyAfterCommit: () => (policyWrites.writesSent === writesBefore ? Promise.resolve() : engine.verifyAfterCommit()),
-    };
-  };
   return {
     ...parts,
     caches: createIdentityCaches(writes, parts.config.principalCacheTtlMs),
     teamLists: createTeamListCache(writes, parts.config.principalCacheTtlMs),
     async transact(work) {
       const ended = writes.transactionBegins();
-      const listener = listenerOfTransaction();
       try {
-        return await transact(parts.db, listener, work);
+        return await transact(parts.db, engine, () => parts.clock.now(), work);
       } finally {
         // after the commit (or rollback): a load that read the rows before it is not kept
         ended();

@@ -40,7 +40,7 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
     metrics,
     decisionLog,
   );
-  engine.startRevisionPoll(config.authzRevisionPollMs);
+  engine.startChangePoll(config.authzRevisionPollMs);
   metrics.watchPolicyEngine(() => engine.stats());
   metrics.watchDatabasePool(db);
   return createServices({

@@ -1,6 +1,7 @@
 /** Server administration of users: deleting a user, setting its password, its server-admin flag, disabling and enabling it. */
 import { expect } from 'chai';
 import { verifyPassword } from '../src/crypto/password.ts';
+import { readPolicyHeads } from '../src/db/policy-changes.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import {
   addMember,
@@ -56,13 +57,7 @@ describe('server administration of users', () => {
       const user = await createUser(app, { role: 'Editor' });
       await addMember(app, other, user.id, 'Viewer');
       expect((await api(app, user).put('/api/user/preferences', { timezone: 'utc', theme: 'light' })).status).to.equal(200);
-      const revisions = async () =>
-        new Map(
-          (await app.db('policy_revisions').select('org_id', 'revision')).map((o: { org_id: string; revision: number | string }) => [
-            o.org_id,
-            Number(o.revision),
-          ]),
-        );
+      const revisions = () => readPolicyHeads(app.db, ['org_main', other]);
       const before = await revisions();
 
       const res = await api(app, admin).delete(`/api/admin/users/${user.id}`);

@@ -101,7 +101,7 @@ describe('concurrent bootstrap', function () {
       await expectSeededOnce(instances[0]!.db);
     } finally {
       for (const services of instances) {
-        services.engine.stopRevisionPoll();
+        services.engine.stopChangePoll();
         await services.db.destroy();
       }
     }

@@ -218,7 +218,7 @@ function recordingLogger() {
       try {
         expect(lines.some((line) => line.msg === 'database reachable' && line.attempt! >= 3)).to.be.true;
       } finally {
-        services.engine.stopRevisionPoll();
+        services.engine.stopChangePoll();
         await services.db.destroy();
       }
     });

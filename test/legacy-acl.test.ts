@@ -61,7 +61,7 @@ describe('legacy dashboard ACL (admin CLI)', function () {
   const save = (who: TestUser, uid: string, folderUid: string) =>
     api(app, who).post('/api/dashboards/db', { dashboard: { uid, title: `saved ${uid}` }, folderUid, overwrite: true });
   /** The CLI wrote through another process: this instance hears of it on its next revision poll. */
-  const followOtherInstance = () => app.services.engine.pollRevisions();
+  const followOtherInstance = () => app.services.engine.pollChanges();
 
   it('imports an export whole, the policy reads it, and importing again changes nothing', async () => {
     const { folder, dashboard } = await folderWithDashboard('import');

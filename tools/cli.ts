@@ -391,7 +391,7 @@ async function run(argv: string[]): Promise<number> {
     console.log(await command.run(services, parsed));
     return 0;
   } finally {
-    services.engine.stopRevisionPoll();
+    services.engine.stopChangePoll();
     await services.db.destroy();
   }
 }

@@ -6,7 +6,7 @@
  * the test-mode document check (AUTHZ_VERIFY_DOCUMENTS) catches it after every commit.
  */
 import type { Knex } from 'knex';
-import type { PolicyFragment } from '../authz/fragments.ts';
+import type { PolicyFragment } from '../db/policy-changes.ts';
 import { inStatementChunks } from '../db/chunks.ts';
 import type { Tx } from '../db/transaction.ts';
 import { managedBuiltinRoleUid, managedTeamRoleUid, managedUserRoleUid, type Permission, type RoleDefinition } from './builtin-roles.ts';

@@ -5,7 +5,8 @@
  */
 import type { Knex } from 'knex';
 import { DEFAULT_CHAT_AGENTS } from './chat-agents.ts';
-import type { PolicyFragment } from './fragments.ts';
+import type { PolicyFragment } from '../db/policy-changes.ts';
+import type { Write } from '../db/write-watch.ts';
 import { carryFolderGrants } from './grant-levels.ts';
 import type { OrgDocument, OrgRole } from './types.ts';
 
@@ -48,6 +49,31 @@ export const POLICY_TABLES = [
   'alert_rules',
   'legacy_acl',
 ] as const;
+
+/**
+ * The columns of each of those tables a document reads: an update that sets none of them (a team
+ * renamed, a dashboard's panels saved) changes no document and needs no policy change.
+ */
+const POLICY_COLUMNS: Readonly<Record<(typeof POLICY_TABLES)[number], readonly string[]>> = {
+  roles: ['id', 'uid', 'org_id'],
+  role_permissions: ['role_id', 'action', 'scope'],
+  org_members: ['org_id', 'user_id', 'role'],
+  team_members: ['team_id', 'user_id'],
+  teams: ['id', 'org_id'],
+  user_roles: ['user_id', 'role_id', 'org_id'],
+  team_roles: ['team_id', 'role_id'],
+  folders: ['uid', 'org_id', 'parent_uid'],
+  dashboards: ['uid', 'org_id', 'folder_uid'],
+  alert_rules: ['uid', 'org_id', 'folder_uid'],
+  legacy_acl: ['org_id', 'dashboard_uid', 'folder_uid', 'user_id', 'team_id', 'role', 'permission'],
+};
+
+/** Whether a write statement can change a policy document: an insert or delete of a policy table, or an update of a column one reads. */
+export function writesPolicyData(write: Write): boolean {
+  const columns = (POLICY_COLUMNS as Record<string, readonly string[] | undefined>)[write.table];
+  if (!columns) return false;
+  return write.setColumns === null || write.setColumns.length === 0 || write.setColumns.some((column) => columns.includes(column));
+}
 
 /**
  * Roles visible in the org (its own and the global ones), optionally only some uids. A managed
@@ -221,10 +247,4 @@ export async function loadFragments(db: Knex, orgId: string | null, fragments: r
       reads.push(loadLegacyAcl(db, orgId).then((acl) => [{ path: ['legacy_acl'], value: acl }]));
   }
   return (await Promise.all(reads)).flat();
-}
-
-/** The policy revision of each org (bumped by every committed change of its policy data); absent orgs are left out. */
-export async function readPolicyRevisions(db: Knex, orgIds: string[]): Promise<Map<string, number>> {
-  const rows: Array<{ org_id: string; revision: number | string }> = await db('policy_revisions').whereIn('org_id', orgIds).select('org_id', 'revision');
-  return new Map(rows.map((row) => [row.org_id, Number(row.revision)]));
 }

@@ -1,20 +1,26 @@
 /**
  * One unit of work: a knex transaction plus what it changed in the orgs' policy data. The
- * orgs' policy revision is bumped inside the transaction (other instances poll it) and, once
- * the commit succeeded, this instance's engine is told at once, so the next authorize() sees
- * the change.
+ * changes it names are appended to the policy change log inside the transaction (an outbox:
+ * committed together or not at all); once the commit succeeded, the engine is told the new heads
+ * so the next authorize() reads them. A write to the policy data that names no change is caught
+ * here, in production too: it is reported and recorded as a change of everything, so no
+ * instance keeps a document it cannot know is stale.
  */
 import type { Knex } from 'knex';
 import { dialectOf } from './knex.ts';
-import { mergeChange, type OrgChange, type PolicyFragment } from '../authz/fragments.ts';
-
-export const ALL_ORGS = '*';
+import { appendPolicyChanges, GLOBAL_STREAM, mergeChange, type OrgChange, type PolicyFragment } from './policy-changes.ts';
+import { parseWrite, type Write } from './write-watch.ts';
 
 export interface PolicyChangeListener {
-  /** Called after commit: org id (`*` = every org) -> the fragments it changed, or 'all'. */
-  policyDataChanged(changes: ReadonlyMap<string, OrgChange>): void;
-  /** Called after every commit; in test mode it checks the loaded policy documents against the database. */
-  verifyAfterCommit(): Promise<void>;
+  /** Whether a write statement changes what a policy document is built from. */
+  writesPolicyData(write: Write): boolean;
+  /**
+   * A transaction wrote policy data without naming a change. It is then recorded as a change of
+   * everything; the listener reports it (and test mode throws, rolling the transaction back).
+   */
+  unrecordedWrite(tables: readonly string[]): void;
+  /** After the commit: the new head of each stream the transaction appended to. */
+  committed(heads: ReadonlyMap<string, number>): Promise<void>;
 }
 
 export interface Tx {
@@ -29,10 +35,9 @@ export interface Tx {
 
 /**
  * InnoDB picks a deadlock victim (or gives up waiting for a lock) and expects the transaction
- * to be run again. `work` must touch only the DB: audit entries are written through `tx.db`
- * and the engine hears of policy changes only after the commit, so a retry repeats nothing
- * outside the database. The backoff is exponential with full jitter, so the losers of one
- * deadlock do not collide again in lockstep.
+ * to be run again. `work` must touch only the DB: audit entries and policy changes are written
+ * through `tx.db`, so a retry repeats nothing outside the database. The backoff is exponential
+ * with full jitter, so the losers of one deadlock do not collide again in lockstep.
  */
 const RETRYABLE_CODES = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
 const MAX_ATTEMPTS = 12;
@@ -48,10 +53,10 @@ function backoff(attempt: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
 }
 
-export async function transact<T>(db: Knex, listener: PolicyChangeListener, work: (tx: Tx) => Promise<T>): Promise<T> {
+export async function transact<T>(db: Knex, listener: PolicyChangeListener, now: () => number, work: (tx: Tx) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await transactOnce(db, listener, work);
+      return await transactOnce(db, listener, now, work);
     } catch (err) {
       if (!isRetryable(err) || attempt >= MAX_ATTEMPTS) throw err;
       await backoff(attempt);
@@ -69,26 +74,36 @@ function writeIsolation(db: Knex): Knex.TransactionConfig | undefined {
   return dialectOf(db) === 'mysql' ? { isolationLevel: 'read committed' } : undefined;
 }
 
-async function transactOnce<T>(db: Knex, listener: PolicyChangeListener, work: (tx: Tx) => Promise<T>): Promise<T> {
+async function transactOnce<T>(db: Knex, listener: PolicyChangeListener, now: () => number, work: (tx: Tx) => Promise<T>): Promise<T> {
   const changes = new Map<string, OrgChange>();
+  let heads = new Map<string, number>();
   const result = await db.transaction(async (trx) => {
-    const value = await work({
-      db: trx,
-      policyChanged(orgId?: string, ...fragments: PolicyFragment[]) {
-        const key = orgId ?? ALL_ORGS;
-        changes.set(key, mergeChange(changes.get(key), fragments.length > 0 ? fragments : 'all'));
-      },
-    });
-    if (changes.size > 0) {
-      // Last in the transaction, and in a table no foreign key reads: writers queue on it only for
-      // the instant before their commit (migrations/20261123120000-policy-revisions.ts).
-      const bump = trx('policy_revisions').increment('revision', 1);
-      if (!changes.has(ALL_ORGS)) bump.whereIn('org_id', [...changes.keys()].sort());
-      await bump;
+    const policyWrites = new Set<string>();
+    const watch = (query: { sql?: string }) => {
+      const write = parseWrite(query.sql);
+      if (write && listener.writesPolicyData(write)) policyWrites.add(write.table);
+    };
+    trx.on('query', watch);
+    let value: T;
+    try {
+      value = await work({
+        db: trx,
+        policyChanged(orgId?: string, ...fragments: PolicyFragment[]) {
+          const stream = orgId ?? GLOBAL_STREAM;
+          changes.set(stream, mergeChange(changes.get(stream), fragments.length > 0 ? fragments : 'all'));
+        },
+      });
+    } finally {
+      trx.off('query', watch);
     }
+    if (policyWrites.size > 0 && changes.size === 0) {
+      listener.unrecordedWrite([...policyWrites].sort());
+      changes.set(GLOBAL_STREAM, 'all');
+    }
+    // Last in the transaction: the head rows stay locked from here to the commit.
+    if (changes.size > 0) heads = await appendPolicyChanges(trx, changes, now());
     return value;
   }, writeIsolation(db));
-  if (changes.size > 0) listener.policyDataChanged(changes);
-  await listener.verifyAfterCommit();
+  if (heads.size > 0) await listener.committed(heads);
   return result;
 }

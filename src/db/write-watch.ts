@@ -22,12 +22,12 @@ const WRITE = /^\s*(update|delete\s+from|insert\s+into|replace\s+into)\s+[`"]?(\
 const SET_COLUMN = /[`"](\w+)[`"]\s*=/g;
 
 /** A write statement as knex sent it: its table, and for an update the columns it sets (null for an insert or a delete). */
-interface Write {
+export interface Write {
   table: string;
   setColumns: string[] | null;
 }
 
-function parseWrite(sql: string | undefined): Write | null {
+export function parseWrite(sql: string | undefined): Write | null {
   // every query passes here: a read leaves at its first letter
   if (!sql || sql.startsWith('select')) return null;
   const match = WRITE.exec(sql);

@@ -88,19 +88,21 @@ export async function insertFoldered(
 
 /** Replaces the content as the next version; the grants on the resource stay. */
 export async function updateFoldered(tx: Tx, kind: FolderedKind, current: FolderedRow, save: FolderedContent, updatedBy: string, now: number): Promise<void> {
+  const moved = save.folderUid !== current.folder_uid;
   await tx
     .db(kind.table)
     .where({ org_id: current.org_id, uid: current.uid })
     .update({
       title: save.title,
-      folder_uid: save.folderUid,
+      // only a move writes the column the policy reads
+      ...(moved && { folder_uid: save.folderUid }),
       ...save.extra,
       data: JSON.stringify(save.content),
       version: current.version + 1,
       updated_by: updatedBy,
       updated_at: now,
     });
-  if (save.folderUid !== current.folder_uid) tx.policyChanged(current.org_id, { kind: kind.fragment, uid: current.uid });
+  if (moved) tx.policyChanged(current.org_id, { kind: kind.fragment, uid: current.uid });
 }
 
 /** Deletes the resource and every grant on it. */

@@ -28,7 +28,6 @@ export async function findOrgById(db: Knex, id: string): Promise<OrgRow | undefi
 
 export async function insertOrg(db: Knex, org: { id: string; name: string }, now: number): Promise<void> {
   await db('orgs').insert({ id: org.id, name: org.name, policy_revision: 0, created_at: now, updated_at: now });
-  await db('policy_revisions').insert({ org_id: org.id, revision: 0 });
 }
 
 export async function findOrgDetails(db: Knex, id: string): Promise<OrgDetailsRow | undefined> {

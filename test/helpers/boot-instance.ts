@@ -20,7 +20,7 @@ try {
 } catch (err) {
   failure = err;
 }
-services.engine.stopRevisionPoll();
+services.engine.stopChangePoll();
 await services.db.destroy();
 process.stdout.write(failure ? `failed: ${String(failure)}\n` : 'bootstrapped\n');
 process.exitCode = failure ? 1 : 0;

@@ -260,7 +260,7 @@ async function main(): Promise<void> {
   );
 
   await nativeOpa(dir, json, pool.slice(0, 6), services.engine);
-  services.engine.stopRevisionPoll();
+  services.engine.stopChangePoll();
   await services.db.destroy();
   fs.rmSync(dir, { recursive: true, force: true });
 }

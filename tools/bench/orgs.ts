@@ -126,7 +126,7 @@ async function main(): Promise<void> {
   console.log(
     `all ${count} loaded:       would take about ${mib(perOrg * count)} of wasm memory alone (${(perOrg / 1024).toFixed(0)} KiB per org): hence the bound`,
   );
-  services.engine.stopRevisionPoll();
+  services.engine.stopChangePoll();
   await services.db.destroy();
 }
 
