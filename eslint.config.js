@@ -36,8 +36,6 @@ const OUTBOUND = { group: ['**/outbound/**'], message: 'the outbound layer is ab
 const APP = { group: ['**/app.ts', '**/main.ts', '**/bootstrap.ts', '**/startup.ts'], message: 'only the entry points wire the layers together' };
 /** The shared services container names domain types: the shared layers below HTTP take plain values. */
 const SERVICES = { group: ['**/services.ts'], message: 'take the plain values this layer needs, not the services container' };
-/** A group but one module of it. */
-const except = (pattern, module) => ({ ...pattern, group: [...pattern.group, `!**/${module}`] });
 
 /** A call of the query builder (`db('table')`, `tx.db('table')`, `trx.raw(…)`): SQL belongs in a store. */
 const SQL_OUTSIDE_STORE = [
@@ -66,13 +64,6 @@ export default tseslint.config(
   {
     files: ['src/db/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [HTTP, KOA, DOMAINS, AUDIT, AUTHZ, CRYPTO, OUTBOUND, APP, SERVICES] }] },
-  },
-  {
-    // a transaction merges the policy changes it marks by the fragment rules of authz/fragments.ts
-    files: ['src/db/transaction.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [HTTP, KOA, DOMAINS, AUDIT, except(AUTHZ, 'authz/fragments.ts'), CRYPTO, OUTBOUND, APP, SERVICES] }],
-    },
   },
   {
     files: ['src/crypto/**/*.ts', 'src/authz/**/*.ts', 'src/outbound/**/*.ts'],

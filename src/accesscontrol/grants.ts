@@ -1,9 +1,9 @@
 /**
  * The one writer of grants: roles, their permissions and their assignments (the managed roles
  * of resource grants and team admins included) and the legacy dashboard ACL. Every function
- * reports the fragments of the policy data it changed, so no caller names them: a fragment
- * forgotten here would leave a stale allow on this instance that no revision poll repairs, and
- * the test-mode document check (AUTHZ_VERIFY_DOCUMENTS) catches it after every commit.
+ * reports the fragments of the policy data it changed, so no caller names them: a write that
+ * names none is caught at its commit (src/db/transaction.ts), and one that names the wrong
+ * fragment by the test-mode document check (AUTHZ_VERIFY_DOCUMENTS) after every commit.
  */
 import type { Knex } from 'knex';
 import type { PolicyFragment } from '../db/policy-changes.ts';

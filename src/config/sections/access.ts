@@ -28,7 +28,7 @@ export const access = {
   authzRevisionPollMs: integer('AUTHZ_REVISION_POLL_MS', {
     default: 1000,
     min: 50,
-    meaning: "how often an instance checks whether other instances changed an org's policy data (the bound on cross-instance staleness)",
+    meaning: "how often an instance reads the policy change log's heads for the changes other instances committed (the bound on cross-instance staleness)",
   }),
   principalCacheTtlMs: integer('PRINCIPAL_CACHE_TTL_MS', {
     default: 1000,
