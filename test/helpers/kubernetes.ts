@@ -23,7 +23,6 @@ export const ETCD_BIN = '/usr/bin/etcd';
 export const KUBE_APISERVER_BIN =
   process.env.KUBE_APISERVER_BIN ||
   path.join(process.env.GATEHOUSE_CACHE || path.join(os.homedir(), '.cache', 'gatehouse'), `kube-apiserver-${KUBERNETES_VERSION}`, 'kube-apiserver');
-export const KUBERNETES_AVAILABLE = fs.existsSync(KUBE_APISERVER_BIN) && fs.existsSync(ETCD_BIN);
 
 /** The users of the token file: `gatehouse` gets exactly the ClusterRole CLUSTER_ROLE, `nobody-user` nothing. */
 export const USERS = { admin: 'admin', gatehouse: 'gatehouse', nobody: 'nobody-user' } as const;
