@@ -10,13 +10,15 @@ import { ETCD_BIN, KUBE_APISERVER_BIN } from './kubernetes.ts';
 import { LOKI_BIN } from './loki.ts';
 import { findOpa } from './opa.ts';
 
-export const PEERS_COMMAND = 'npm run peers';
+const PEERS_COMMAND = 'npm run peers';
 
 interface PeerCheck {
   /** What the summary calls it. */
   label: string;
   /** The programs it needs; it is present when they all exist. */
   programs: () => string[];
+  /** What installs it, when not `npm run peers`. */
+  command?: string;
 }
 
 const PEERS = {
@@ -26,7 +28,8 @@ const PEERS = {
   prometheus: { label: 'Prometheus', programs: () => ['/usr/bin/prometheus', '/usr/bin/promtool'] },
   'victoria-metrics': { label: 'VictoriaMetrics and vmauth', programs: () => ['/usr/bin/victoria-metrics', '/usr/bin/vmauth'] },
   kubernetes: { label: 'kube-apiserver and etcd', programs: () => [KUBE_APISERVER_BIN, ETCD_BIN] },
-  loki: { label: 'Grafana Loki', programs: () => [LOKI_BIN] },
+  // AGPL-licensed: tools/peers.sh leaves it out
+  loki: { label: 'Grafana Loki', programs: () => [LOKI_BIN], command: 'bash tools/loki.sh' },
 } satisfies Record<string, PeerCheck>;
 
 export type Peer = keyof typeof PEERS;
@@ -80,7 +83,9 @@ export function peerLabel(peer: Peer | Database): string {
 
 /** The command that makes the skipped tests of `peer` run. */
 export function enablingCommand(peer: Peer | Database): string {
-  return peer in DATABASES ? DATABASES[peer as Database].command : PEERS_COMMAND;
+  if (peer in DATABASES) return DATABASES[peer as Database].command;
+  const check: PeerCheck = PEERS[peer as Peer];
+  return check.command ?? PEERS_COMMAND;
 }
 
 function record(entry: PeerRecord): void {
@@ -111,7 +116,7 @@ export function requirePeer(context: Mocha.Context, peer: Peer): void {
     return;
   }
   const reason = `missing ${missing.join(', ')}`;
-  if (process.env.CI) throw new Error(`${peerLabel(peer)} is required under CI (${reason}): run ${PEERS_COMMAND} (tools/peers.sh) first`);
+  if (process.env.CI) throw new Error(`${peerLabel(peer)} is required under CI (${reason}): run ${enablingCommand(peer)} first`);
   record({ peer, ran: false, ...where, reason });
   context.skip();
 }
