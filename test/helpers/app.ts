@@ -122,7 +122,11 @@ export class TestApp {
     const cookie = options.jar?.cookie ?? options.cookie;
     if (cookie) headers.cookie = cookie;
     if (options.token) headers.authorization = `Bearer ${options.token}`;
-    const response = await fetch(`${this.url}${urlPath}`, { method, headers, body, redirect: 'manual' });
+    const response = await fetch(`${this.url}${urlPath}`, { method, headers, body, redirect: 'manual' }).catch((err: Error) => {
+      // fetch says only "fetch failed": the reason (a reset, a refusal) is its cause
+      const cause = err.cause as NodeJS.ErrnoException | undefined;
+      throw new Error(`${method} ${urlPath}: ${err.message}${cause ? ` (${cause.code ?? ''} ${cause.message})` : ''}`, { cause });
+    });
     const text = await response.text();
     let parsed: unknown = text;
     try {
