@@ -12,7 +12,7 @@ import { freePort } from './prometheus.ts';
 
 const LOKI_VERSION = 'v3.7.8';
 
-/** `LOKI_BIN` (CI exports what tools/loki.sh printed), else where tools/loki.sh caches it. */
+/** `LOKI_BIN` when set, else where tools/loki.sh caches it. */
 export const LOKI_BIN =
   process.env.LOKI_BIN || path.join(process.env.GATEHOUSE_CACHE || path.join(os.homedir(), '.cache', 'gatehouse'), `loki-${LOKI_VERSION}`, 'loki');
 
