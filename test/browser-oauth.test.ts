@@ -11,6 +11,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { buildUser } from './helpers/factories.ts';
 import { CLIENT_ID, CLIENT_SECRET, startOidcProvider, type TestOidcProvider } from './helpers/oidc-provider.ts';
+import { requirePeer } from './helpers/peers.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../test-artifacts/browser/', import.meta.url));
@@ -24,10 +25,7 @@ describe('browser: OpenID Connect login from the login page', function () {
   const pageErrors: string[] = [];
 
   before(async function () {
-    if (!fs.existsSync(CHROMIUM)) {
-      if (process.env.CI) throw new Error(`${CHROMIUM} is missing: CI must install chromium (see .ci/run)`);
-      this.skip();
-    }
+    requirePeer(this, 'chromium');
     fs.mkdirSync(SHOTS, { recursive: true });
     idp = await startOidcProvider();
     app = await startTestApp({

@@ -10,6 +10,7 @@ import { expect } from 'chai';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { createUser } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { requirePeer } from './helpers/peers.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../test-artifacts/browser/', import.meta.url));
@@ -44,12 +45,10 @@ describe('browser: setup wizard, login and home page', function () {
   }
 
   before(async function () {
-    if (!fs.existsSync(CHROMIUM)) {
-      if (process.env.CI) throw new Error(`${CHROMIUM} is missing: CI must install chromium (see .ci/run)`);
-      this.skip();
-    }
+    requirePeer(this, 'chromium');
     fs.mkdirSync(SHOTS, { recursive: true });
-    for (const old of fs.readdirSync(SHOTS).filter((f) => f.endsWith('.png'))) fs.rmSync(`${SHOTS}${old}`);
+    // its own screenshots only: browser-oauth.test.ts saves its own alongside
+    for (const old of fs.readdirSync(SHOTS).filter((f) => /^\d{2}-.*\.png$/.test(f))) fs.rmSync(`${SHOTS}${old}`);
     app = await startTestApp();
     browser = await chromium.launch({
       executablePath: CHROMIUM,

@@ -10,8 +10,9 @@ import { expect } from 'chai';
 import { DEFAULT_CHAT_AGENTS } from '../src/authz/chat-agents.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { api, assignRole, refusalEntries, buildOrgWithPeople, createUser, DENIED, expectAuditEntry, type TestUser } from './helpers/factories.ts';
-import { LINES, lineTimestamp, LOKI_AVAILABLE, LOKI_BIN, startLoki, TENANT, type RunningLoki } from './helpers/loki.ts';
-import { BASIC_PASSWORD, BASIC_USER, PROMETHEUS_AVAILABLE, ROOMS, startPrometheus, T0, type RunningPrometheus } from './helpers/prometheus.ts';
+import { LINES, lineTimestamp, startLoki, TENANT, type RunningLoki } from './helpers/loki.ts';
+import { BASIC_PASSWORD, BASIC_USER, ROOMS, startPrometheus, T0, type RunningPrometheus } from './helpers/prometheus.ts';
+import { requirePeer } from './helpers/peers.ts';
 
 const ORG = 'org_main';
 const HOSTS = 25;
@@ -31,10 +32,7 @@ describe('chat tools', function () {
   const uids: Record<string, string> = {};
 
   before(async function () {
-    if (!PROMETHEUS_AVAILABLE) {
-      if (process.env.CI) throw new Error('prometheus is missing: CI must install it (see .ci/run)');
-      this.skip();
-    }
+    requirePeer(this, 'prometheus');
     prometheus = await startPrometheus({ kind: 'none' }, { hosts: HOSTS });
     app = await startTestApp({ env: { CONNECTOR_ALLOWED_NETWORKS: '127.0.0.0/8' } });
     admin = await createUser(app, { role: 'Admin' });
@@ -389,10 +387,7 @@ describe('chat tools', function () {
     let lokiUid: string;
 
     before(async function () {
-      if (!LOKI_AVAILABLE) {
-        if (process.env.CI) throw new Error(`loki is missing at ${LOKI_BIN}: CI builds it with tools/loki.sh`);
-        this.skip();
-      }
+      requirePeer(this, 'loki');
       loki = await startLoki();
       const res = await api(app, admin).post('/api/connectors', {
         name: 'loki-tenant',

@@ -15,7 +15,8 @@ import { bootstrap } from '../src/bootstrap.ts';
 import { createDb } from '../src/db/knex.ts';
 import type { Services } from '../src/services.ts';
 import { startServices } from '../src/startup.ts';
-import { createTestDatabase, TEST_DB, TestClock, testConfig, type Database } from './helpers/app.ts';
+import { createTestDatabase, TestClock, testConfig, type Database } from './helpers/app.ts';
+import { requireDatabase } from './helpers/peers.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const INSTANCES = 3;
@@ -85,7 +86,8 @@ describe('concurrent bootstrap', function () {
   // In one process, SQLite's connections would wait for each other's write lock by blocking the
   // event loop the other needs to finish; instances on one SQLite file are separate processes,
   // as in the test below.
-  (TEST_DB === 'mysql' ? it : it.skip)(`${INSTANCES} bootstraps started at the same moment in one process all succeed, each seed once`, async () => {
+  it(`${INSTANCES} bootstraps started at the same moment in one process all succeed, each seed once`, async function () {
+    requireDatabase(this, 'mysql');
     const logger = pino({ level: 'silent' });
     const config = testConfig(database.url, SEED_ADMIN);
     const instances: Services[] = [];

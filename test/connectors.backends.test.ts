@@ -12,8 +12,9 @@ import type { AddressInfo } from 'node:net';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { makeTestCerts, type TestCerts } from './helpers/certs.ts';
 import { api, createUser, DENIED, type TestUser } from './helpers/factories.ts';
-import { startVictoriaMetrics, VICTORIA_METRICS_AVAILABLE, VM_BEARER_TOKEN, type RunningVictoriaMetrics } from './helpers/victoria-metrics.ts';
-import { BASIC_PASSWORD, BASIC_USER, PROMETHEUS_AVAILABLE, ROOMS, startPrometheus, T0, type RunningPrometheus } from './helpers/prometheus.ts';
+import { startVictoriaMetrics, VM_BEARER_TOKEN, type RunningVictoriaMetrics } from './helpers/victoria-metrics.ts';
+import { BASIC_PASSWORD, BASIC_USER, ROOMS, startPrometheus, T0, type RunningPrometheus } from './helpers/prometheus.ts';
+import { peerAvailable, requirePeer } from './helpers/peers.ts';
 
 const ORG = 'org_main';
 
@@ -30,16 +31,13 @@ describe('connectors: backends', function () {
   let victoria: RunningVictoriaMetrics | undefined;
 
   before(async function () {
-    if (!PROMETHEUS_AVAILABLE) {
-      if (process.env.CI) throw new Error('prometheus is missing: CI must install it (see .ci/run)');
-      this.skip();
-    }
+    requirePeer(this, 'prometheus');
     certs = makeTestCerts();
     // One at a time: the machine has two cores and each server reads its blocks at start.
     for (const auth of [{ kind: 'none' as const }, { kind: 'basic' as const }, { kind: 'mtls' as const, certs }]) servers.push(await startPrometheus(auth));
     [plain, basic, mtls] = servers as [RunningPrometheus, RunningPrometheus, RunningPrometheus];
-    if (VICTORIA_METRICS_AVAILABLE) victoria = await startVictoriaMetrics();
-    else if (process.env.CI) throw new Error('victoria-metrics is missing: CI must install it (see .ci/run)');
+    // its tests skip without it (or fail under CI): see the bearer-token describe
+    if (peerAvailable('victoria-metrics')) victoria = await startVictoriaMetrics();
     app = await startTestApp({ env: { CONNECTOR_ALLOWED_NETWORKS: '127.0.0.0/8' } });
     admin = await createUser(app, { role: 'Admin' });
     editor = await createUser(app, { role: 'Editor' });
@@ -136,7 +134,7 @@ describe('connectors: backends', function () {
 
   describe('bearer token (VictoriaMetrics behind vmauth)', () => {
     before(function () {
-      if (!victoria) this.skip();
+      requirePeer(this, 'victoria-metrics');
     });
 
     it('tests and queries with the token; a wrong token is refused, and its echo never reaches the caller', async () => {

@@ -13,7 +13,8 @@ import type { Backend } from '../src/connectors/backends/request.ts';
 import { BadRequestError } from '../src/errors.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { api, createUser, DENIED, type TestUser } from './helpers/factories.ts';
-import { LINES, lineTimestamp, LOKI_AVAILABLE, LOKI_BIN, OTHER_TENANT, startLoki, TENANT, type RunningLoki } from './helpers/loki.ts';
+import { LINES, lineTimestamp, OTHER_TENANT, startLoki, TENANT, type RunningLoki } from './helpers/loki.ts';
+import { requirePeer } from './helpers/peers.ts';
 
 describe('connectors: logs on Loki', function () {
   let app: TestApp;
@@ -26,10 +27,7 @@ describe('connectors: logs on Loki', function () {
   const shown: unknown[] = [];
 
   before(async function () {
-    if (!LOKI_AVAILABLE) {
-      if (process.env.CI) throw new Error(`loki is missing at ${LOKI_BIN}: CI must build it with tools/loki.sh (see .ci/run)`);
-      this.skip();
-    }
+    requirePeer(this, 'loki');
     loki = await startLoki();
     app = await startTestApp({ env: { CONNECTOR_ALLOWED_NETWORKS: '127.0.0.0/8' } });
     admin = await createUser(app, { role: 'Admin' });

@@ -13,7 +13,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { api, createUser, type TestUser } from './helpers/factories.ts';
-import { startVictoriaMetrics, VICTORIA_METRICS_AVAILABLE, VM_BASIC_PASSWORD, VM_BASIC_USER, type RunningVictoriaMetrics } from './helpers/victoria-metrics.ts';
+import { startVictoriaMetrics, VM_BASIC_PASSWORD, VM_BASIC_USER, type RunningVictoriaMetrics } from './helpers/victoria-metrics.ts';
+import { requirePeer } from './helpers/peers.ts';
 
 const base64 = (text: string) => Buffer.from(text).toString('base64');
 
@@ -74,10 +75,7 @@ describe('connectors: no credential comes back from a backend', function () {
   describe('vmauth repeating a refused basic-auth header', () => {
     let victoria: RunningVictoriaMetrics | undefined;
     before(async function () {
-      if (!VICTORIA_METRICS_AVAILABLE) {
-        if (process.env.CI) throw new Error('victoria-metrics is missing: CI must install it (see .ci/run)');
-        this.skip();
-      }
+      requirePeer(this, 'victoria-metrics');
       victoria = await startVictoriaMetrics();
     });
     after(async () => victoria?.stop());

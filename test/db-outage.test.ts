@@ -4,7 +4,8 @@ import pino from 'pino';
 import { createDb } from '../src/db/knex.ts';
 import { startServices } from '../src/startup.ts';
 import { buildRole, createUser } from './helpers/factories.ts';
-import { createTestDatabase, startTestApp, TEST_DB, testConfig, type Database, type TestApp } from './helpers/app.ts';
+import { createTestDatabase, startTestApp, testConfig, type Database, type TestApp } from './helpers/app.ts';
+import { requireDatabase } from './helpers/peers.ts';
 
 /**
  * A TCP proxy in front of MariaDB that the test closes (refusing and cutting every connection) and
@@ -97,17 +98,18 @@ function recordingLogger() {
   return { logger, lines };
 }
 
-(TEST_DB === 'mysql' ? describe : describe.skip)('the database unreachable (MariaDB behind a proxy the test cuts)', () => {
+describe('the database unreachable (MariaDB behind a proxy the test cuts)', () => {
   let database: Database;
   let proxy: DatabaseProxy;
-  before(async () => {
+  before(async function () {
+    requireDatabase(this, 'mysql');
     database = await createTestDatabase();
     proxy = new DatabaseProxy(Number(new URL(database.url).port || 3306));
     await proxy.open();
   });
   after(async () => {
-    await proxy.close();
-    await database.drop();
+    await proxy?.close();
+    await database?.drop();
   });
 
   describe('while serving', () => {
@@ -238,14 +240,15 @@ function recordingLogger() {
 // SQLite runs in the process: no network can swallow its answers, and a statement that has begun
 // cannot be interrupted. What can keep a request waiting is another connection's write lock
 // (another instance on the same file), and DB_QUERY_TIMEOUT_MS bounds that wait.
-(TEST_DB === 'sqlite' ? describe : describe.skip)('SQLite: a write waiting for another connection’s write lock', () => {
+describe('SQLite: a write waiting for another connection’s write lock', () => {
   const TIMEOUT_MS = 1000;
   let app: TestApp;
-  before(async () => {
+  before(async function () {
+    requireDatabase(this, 'sqlite');
     app = await startTestApp({ env: { DB_QUERY_TIMEOUT_MS: String(TIMEOUT_MS) } });
   });
   after(async () => {
-    await app.close();
+    await app?.close();
   });
 
   it('answers 503 {message} with Retry-After once DB_QUERY_TIMEOUT_MS has passed, and writes again when the lock is gone', async () => {

@@ -8,9 +8,10 @@ import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { auditEntries, buildServiceAccount, buildUser, DEFAULT_PASSWORD, sessionCookie } from './helpers/factories.ts';
 import { startCodehostServer, type CodehostAccount, type CodehostServer } from './helpers/codehost-server.ts';
-import { defaultMappings, describeWithSlapd, PEOPLE, startDirectory, userDn, writeLdapConfig, type Slapd } from './helpers/ldap.ts';
+import { defaultMappings, PEOPLE, startDirectory, userDn, writeLdapConfig, type Slapd } from './helpers/ldap.ts';
 import { CLIENT_ID, CLIENT_SECRET, loginAtProvider, signInAtProvider, startOidcProvider, type TestOidcProvider } from './helpers/oidc-provider.ts';
 import { samlEnv, TestIdp } from './helpers/saml-idp.ts';
+import { requirePeer } from './helpers/peers.ts';
 
 const sessionCookieOf = (response: { setCookie: string[] }) => response.setCookie.find((cookie) => /^svc_session=[^;]/.test(cookie))?.split(';')[0];
 const stateCookieOf = (response: { setCookie: string[] }) => response.setCookie.find((cookie) => cookie.startsWith('svc_oauth_state='))!.split(';')[0]!;
@@ -344,13 +345,14 @@ describe('external logins and existing accounts', function () {
   });
 });
 
-describeWithSlapd('LDAP logins and existing accounts', function () {
+describe('LDAP logins and existing accounts', function () {
   this.timeout(60_000);
   let slapd: Slapd;
   let idp: TestOidcProvider;
   let app: TestApp;
 
-  before(async () => {
+  before(async function () {
+    requirePeer(this, 'slapd');
     slapd = await startDirectory();
     idp = await startOidcProvider();
     app = await startTestApp({

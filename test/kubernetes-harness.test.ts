@@ -4,26 +4,14 @@
  * the kube-apiserver binary (tools/kube-apiserver.sh) or etcd the suite is skipped, except in CI.
  */
 import { expect } from 'chai';
-import {
-  ETCD_BIN,
-  KUBE_APISERVER_BIN,
-  KUBERNETES_AVAILABLE,
-  KUBERNETES_VERSION,
-  SEED,
-  seedCluster,
-  startKubernetes,
-  type RunningKubernetes,
-} from './helpers/kubernetes.ts';
+import { KUBERNETES_VERSION, SEED, seedCluster, startKubernetes, type RunningKubernetes } from './helpers/kubernetes.ts';
+import { requirePeer } from './helpers/peers.ts';
 
 describe('kubernetes test harness', function () {
   let kube: RunningKubernetes;
 
   before(async function () {
-    if (!KUBERNETES_AVAILABLE) {
-      if (process.env.CI)
-        throw new Error(`kube-apiserver (${KUBE_APISERVER_BIN}) or etcd (${ETCD_BIN}) is missing: CI must build it with tools/kube-apiserver.sh (see .ci/run)`);
-      this.skip();
-    }
+    requirePeer(this, 'kubernetes');
     this.timeout(90_000);
     const t0 = Date.now();
     kube = await startKubernetes();

@@ -2,23 +2,25 @@ import fs from 'node:fs';
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { api, auditEntries, createOrg, createUser, DENIED, liveSessions, type TestUser } from './helpers/factories.ts';
-import { defaultMappings, describeWithSlapd, GROUPS, ldapToml, PEOPLE, startDirectory, userDn, writeLdapConfig, type Slapd } from './helpers/ldap.ts';
+import { defaultMappings, GROUPS, ldapToml, PEOPLE, startDirectory, userDn, writeLdapConfig, type Slapd } from './helpers/ldap.ts';
 import { freePort, SERVICE_PASSWORD } from './helpers/slapd.ts';
+import { requirePeer } from './helpers/peers.ts';
 
 const OPS = 'org_ops';
 
-describeWithSlapd('LDAP administration (/api/admin/ldap…)', () => {
+describe('LDAP administration (/api/admin/ldap…)', () => {
   let slapd: Slapd;
   let app: TestApp;
   let config: { file: string; env: Record<string, string> };
   let root: TestUser;
   let orgAdmin: TestUser;
 
-  before(async () => {
+  before(async function () {
+    requirePeer(this, 'slapd');
     slapd = await startDirectory();
   });
   after(async () => {
-    await slapd.stop();
+    await slapd?.stop();
   });
   beforeEach(async () => {
     config = writeLdapConfig([{ port: slapd.port, mappings: defaultMappings(OPS) }]);

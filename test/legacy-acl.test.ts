@@ -41,7 +41,7 @@ describe('legacy dashboard ACL (admin CLI)', function () {
     const config = app.services.config;
     const env = { ...process.env, DATABASE_URL: config.databaseUrl ?? '', JWT_SECRET: config.jwtSecret, SECRET_KEY: config.secretKey, LOG_LEVEL: 'error' };
     return new Promise((resolve) => {
-      execFile('npx', ['tsx', 'tools/cli.ts', ...args], { env }, (err, stdout, stderr) =>
+      execFile(process.execPath, ['--import', 'tsx', 'tools/cli.ts', ...args], { env }, (err, stdout, stderr) =>
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
     });

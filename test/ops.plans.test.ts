@@ -10,7 +10,8 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { addMember, api, auditEntries, refusalEntries, createOrg, createUser, DENIED, expectAuditEntry, type TestUser } from './helpers/factories.ts';
-import { ETCD_BIN, KUBE_APISERVER_BIN, KUBERNETES_AVAILABLE, SEED, seedCluster, startKubernetes, type RunningKubernetes } from './helpers/kubernetes.ts';
+import { SEED, seedCluster, startKubernetes, type RunningKubernetes } from './helpers/kubernetes.ts';
+import { requirePeer } from './helpers/peers.ts';
 
 const TTL_MS = 60_000;
 const SHOP = SEED.namespaces.shop;
@@ -38,11 +39,7 @@ describe('ops plans on a real kube-apiserver', function () {
   let open: string;
 
   before(async function () {
-    if (!KUBERNETES_AVAILABLE) {
-      if (process.env.CI)
-        throw new Error(`kube-apiserver (${KUBE_APISERVER_BIN}) or etcd (${ETCD_BIN}) is missing: CI must build it with tools/kube-apiserver.sh (see .ci/run)`);
-      this.skip();
-    }
+    requirePeer(this, 'kubernetes');
     this.timeout(120_000);
     kube = await startKubernetes();
     await seedCluster(kube);

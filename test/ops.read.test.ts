@@ -8,16 +8,8 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { api, auditEntries, buildOrg, createUser, DENIED, type TestUser } from './helpers/factories.ts';
-import {
-  KUBE_APISERVER_BIN,
-  KUBERNETES_AVAILABLE,
-  SEED,
-  seedCluster,
-  serveMetricsApi,
-  startKubeletDouble,
-  startKubernetes,
-  type RunningKubernetes,
-} from './helpers/kubernetes.ts';
+import { SEED, seedCluster, serveMetricsApi, startKubeletDouble, startKubernetes, type RunningKubernetes } from './helpers/kubernetes.ts';
+import { requirePeer } from './helpers/peers.ts';
 
 const KINDS = ['pods', 'deployments', 'replicasets', 'events', 'nodes', 'namespaces', 'configmaps'];
 const NAMESPACES = [SEED.namespaces.shop, SEED.namespaces.internal];
@@ -32,10 +24,7 @@ describe('ops connector: settings, connectivity and reads on a real kube-apiserv
   const shown: unknown[] = [];
 
   before(async function () {
-    if (!KUBERNETES_AVAILABLE) {
-      if (process.env.CI) throw new Error(`kube-apiserver is missing at ${KUBE_APISERVER_BIN}: CI must build it with tools/kube-apiserver.sh (see .ci/run)`);
-      this.skip();
-    }
+    requirePeer(this, 'kubernetes');
     this.timeout(120_000);
     kube = await startKubernetes();
     await seedCluster(kube);

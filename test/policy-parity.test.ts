@@ -13,6 +13,7 @@ import type { ResourceRef, Subject } from '../src/authz/types.ts';
 import { PolicyModule } from '../src/authz/wasm.ts';
 import { generateOrg } from './helpers/generated-org.ts';
 import { findOpa, REPO_ROOT } from './helpers/opa.ts';
+import { requirePeer } from './helpers/peers.ts';
 
 const CASES = 400;
 
@@ -21,10 +22,7 @@ describe('policy parity: wasm in Node versus opa eval on the sources', function 
   const opa = findOpa();
 
   before(function () {
-    if (!opa) {
-      if (process.env.CI) throw new Error('opa is required in CI for the parity test (tools/opa.sh installs it)');
-      this.skip();
-    }
+    requirePeer(this, 'opa');
   });
 
   for (const seed of [1, 2, 3]) {

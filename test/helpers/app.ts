@@ -122,7 +122,11 @@ export class TestApp {
     const cookie = options.jar?.cookie ?? options.cookie;
     if (cookie) headers.cookie = cookie;
     if (options.token) headers.authorization = `Bearer ${options.token}`;
-    const response = await fetch(`${this.url}${urlPath}`, { method, headers, body, redirect: 'manual' });
+    const response = await fetch(`${this.url}${urlPath}`, { method, headers, body, redirect: 'manual' }).catch((err: Error) => {
+      // fetch says only "fetch failed": the reason (a reset, a refusal) is its cause
+      const cause = err.cause as NodeJS.ErrnoException | undefined;
+      throw new Error(`${method} ${urlPath}: ${err.message}${cause ? ` (${cause.code ?? ''} ${cause.message})` : ''}`, { cause });
+    });
     const text = await response.text();
     let parsed: unknown = text;
     try {
@@ -199,6 +203,10 @@ async function startOn(database: Database, options: TestAppOptions): Promise<Tes
   await bootstrap(services);
   const built = buildApp(services);
   const server = createServer(built.app);
+  // Only the test client ends an idle connection. With the server's 5 s idle timeout, a test that
+  // holds the event loop for seconds (a burst of synchronous SQLite writes) had both sides' idle
+  // timers fire in one turn: the server closed a connection as the client sent on it (ECONNRESET).
+  server.keepAliveTimeout = 0;
   const { port } = await listen(server, '127.0.0.1', 0);
   return new TestApp(`http://127.0.0.1:${port}`, services, built, clock, server, database);
 }

@@ -19,11 +19,10 @@ import { freePort } from './prometheus.ts';
 export const KUBERNETES_VERSION = 'v1.31.4';
 export const ETCD_BIN = '/usr/bin/etcd';
 
-/** `KUBE_APISERVER_BIN` (CI exports what tools/kube-apiserver.sh printed), else where that script caches it. */
+/** `KUBE_APISERVER_BIN` when set, else where tools/kube-apiserver.sh (run by npm run peers) caches it. */
 export const KUBE_APISERVER_BIN =
   process.env.KUBE_APISERVER_BIN ||
   path.join(process.env.GATEHOUSE_CACHE || path.join(os.homedir(), '.cache', 'gatehouse'), `kube-apiserver-${KUBERNETES_VERSION}`, 'kube-apiserver');
-export const KUBERNETES_AVAILABLE = fs.existsSync(KUBE_APISERVER_BIN) && fs.existsSync(ETCD_BIN);
 
 /** The users of the token file: `gatehouse` gets exactly the ClusterRole CLUSTER_ROLE, `nobody-user` nothing. */
 export const USERS = { admin: 'admin', gatehouse: 'gatehouse', nobody: 'nobody-user' } as const;

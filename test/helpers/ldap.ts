@@ -1,11 +1,11 @@
 /**
  * LDAP test fixtures: a seeded slapd (people and groups) and the ldap.toml that points at it.
- * Without slapd the LDAP tests are skipped locally and fail in CI (.ci/run installs it).
+ * Without slapd the LDAP tests are skipped, and fail under CI (test/helpers/peers.ts).
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { groupDn, SERVICE_DN, SERVICE_PASSWORD, Slapd, slapdInstalled, SUFFIX } from './slapd.ts';
+import { groupDn, SERVICE_DN, SERVICE_PASSWORD, Slapd, SUFFIX } from './slapd.ts';
 
 export { groupDn, userDn, Slapd, SUFFIX } from './slapd.ts';
 
@@ -29,9 +29,6 @@ export async function startDirectory(): Promise<Slapd> {
   ]);
   return slapd;
 }
-
-/** Runs the suite only where slapd is installed, and always in CI (where its absence is a failure). */
-export const describeWithSlapd = slapdInstalled || process.env.CI ? describe : describe.skip;
 
 export interface ServerOptions {
   host?: string;

@@ -11,8 +11,6 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestCerts } from './certs.ts';
 
-export const PROMETHEUS_AVAILABLE = fs.existsSync('/usr/bin/prometheus') && fs.existsSync('/usr/bin/promtool');
-
 /** The samples: `demo_temperature{room}` every minute for ten minutes from T0 (2026-01-01T00:00:00Z). */
 export const T0 = 1_767_225_600;
 export const ROOMS = { kitchen: 20, cellar: 12 } as const;

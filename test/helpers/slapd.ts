@@ -16,8 +16,6 @@ export const ROOT_PASSWORD = 'root secret of the directory';
 export const SERVICE_DN = `cn=gatehouse,ou=services,${SUFFIX}`;
 export const SERVICE_PASSWORD = 'service bind password 4f9a';
 
-export const slapdInstalled = fs.existsSync('/usr/sbin/slapd') && fs.existsSync('/usr/bin/ldapadd');
-
 export async function freePort(): Promise<number> {
   const server = net.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

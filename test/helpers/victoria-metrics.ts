@@ -10,7 +10,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort, ROOMS, T0 } from './prometheus.ts';
 
-export const VICTORIA_METRICS_AVAILABLE = fs.existsSync('/usr/bin/victoria-metrics') && fs.existsSync('/usr/bin/vmauth');
 export const VM_BEARER_TOKEN = 'vm-test-bearer-token';
 /** vmauth's basic-auth user: a wrong password is refused with the Authorization header repeated. */
 export const VM_BASIC_USER = 'vm-basic-user';
