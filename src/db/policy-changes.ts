@@ -45,10 +45,14 @@ export interface PolicyChange {
 export async function appendPolicyChanges(trx: Knex.Transaction, changes: ReadonlyMap<string, OrgChange>, nowMs: number): Promise<Map<string, number>> {
   const heads = new Map<string, number>();
   for (const stream of [...changes.keys()].sort()) {
-    await trx('policy_heads')
-      .insert({ stream, seq: 1 })
-      .onConflict('stream')
-      .merge({ seq: trx.raw('?? + 1', ['policy_heads.seq']) });
+    // an update locks just the row; the first change of a stream inserts it (two such race to the upsert)
+    const moved = await trx('policy_heads').where('stream', stream).increment('seq', 1);
+    if (moved === 0) {
+      await trx('policy_heads')
+        .insert({ stream, seq: 1 })
+        .onConflict('stream')
+        .merge({ seq: trx.raw('?? + 1', ['policy_heads.seq']) });
+    }
     const head = (await trx('policy_heads').where('stream', stream).first('seq')) as { seq: number | string };
     const seq = Number(head.seq);
     heads.set(stream, seq);
