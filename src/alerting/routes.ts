@@ -136,8 +136,8 @@ async function assertTitleFree(db: Knex, orgId: string, content: AlertRuleConten
 
 const ruleNotFound = (uid: string) => new NotFoundError(`alert rule ${uid} not found`);
 
-async function findRuleOrFail(db: Knex, orgId: string, uid: string): Promise<AlertRuleRow> {
-  const rule = await findAlertRule(db, orgId, uid);
+async function findRuleOrFail(db: Knex, orgId: string, uid: string, lock = false): Promise<AlertRuleRow> {
+  const rule = await findAlertRule(db, orgId, uid, lock);
   if (!rule) throw ruleNotFound(uid);
   return rule;
 }
@@ -241,7 +241,7 @@ export const alertRuleRoutes: RouteModule = (routes) => {
       if (!existing) throw ruleNotFound(params.uid);
       const now = services.clock.now();
       const rule = await services.transact(async (tx) => {
-        const current = await findRuleOrFail(tx.db, orgId, params.uid);
+        const current = await findRuleOrFail(tx.db, orgId, params.uid, true);
         const content = ruleContent(body, await ruleFolder(tx.db, orgId, body.folderUID));
         // Moved by someone else since the check above, which then judged another move.
         if (current.folder_uid !== existing.folder_uid) throw new ConflictError(`alert rule ${current.uid} was moved meanwhile: load it again`);
@@ -279,7 +279,7 @@ export const alertRuleRoutes: RouteModule = (routes) => {
       if (!existing) throw ruleNotFound(params.uid);
       const now = services.clock.now();
       await services.transact(async (tx) => {
-        const rule = await findRuleOrFail(tx.db, orgId, params.uid);
+        const rule = await findRuleOrFail(tx.db, orgId, params.uid, true);
         await deleteAlertRule(tx, rule);
         await recordAudit(
           tx.db,

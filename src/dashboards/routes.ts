@@ -155,7 +155,7 @@ export const dashboardRoutes: RouteModule = (routes) => {
       await authorize('dashboards:delete', dashboardResource(params.uid));
       const now = services.clock.now();
       const dashboard = await services.transact(async (tx) => {
-        const current = await findDashboardOrFail(tx.db, orgId, params.uid);
+        const current = await findDashboardOrFail(tx.db, orgId, params.uid, true);
         await deleteDashboard(tx, current);
         await recordAudit(
           tx.db,
