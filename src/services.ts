@@ -55,7 +55,7 @@ export function createServices(parts: Omit<Services, 'transact' | 'caches' | 'te
     if (!policyWrites) return engine;
     const writesBefore = policyWrites.writesSent;
     return {
-      policyDataChanged: (changes) => engine.policyDataChanged(changes),
+      policyDataChanged: (changes, revisions) => engine.policyDataChanged(changes, revisions),
       verifyAfterCommit: () => (policyWrites.writesSent === writesBefore ? Promise.resolve() : engine.verifyAfterCommit()),
     };
   };

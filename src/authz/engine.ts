@@ -37,7 +37,15 @@ interface OrgPolicy {
   lastUsed: number;
   needsRebuild: boolean;
   pending: PolicyFragment[];
+  /** The org's policy revision the document is at: every commit up to it is in the document. */
   revision: number;
+  /**
+   * The revisions this instance's own commits left the org at, above `revision`. Patching their
+   * fragments brings the document up to a later revision only when every commit in between is one
+   * of them: another instance's commit among them is known by its revision alone, and takes a
+   * rebuild.
+   */
+  ownRevisions: Set<number>;
   documentBytes: number;
   refreshing: Promise<void> | null;
   /** While a background rebuild reads the DB: the fragments patched meanwhile, to re-apply after it. */
@@ -111,6 +119,19 @@ function frozenDecision(decision: Decision): Readonly<Decision> {
 function frozen(map: PermissionMap): Readonly<PermissionMap> {
   for (const scopes of Object.values(map)) Object.freeze(scopes);
   return Object.freeze(map);
+}
+
+/**
+ * Moves the org's revision up to `current` over the revisions of this instance's own commits,
+ * whose fragments are applied or pending; false when a revision in between is another
+ * instance's (the document then lacks a change no fragment named here).
+ */
+function advanceOverOwnCommits(org: OrgPolicy, current: number): boolean {
+  let revision = org.revision;
+  while (revision < current && org.ownRevisions.has(revision + 1)) revision++;
+  org.revision = revision;
+  for (const own of org.ownRevisions) if (own <= revision) org.ownRevisions.delete(own);
+  return revision >= current;
 }
 
 export interface EngineStats {
@@ -370,13 +391,15 @@ export class AuthzEngine implements PolicyChangeListener {
     }
   }
 
-  policyDataChanged(changes: ReadonlyMap<string, OrgChange>): void {
+  policyDataChanged(changes: ReadonlyMap<string, OrgChange>, revisions: ReadonlyMap<string, number>): void {
     const everyOrg = changes.get(ALL_ORGS);
     for (const [key, org] of this.orgs) {
       for (const change of [changes.get(key), everyOrg]) {
         if (change === 'all') org.needsRebuild = true;
         else if (change) org.pending.push(...change);
       }
+      const revision = revisions.get(key);
+      if (revision !== undefined && revision > org.revision) org.ownRevisions.add(revision);
     }
   }
 
@@ -431,7 +454,8 @@ export class AuthzEngine implements PolicyChangeListener {
     for (const key of keys) {
       const org = this.orgs.get(key)!;
       // Another instance changed the org: we cannot know which fragments, so rebuild.
-      if (current.get(key) !== org.revision) org.needsRebuild = true;
+      const revision = current.get(key);
+      if (revision === undefined || !advanceOverOwnCommits(org, revision)) org.needsRebuild = true;
     }
   }
 
@@ -482,6 +506,7 @@ export class AuthzEngine implements PolicyChangeListener {
           needsRebuild: true,
           pending: [],
           revision: -1,
+          ownRevisions: new Set(),
           documentBytes: 0,
           refreshing: null,
           replay: null,
@@ -546,7 +571,8 @@ export class AuthzEngine implements PolicyChangeListener {
       }
       this.counters.patches += patches.length;
       org.replay?.push(...batch);
-      org.revision = Math.max(org.revision, revision);
+      // Read before the fragments: a commit of another instance up to it is not in this batch.
+      if (!advanceOverOwnCommits(org, revision)) org.needsRebuild = true;
     } catch (err) {
       org.pending.unshift(...batch);
       throw err;
@@ -563,6 +589,7 @@ export class AuthzEngine implements PolicyChangeListener {
     if (this.options.verifyDocuments) org.mirror = JSON.parse(JSON.stringify(document)) as Record<string, unknown>;
     org.documentBytes = json.byteLength;
     org.revision = revision;
+    advanceOverOwnCommits(org, revision);
     this.counters.rebuilds++;
   }
 

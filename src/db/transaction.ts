@@ -11,8 +11,12 @@ import { mergeChange, type OrgChange, type PolicyFragment } from '../authz/fragm
 export const ALL_ORGS = '*';
 
 export interface PolicyChangeListener {
-  /** Called after commit: org id (`*` = every org) -> the fragments it changed, or 'all'. */
-  policyDataChanged(changes: ReadonlyMap<string, OrgChange>): void;
+  /**
+   * Called after commit: org id (`*` = every org) -> the fragments it changed, or 'all'; and the
+   * revision the commit left each org it bumped at (a document patched with these fragments is at
+   * that revision only if no other instance's commit came in between).
+   */
+  policyDataChanged(changes: ReadonlyMap<string, OrgChange>, revisions: ReadonlyMap<string, number>): void;
   /** Called after every commit; in test mode it checks the loaded policy documents against the database. */
   verifyAfterCommit(): Promise<void>;
 }
@@ -71,6 +75,7 @@ function writeIsolation(db: Knex): Knex.TransactionConfig | undefined {
 
 async function transactOnce<T>(db: Knex, listener: PolicyChangeListener, work: (tx: Tx) => Promise<T>): Promise<T> {
   const changes = new Map<string, OrgChange>();
+  const revisions = new Map<string, number>();
   const result = await db.transaction(async (trx) => {
     const value = await work({
       db: trx,
@@ -85,10 +90,14 @@ async function transactOnce<T>(db: Knex, listener: PolicyChangeListener, work: (
       const bump = trx('policy_revisions').increment('revision', 1);
       if (!changes.has(ALL_ORGS)) bump.whereIn('org_id', [...changes.keys()].sort());
       await bump;
+      // The rows stay locked until the commit: what they read now is what the commit leaves.
+      const bumped = trx('policy_revisions').select('org_id', 'revision');
+      if (!changes.has(ALL_ORGS)) bumped.whereIn('org_id', [...changes.keys()]);
+      for (const row of (await bumped) as Array<{ org_id: string; revision: number | string }>) revisions.set(row.org_id, Number(row.revision));
     }
     return value;
   }, writeIsolation(db));
-  if (changes.size > 0) listener.policyDataChanged(changes);
+  if (changes.size > 0) listener.policyDataChanged(changes, revisions);
   await listener.verifyAfterCommit();
   return result;
 }
