@@ -8,11 +8,10 @@
  * orphan row, no folder cycle, no folder deeper than the limit, every acknowledged write with its
  * audit entry, and each instance's policy document equals a fresh build.
  */
+import http from 'node:http';
 import { MAX_FOLDER_DEPTH } from '../../src/folders/store.ts';
-import type { Response, TestApp } from './app.ts';
-import { createUser, type TestUser } from './factories.ts';
-
-const ORG = 'org_main';
+import type { TestApp } from './app.ts';
+import { addMember, createOrg, createUser, type TestUser } from './factories.ts';
 
 /** mulberry32: a small seeded generator, so a run is reproducible from its printed seed. */
 export function seededRandom(seed: number): () => number {
@@ -31,7 +30,7 @@ interface ConflictingRequest {
   method: 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   body?: unknown;
-  /** The org the request acts in (X-Svc-Org-Id); default the main org. */
+  /** The org the request acts in (X-Svc-Org-Id); default the round's org. */
   orgId?: string;
   /** Statuses besides 2xx, 404, 409 and 412 that the same request answers when it runs after the others (e.g. 400 for a destination that is gone). */
   alsoAllowed?: number[];
@@ -43,12 +42,14 @@ interface ConflictingRequest {
 interface Conflict {
   requests: ConflictingRequest[];
   /** Problems with the rows given the answers (an acknowledged write missing, two winners of one name). */
-  verify?: (answers: Response[]) => Promise<string[]>;
+  verify?: (answers: Answer[]) => Promise<string[]>;
 }
 
 interface World {
   app: TestApp;
   admin: TestUser;
+  /** The org the round works in (its requests' X-Svc-Org-Id unless they name another). */
+  orgId: string;
   /** A name no other round uses. */
   unique(prefix: string): string;
   /** Sends a setup request as the admin; anything but 2xx fails the round's setup. */
@@ -62,11 +63,64 @@ interface Scenario {
   build(world: World): Promise<Conflict>;
 }
 
-const ok = (res: Response | undefined) => !!res && res.status >= 200 && res.status < 300;
+/** A grant to everyone of an org role on the resource at `path`: a third write on the same row, no user to make. */
+const roleGrant = (path: string): ConflictingRequest => ({
+  label: 'grant',
+  method: 'POST',
+  path: `${path}/permissions`,
+  body: { items: [{ role: 'Editor', permission: 2 }] },
+});
+
+/**
+ * One request on a connection of its own: a kept-alive connection that the server closes while
+ * idle (between batches) may be picked for the next request and reset under it, an answer lost
+ * that no status could stand for.
+ */
+function send(app: TestApp, method: string, path: string, cookie: string, orgId: string, body?: unknown): Promise<Answer> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      `${app.url}${path}`,
+      {
+        method,
+        agent: false,
+        headers: {
+          cookie,
+          'x-svc-org-id': orgId,
+          ...(payload !== undefined && { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
+        },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = text;
+          try {
+            parsed = text ? JSON.parse(text) : undefined;
+          } catch {
+            // not JSON: kept as text, which fails the {message} check
+          }
+          resolve({ status: response.statusCode ?? 0, body: parsed });
+        });
+        response.on('error', reject);
+      },
+    );
+    request.on('error', reject);
+    request.end(payload);
+  });
+}
+
+interface Answer {
+  status: number;
+  body: any;
+}
+
+const ok = (res: Answer | undefined) => !!res && res.status >= 200 && res.status < 300;
 
 /** An update racing a delete: when the delete won the row is gone, else an acknowledged update shows. */
 function updateDeleteVerify(world: World, table: string, where: Record<string, unknown>, updated: Record<string, unknown>) {
-  return async ([update, remove]: Response[]): Promise<string[]> => {
+  return async ([update, remove]: Answer[]): Promise<string[]> => {
     const row = await world.app.db(table).where(where).first();
     if (ok(remove)) return row ? [`${table} ${JSON.stringify(where)} acknowledged deleted but present`] : [];
     if (!row) return [`${table} ${JSON.stringify(where)} gone though no delete was acknowledged`];
@@ -77,7 +131,7 @@ function updateDeleteVerify(world: World, table: string, where: Record<string, u
 }
 
 /** Of writes that each take the same unique name, at most one is acknowledged. */
-const oneWinner = (what: string) => async (answers: Response[]) =>
+const oneWinner = (what: string) => async (answers: Answer[]) =>
   answers.filter(ok).length > 1 ? [`${what}: ${answers.filter(ok).length} writes of the same name acknowledged`] : [];
 
 function alertRule(title: string, folderUID: string) {
@@ -105,8 +159,9 @@ const SCENARIOS: Scenario[] = [
         requests: [
           { label: 'rename', method: 'PUT', path: `/api/folders/${uid}`, body: { title }, audit: { action: 'folder.updated', targetId: uid } },
           { label: 'delete', method: 'DELETE', path: `/api/folders/${uid}`, audit: { action: 'folder.deleted', targetId: uid } },
+          roleGrant(`/api/folders/${uid}`),
         ],
-        verify: updateDeleteVerify(w, 'folders', { org_id: ORG, uid }, { title }),
+        verify: updateDeleteVerify(w, 'folders', { org_id: w.orgId, uid }, { title }),
       };
     },
   },
@@ -120,8 +175,9 @@ const SCENARIOS: Scenario[] = [
         requests: [
           { label: 'move', method: 'PUT', path: `/api/folders/${uid}`, body: { parentUid: destination }, audit: { action: 'folder.updated', targetId: uid } },
           { label: 'delete', method: 'DELETE', path: `/api/folders/${uid}`, audit: { action: 'folder.deleted', targetId: uid } },
+          roleGrant(`/api/folders/${uid}`),
         ],
-        verify: updateDeleteVerify(w, 'folders', { org_id: ORG, uid }, { parent_uid: destination }),
+        verify: updateDeleteVerify(w, 'folders', { org_id: w.orgId, uid }, { parent_uid: destination }),
       };
     },
   },
@@ -247,6 +303,13 @@ const SCENARIOS: Scenario[] = [
             audit: { action: 'folder.created', targetId: child },
           },
           { label: 'delete', method: 'DELETE', path: `/api/folders/${parent}`, audit: { action: 'folder.deleted', targetId: parent } },
+          {
+            label: 'dashboard inside',
+            method: 'POST',
+            path: '/api/dashboards/db',
+            body: { dashboard: { uid: `${child}-dash`, title: child }, folderUid: parent },
+            alsoAllowed: [400],
+          },
         ],
       };
     },
@@ -261,6 +324,13 @@ const SCENARIOS: Scenario[] = [
         requests: [
           { label: 'grant', method: 'POST', path: `/api/folders/${uid}/permissions`, body: { items: [{ userId: user.id, permission: 2 }] } },
           { label: 'delete', method: 'DELETE', path: `/api/folders/${uid}`, audit: { action: 'folder.deleted', targetId: uid } },
+          {
+            label: 'rename',
+            method: 'PUT',
+            path: `/api/folders/${uid}`,
+            body: { title: `${uid}-renamed` },
+            audit: { action: 'folder.updated', targetId: uid },
+          },
         ],
       };
     },
@@ -290,6 +360,7 @@ const SCENARIOS: Scenario[] = [
         requests: [
           { label: 'save', method: 'POST', path: '/api/dashboards/db', body: { dashboard: { uid, title }, overwrite: true } },
           { label: 'delete', method: 'DELETE', path: `/api/dashboards/uid/${uid}`, audit: { action: 'dashboard.deleted', targetId: uid } },
+          roleGrant(`/api/dashboards/uid/${uid}`),
         ],
       };
     },
@@ -302,7 +373,13 @@ const SCENARIOS: Scenario[] = [
       return {
         requests: [
           { label: 'save into', method: 'POST', path: '/api/dashboards/db', body: { dashboard: { uid, title: uid }, folderUid: folder }, alsoAllowed: [400] },
-          { label: 'delete folder', method: 'DELETE', path: `/api/folders/${folder}`, audit: { action: 'folder.deleted', targetId: folder } },
+          {
+            label: 'delete folder',
+            method: 'DELETE',
+            path: `/api/folders/${folder}?forceDeleteRules=true`,
+            audit: { action: 'folder.deleted', targetId: folder },
+          },
+          { label: 'rule into', method: 'POST', path: '/api/v1/provisioning/alert-rules', body: alertRule(w.unique('rule'), folder), alsoAllowed: [400] },
         ],
       };
     },
@@ -344,7 +421,7 @@ const SCENARIOS: Scenario[] = [
             audit: { action: 'alert_rule.deleted', targetId: rule.uid },
           },
         ],
-        verify: updateDeleteVerify(w, 'alert_rules', { org_id: ORG, uid: rule.uid }, { title }),
+        verify: updateDeleteVerify(w, 'alert_rules', { org_id: w.orgId, uid: rule.uid }, { title }),
       };
     },
   },
@@ -376,8 +453,9 @@ const SCENARIOS: Scenario[] = [
         requests: [
           { label: 'update', method: 'PUT', path: `/api/connectors/${uid}`, body: { name }, audit: { action: 'connector.updated', targetId: uid } },
           { label: 'delete', method: 'DELETE', path: `/api/connectors/${uid}`, audit: { action: 'connector.deleted', targetId: uid } },
+          roleGrant(`/api/connectors/${uid}`),
         ],
-        verify: updateDeleteVerify(w, 'connectors', { org_id: ORG, uid }, { name }),
+        verify: updateDeleteVerify(w, 'connectors', { org_id: w.orgId, uid }, { name }),
       };
     },
   },
@@ -406,6 +484,13 @@ const SCENARIOS: Scenario[] = [
         requests: [
           { label: 'grant', method: 'POST', path: `/api/connectors/${uid}/permissions`, body: { items: [{ userId: user.id, permission: 1 }] } },
           { label: 'delete', method: 'DELETE', path: `/api/connectors/${uid}`, audit: { action: 'connector.deleted', targetId: uid } },
+          {
+            label: 'update',
+            method: 'PUT',
+            path: `/api/connectors/${uid}`,
+            body: { name: `${uid}-renamed` },
+            audit: { action: 'connector.updated', targetId: uid },
+          },
         ],
       };
     },
@@ -416,10 +501,18 @@ const SCENARIOS: Scenario[] = [
       const team = await w.setup('POST', '/api/teams', { name: w.unique('team') });
       const id = String(team.teamId);
       const name = `${w.unique('team')}-renamed`;
+      const user = await w.user();
       return {
         requests: [
           { label: 'update', method: 'PUT', path: `/api/teams/${id}`, body: { name }, audit: { action: 'team.updated', targetId: id } },
           { label: 'delete', method: 'DELETE', path: `/api/teams/${id}`, audit: { action: 'team.deleted', targetId: id } },
+          {
+            label: 'add member',
+            method: 'POST',
+            path: `/api/teams/${id}/members`,
+            body: { userId: user.id },
+            audit: { action: 'team.member_added', targetId: id },
+          },
         ],
         verify: updateDeleteVerify(w, 'teams', { id }, { name }),
       };
@@ -508,6 +601,7 @@ const SCENARIOS: Scenario[] = [
         requests: [
           { label: 'assign', method: 'POST', path: `/api/access-control/teams/${id}/roles`, body: { roleUid: 'fixed:dashboards:reader' } },
           { label: 'delete team', method: 'DELETE', path: `/api/teams/${id}`, audit: { action: 'team.deleted', targetId: id } },
+          { label: 'replace roles', method: 'PUT', path: `/api/access-control/teams/${id}/roles`, body: { roleUids: ['fixed:folders:reader'] } },
         ],
       };
     },
@@ -518,10 +612,12 @@ const SCENARIOS: Scenario[] = [
       const org = await w.setup('POST', '/api/orgs', { name: w.unique('org') });
       const id = String(org.id);
       const name = w.unique('org-renamed');
+      const user = await w.user();
       return {
         requests: [
           { label: 'update', method: 'PUT', path: `/api/orgs/${id}`, body: { name }, audit: { action: 'org.updated', targetId: id } },
           { label: 'delete', method: 'DELETE', path: `/api/orgs/${id}`, audit: { action: 'org.deleted', targetId: id } },
+          { label: 'add member', method: 'POST', path: `/api/orgs/${id}/users`, body: { loginOrEmail: user.login, role: 'Viewer' } },
         ],
         verify: updateDeleteVerify(w, 'orgs', { id }, { name }),
       };
@@ -577,6 +673,7 @@ const SCENARIOS: Scenario[] = [
         requests: [
           { label: 'update', method: 'PATCH', path: `/api/admin/users/${user.id}`, body: { name } },
           { label: 'delete', method: 'DELETE', path: `/api/admin/users/${user.id}`, audit: { action: 'user.deleted', targetId: user.id } },
+          { label: 'org role', method: 'PATCH', path: `/api/org/users/${user.id}`, body: { role: 'Editor' } },
         ],
         verify: updateDeleteVerify(w, 'users', { id: user.id }, { name }),
       };
@@ -611,6 +708,7 @@ const SCENARIOS: Scenario[] = [
             audit: { action: 'service_account.updated', targetId: id },
           },
           { label: 'delete', method: 'DELETE', path: `/api/serviceaccounts/${id}`, audit: { action: 'service_account.deleted', targetId: id } },
+          { label: 'create token', method: 'POST', path: `/api/serviceaccounts/${id}/tokens`, body: { name: 'token' } },
         ],
         verify: updateDeleteVerify(w, 'users', { id }, { name }),
       };
@@ -724,8 +822,8 @@ export const SCENARIO_NAMES = SCENARIOS.map((scenario) => scenario.name);
 
 export interface ConflictOptions {
   seed: number;
-  /** Rounds to run: each is one pair or triple of conflicting writes. */
-  rounds: number;
+  /** Conflicting pairs to run at least: a round of two writes is one, of three writes three. */
+  pairs: number;
   /** Rounds run at once (on distinct rows). */
   parallel: number;
   /** The longest random delay before a request of a round is sent. */
@@ -738,6 +836,8 @@ export interface ConflictOptions {
 export interface ConflictReport {
   seed: number;
   rounds: number;
+  /** Conflicting pairs: one a round of two writes, three a round of three. */
+  pairs: number;
   requests: number;
   statuses: Record<string, number>;
   /** Answers outside what is allowed, with the round that made them. */
@@ -747,30 +847,50 @@ export interface ConflictReport {
   durationMs: number;
 }
 
-/** Runs `options.rounds` conflicting rounds over `instances` (one or two apps on the same database). */
+/** Runs rounds of conflicting writes over `instances` (one or two apps on the same database) until `options.pairs` pairs ran. */
 export async function runWriteConflicts(instances: TestApp[], options: ConflictOptions): Promise<ConflictReport> {
   const started = Date.now();
   const random = seededRandom(options.seed);
   const primary = instances[0]!;
   const admin = await createUser(primary, { svcAdmin: true, role: 'Admin' });
   let sequence = 0;
-  const world: World = {
+  const worldIn = (orgId: string): World => ({
     app: primary,
     admin,
+    orgId,
     unique: (prefix) => `${prefix}-${options.seed.toString(36)}-${(sequence++).toString(36)}`,
-    async setup(method, path, body, orgId) {
-      const res = await primary.request(method, path, { cookie: admin.cookie, body, ...(orgId && { headers: { 'x-svc-org-id': orgId } }) });
+    async setup(method, path, body, inOrg = orgId) {
+      const res = await send(primary, method, path, admin.cookie, inOrg, body);
       if (res.status < 200 || res.status >= 300) throw new Error(`setup ${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body;
     },
-    user: () => createUser(primary, { role: 'Viewer' }),
+    user: () => createUser(primary, { orgId, role: 'Viewer' }),
     exists: async (table, where) => !!(await primary.db(table).where(where).first()),
-  };
-  await world.setup('POST', '/api/connectors', { uid: 'fuzz-changes', name: `fuzz-changes-${options.seed}`, type: 'changes' }).catch(() => undefined);
+  });
+  /**
+   * A fresh org for every few batches: each commit's document check (AUTHZ_VERIFY_DOCUMENTS) builds
+   * the documents it checks anew, so the rounds work in an org that stays small. All made before
+   * the first request: another instance learns of the admin's new memberships only within its
+   * principal cache's lifetime.
+   */
+  const checkEvery = options.checkEvery ?? 1;
+  const worlds: World[] = [];
+  async function freshWorld(): Promise<World> {
+    const orgId = await createOrg(primary);
+    await addMember(primary, orgId, admin.id, 'Admin');
+    const world = worldIn(orgId);
+    // the connector alert rules read
+    await world.setup('POST', '/api/connectors', { uid: 'fuzz-changes', name: 'fuzz-changes', type: 'changes' });
+    return world;
+  }
+  // every round is at least one pair: enough orgs for the longest run
+  for (let i = 0; i <= options.pairs / (options.parallel * checkEvery); i++) worlds.push(await freshWorld());
+  let world = worlds.shift()!;
 
   const report: ConflictReport = {
     seed: options.seed,
     rounds: 0,
+    pairs: 0,
     requests: 0,
     statuses: {},
     failures: [],
@@ -780,7 +900,7 @@ export async function runWriteConflicts(instances: TestApp[], options: ConflictO
   };
   const acknowledged: Array<{ round: string; audit: NonNullable<ConflictingRequest['audit']> }> = [];
 
-  async function runRound(index: number, scenario: Scenario, delays: number[], targets: TestApp[]): Promise<void> {
+  async function runRound(world: World, index: number, scenario: Scenario, delays: number[], targets: TestApp[]): Promise<void> {
     let conflict: Conflict;
     try {
       conflict = await scenario.build(world);
@@ -792,14 +912,11 @@ export async function runWriteConflicts(instances: TestApp[], options: ConflictO
     const answers = await Promise.all(
       conflict.requests.map(async (request, i) => {
         await new Promise((resolve) => setTimeout(resolve, delays[i]));
-        return targets[i]!.request(request.method, request.path, {
-          cookie: admin.cookie,
-          body: request.body,
-          ...(request.orgId && { headers: { 'x-svc-org-id': request.orgId } }),
-        });
+        return send(targets[i]!, request.method, request.path, admin.cookie, request.orgId ?? world.orgId, request.body);
       }),
     );
     report.rounds += 1;
+    report.pairs += (conflict.requests.length * (conflict.requests.length - 1)) / 2;
     conflict.requests.forEach((request, i) => {
       const answer = answers[i]!;
       report.requests += 1;
@@ -820,25 +937,25 @@ export async function runWriteConflicts(instances: TestApp[], options: ConflictO
     }
   }
 
-  const checkEvery = options.checkEvery ?? 1;
   let batches = 0;
-  for (let next = 0; next < options.rounds;) {
+  for (let next = 0; report.pairs < options.pairs;) {
     const batch: Array<Promise<void>> = [];
-    for (let slot = 0; slot < options.parallel && next < options.rounds; slot++, next++) {
+    for (let slot = 0; slot < options.parallel; slot++, next++) {
       // Every random choice is drawn here, in order, so the seed alone replays the run.
       const scenario = SCENARIOS[Math.floor(random() * SCENARIOS.length)]!;
       const delays = [0, 0, 0].map(() => Math.floor(random() * options.maxDelayMs));
       const targets = [0, 0, 0].map(() => instances[Math.floor(random() * instances.length)]!);
-      batch.push(runRound(next, scenario, delays, targets));
+      batch.push(runRound(world, next, scenario, delays, targets));
     }
     await Promise.all(batch);
     batches += 1;
-    if (batches % checkEvery === 0 || next >= options.rounds) {
+    if (batches % checkEvery === 0 || report.pairs >= options.pairs) {
       report.invariantBreaks.push(...(await checkInvariants(instances, acknowledged.splice(0))));
       options.progress?.(
-        `${next}/${options.rounds} rounds, statuses ${JSON.stringify(report.statuses)}, failures ${report.failures.length}, invariant breaks ${report.invariantBreaks.length}`,
+        `${report.pairs}/${options.pairs} pairs in ${next} rounds, statuses ${JSON.stringify(report.statuses)}, failures ${report.failures.length}, invariant breaks ${report.invariantBreaks.length}`,
       );
     }
+    if (batches % checkEvery === 0 && report.pairs < options.pairs) world = worlds.shift() ?? (await freshWorld());
   }
   report.durationMs = Date.now() - started;
   return report;
