@@ -8,11 +8,12 @@ import { runWriteConflicts, SCENARIO_NAMES } from './helpers/write-conflicts.ts'
  * 500, and after every few batches no orphan row, no folder cycle or overdeep tree, no
  * acknowledged write without its audit entry, no policy document that differs from a fresh build
  * (and AUTHZ_VERIFY_DOCUMENTS checks the documents after every commit besides). Seeded: the seed
- * printed replays a run (WRITE_CONFLICTS_SEED); WRITE_CONFLICTS_PAIRS sets its length and
- * WRITE_CONFLICTS_INSTANCES=1 runs it on one instance. MariaDB runs transactions in parallel:
- * 2,000 conflicting pairs. SQLite runs one writing transaction at a time, so no two writes there
- * ever interleave inside a transaction: 300 pairs check the answers and invariants all the same.
- * The longer run is `npm run bench:write-conflicts`.
+ * printed replays a run (WRITE_CONFLICTS_SEED); WRITE_CONFLICTS_PAIRS sets its length,
+ * WRITE_CONFLICTS_INSTANCES=1 runs it on one instance, WRITE_CONFLICTS_ONLY=<part of a name> runs
+ * only the kinds of conflict so named. MariaDB runs transactions in parallel: 2,000 conflicting
+ * pairs. SQLite runs one writing transaction at a time, so no two writes there ever interleave
+ * inside a transaction: 300 pairs check the answers and invariants all the same. The longer run
+ * is `npm run bench:write-conflicts`.
  */
 describe('write conflicts', function () {
   const pairs = Number(process.env.WRITE_CONFLICTS_PAIRS ?? (TEST_DB === 'mysql' ? 2000 : 300));
@@ -36,7 +37,7 @@ describe('write conflicts', function () {
 
   it(`answers ${pairs} pairs of conflicting writes on ${instanceCount} instances without a 500 or a broken invariant`, async () => {
     console.log(`      seed ${seed} (WRITE_CONFLICTS_SEED=${seed} replays it), ${SCENARIO_NAMES.length} kinds of conflict`);
-    const report = await runWriteConflicts(instances, { seed, pairs, parallel: 6, maxDelayMs: 15, checkEvery: 10 });
+    const report = await runWriteConflicts(instances, { seed, pairs, parallel: 6, maxDelayMs: 15, checkEvery: 10, only: process.env.WRITE_CONFLICTS_ONLY });
     console.log(
       `      ${report.rounds} rounds, ${report.pairs} conflicting pairs, answers by status ${JSON.stringify(report.statuses)}, ${(report.durationMs / 1000).toFixed(1)} s`,
     );

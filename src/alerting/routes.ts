@@ -12,6 +12,7 @@ import { connectorResource } from '../connectors/target.ts';
 import { actorOf } from '../http/actor.ts';
 import { newUid } from '../db/ids.ts';
 import { findDestinationFolder, folderResource, folderUidOf } from '../folders/target.ts';
+import { lockTitlesIn } from '../folders/store.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import type { Infer } from '../http/guard.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
@@ -122,8 +123,9 @@ function ruleContent(body: RuleFields, folderUid: string): AlertRuleContent {
   return { title, folderUid, ruleGroup, definition };
 }
 
-/** The folder a rule goes to: it must exist, and a rule always has one (not the root). */
+/** The folder a rule goes to: it must exist, and a rule always has one (not the root). Locked for the title check (lockTitlesIn). */
 async function ruleFolder(db: Knex, orgId: string, folderUid: string): Promise<string> {
+  await lockTitlesIn(db, orgId, folderUidOf(folderUid));
   const folder = await findDestinationFolder(db, orgId, folderUid, 'body.folderUID');
   if (!folder) throw new BadRequestError('body.folderUID: an alert rule lives in a folder, not in the root');
   return folder.uid;

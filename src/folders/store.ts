@@ -46,6 +46,16 @@ export async function lockFolderTree(db: Knex, orgId: string): Promise<void> {
   await lockRows(db, db('orgs').where('id', orgId), 'update').first('id');
 }
 
+/**
+ * Titles of dashboards and of alert rules are unique in a folder, which no index holds: the saves
+ * that give a title in a folder take turns on its row (the org's row at the root), so the title
+ * check of each sees the titles committed before it.
+ */
+export async function lockTitlesIn(db: Knex, orgId: string, folderUid: string | null): Promise<void> {
+  const row = folderUid ? db('folders').where({ org_id: orgId, uid: folderUid }) : db('orgs').where('id', orgId);
+  await lockRows(db, row, 'update').first();
+}
+
 /** The folder's ancestors, nearest first (at most the depth limit: the tree never holds a cycle). */
 export async function findAncestors(db: Knex, orgId: string, folder: FolderRow): Promise<FolderRow[]> {
   const ancestors: FolderRow[] = [];

@@ -362,6 +362,24 @@ const SCENARIOS: Scenario[] = [
           { label: 'delete', method: 'DELETE', path: `/api/dashboards/uid/${uid}`, audit: { action: 'dashboard.deleted', targetId: uid } },
           roleGrant(`/api/dashboards/uid/${uid}`),
         ],
+        verify: updateDeleteVerify(w, 'dashboards', { org_id: w.orgId, uid }, { title }),
+      };
+    },
+  },
+  {
+    name: 'dashboard save × save (titles in a folder)',
+    async build(w) {
+      const [folder, a, b] = [w.unique('f'), w.unique('dash'), w.unique('dash')];
+      await w.setup('POST', '/api/folders', { uid: folder, title: folder });
+      for (const uid of [a, b]) await w.setup('POST', '/api/dashboards/db', { dashboard: { uid, title: uid }, folderUid: folder });
+      return {
+        requests: [a, b].map((uid) => ({
+          label: `rename ${uid}`,
+          method: 'POST' as const,
+          path: '/api/dashboards/db',
+          body: { dashboard: { uid, title: 'Same title' }, overwrite: true },
+        })),
+        verify: oneWinner('dashboard titles'),
       };
     },
   },
@@ -422,6 +440,24 @@ const SCENARIOS: Scenario[] = [
           },
         ],
         verify: updateDeleteVerify(w, 'alert_rules', { org_id: w.orgId, uid: rule.uid }, { title }),
+      };
+    },
+  },
+  {
+    name: 'alert rule update × update (titles in a folder)',
+    async build(w) {
+      const folder = w.unique('f');
+      await w.setup('POST', '/api/folders', { uid: folder, title: folder });
+      const rules: Array<{ uid: string }> = [];
+      for (let i = 0; i < 2; i++) rules.push(await w.setup('POST', '/api/v1/provisioning/alert-rules', alertRule(w.unique('rule'), folder)));
+      return {
+        requests: rules.map((rule) => ({
+          label: `rename ${rule.uid}`,
+          method: 'PUT' as const,
+          path: `/api/v1/provisioning/alert-rules/${rule.uid}`,
+          body: alertRule('Same title', folder),
+        })),
+        verify: oneWinner('alert rule titles'),
       };
     },
   },
@@ -831,6 +867,8 @@ export interface ConflictOptions {
   /** Invariants are checked after every this many batches of parallel rounds (and at the end). */
   checkEvery?: number;
   progress?: (line: string) => void;
+  /** Only the kinds of conflict whose name contains this (to replay one kind). */
+  only?: string;
 }
 
 export interface ConflictReport {
@@ -874,6 +912,7 @@ export async function runWriteConflicts(instances: TestApp[], options: ConflictO
    * principal cache's lifetime.
    */
   const checkEvery = options.checkEvery ?? 1;
+  const scenarios = SCENARIOS.filter((scenario) => !options.only || scenario.name.includes(options.only));
   const worlds: World[] = [];
   async function freshWorld(): Promise<World> {
     const orgId = await createOrg(primary);
@@ -942,7 +981,7 @@ export async function runWriteConflicts(instances: TestApp[], options: ConflictO
     const batch: Array<Promise<void>> = [];
     for (let slot = 0; slot < options.parallel; slot++, next++) {
       // Every random choice is drawn here, in order, so the seed alone replays the run.
-      const scenario = SCENARIOS[Math.floor(random() * SCENARIOS.length)]!;
+      const scenario = scenarios[Math.floor(random() * scenarios.length)]!;
       const delays = [0, 0, 0].map(() => Math.floor(random() * options.maxDelayMs));
       const targets = [0, 0, 0].map(() => instances[Math.floor(random() * instances.length)]!);
       batch.push(runRound(world, next, scenario, delays, targets));
