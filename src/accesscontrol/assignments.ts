@@ -16,7 +16,7 @@ import { isOrgMember } from '../orgs/store.ts';
 import { findTeamInOrg } from '../teams/store.ts';
 import { presentAssignedRole } from './presenter.ts';
 import { assertAssignable, authorizeRoleChange, findRole, kindOfRole, roleNotFound, roleScope } from './roles.ts';
-import { addAssignment, removeAssignment } from './grants.ts';
+import { addAssignment, lockAssignee, lockRole, removeAssignment } from './grants.ts';
 import { findAssignedRoles, findPermissionsByRoleIds, type AssigneeRef, type RoleRow } from './store.ts';
 
 type Route = Pick<RouteContext<unknown, unknown, unknown>, 'ctx' | 'principal' | 'orgId' | 'services' | 'authorize'>;
@@ -84,6 +84,8 @@ async function applyChanges(route: Route, assignee: Assignee, added: RoleRow[], 
   const { ctx, principal, services } = route;
   const now = services.clock.now();
   await services.transact(async (tx) => {
+    if (added.length > 0 && !(await lockAssignee(tx, assignee.ref))) throw new NotFoundError(`${describe(assignee)} not found`);
+    for (const role of added) if (!(await lockRole(tx, role.id, 'share'))) throw roleNotFound(role.uid, assignee.global);
     for (const role of removed) {
       if (!(await removeAssignment(tx, assignee.ref, role.id))) throw new NotFoundError(`role ${role.uid} is not assigned to ${describe(assignee)}`);
     }

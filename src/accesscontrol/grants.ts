@@ -8,6 +8,7 @@
 import type { Knex } from 'knex';
 import type { PolicyFragment } from '../db/policy-changes.ts';
 import { inStatementChunks } from '../db/chunks.ts';
+import { lockRows, type RowLock } from '../db/row-lock.ts';
 import type { Tx } from '../db/transaction.ts';
 import { managedBuiltinRoleUid, managedTeamRoleUid, managedUserRoleUid, type Permission, type RoleDefinition } from './builtin-roles.ts';
 import { findAssigneesOfRole, findPermissionsByRoleIds, type AssigneeRef, type RoleAssignees, type RoleFields, type RoleRow } from './store.ts';
@@ -109,6 +110,30 @@ export async function redefineRole(tx: Tx, role: RoleRow, definition: RoleDefini
     });
   await writePermissions(tx.db, role.id, definition.permissions);
   tx.policyChanged(policyOrgOf(role.org_id), roleFragment(role.uid));
+}
+
+/**
+ * Re-reads a role decided on before its transaction, under lock: `update` for its delete (the
+ * holders it reports are then all there are), `share` for an assignment of it (which a delete
+ * waits for, or which waits for the delete and then finds the role gone). False when it is gone.
+ */
+export async function lockRole(tx: Tx, roleId: number, lock: RowLock): Promise<boolean> {
+  return !!(await lockRows(tx.db, tx.db('roles').where('id', roleId), lock).first('id'));
+}
+
+/**
+ * Re-reads the assignee of an assignment under a shared lock: the team, the org membership, or
+ * the user of a global assignment. A delete of it waits for the assignment (and then removes it
+ * with the rest), or the assignment for the delete, and then finds it gone (false).
+ */
+export async function lockAssignee(tx: Tx, assignee: AssigneeRef): Promise<boolean> {
+  const query =
+    assignee.kind === 'team'
+      ? tx.db('teams').where({ id: assignee.teamId, org_id: assignee.orgId })
+      : assignee.orgId
+        ? tx.db('org_members').where({ org_id: assignee.orgId, user_id: assignee.userId })
+        : tx.db('users').where('id', assignee.userId);
+  return !!(await lockRows(tx.db, query, 'share').first());
 }
 
 /** Deletes the role with its permissions and every assignment of it; returns who held it. */

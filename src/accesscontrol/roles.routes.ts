@@ -25,7 +25,7 @@ import {
   roleRef,
   roleTarget,
 } from './roles.ts';
-import { changeRoleAtVersion, createRole, deleteRole } from './grants.ts';
+import { changeRoleAtVersion, createRole, deleteRole, lockRole } from './grants.ts';
 import { findPermissionsByRoleIds, findRoleById, findRolesPageInOrg, isRoleUidTaken } from './store.ts';
 import { MESSAGE_SCHEMA } from '../http/responses.ts';
 
@@ -241,6 +241,7 @@ export const roleRoutes: RouteModule = (routes) => {
       assertCustomRole(role, 'deleted');
       const now = services.clock.now();
       await services.transact(async (tx) => {
+        if (!(await lockRole(tx, role.id, 'update'))) throw roleNotFound(params.roleUid);
         const assignees = await deleteRole(tx, role);
         await recordAudit(
           tx.db,

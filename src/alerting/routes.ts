@@ -12,6 +12,7 @@ import { connectorResource } from '../connectors/target.ts';
 import { actorOf } from '../http/actor.ts';
 import { newUid } from '../db/ids.ts';
 import { findDestinationFolder, folderResource, folderUidOf } from '../folders/target.ts';
+import { lockTitlesIn } from '../folders/store.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import type { Infer } from '../http/guard.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
@@ -122,8 +123,9 @@ function ruleContent(body: RuleFields, folderUid: string): AlertRuleContent {
   return { title, folderUid, ruleGroup, definition };
 }
 
-/** The folder a rule goes to: it must exist, and a rule always has one (not the root). */
+/** The folder a rule goes to: it must exist, and a rule always has one (not the root). Locked for the title check (lockTitlesIn). */
 async function ruleFolder(db: Knex, orgId: string, folderUid: string): Promise<string> {
+  await lockTitlesIn(db, orgId, folderUidOf(folderUid));
   const folder = await findDestinationFolder(db, orgId, folderUid, 'body.folderUID');
   if (!folder) throw new BadRequestError('body.folderUID: an alert rule lives in a folder, not in the root');
   return folder.uid;
@@ -136,8 +138,8 @@ async function assertTitleFree(db: Knex, orgId: string, content: AlertRuleConten
 
 const ruleNotFound = (uid: string) => new NotFoundError(`alert rule ${uid} not found`);
 
-async function findRuleOrFail(db: Knex, orgId: string, uid: string): Promise<AlertRuleRow> {
-  const rule = await findAlertRule(db, orgId, uid);
+async function findRuleOrFail(db: Knex, orgId: string, uid: string, lock = false): Promise<AlertRuleRow> {
+  const rule = await findAlertRule(db, orgId, uid, lock);
   if (!rule) throw ruleNotFound(uid);
   return rule;
 }
@@ -241,7 +243,7 @@ export const alertRuleRoutes: RouteModule = (routes) => {
       if (!existing) throw ruleNotFound(params.uid);
       const now = services.clock.now();
       const rule = await services.transact(async (tx) => {
-        const current = await findRuleOrFail(tx.db, orgId, params.uid);
+        const current = await findRuleOrFail(tx.db, orgId, params.uid, true);
         const content = ruleContent(body, await ruleFolder(tx.db, orgId, body.folderUID));
         // Moved by someone else since the check above, which then judged another move.
         if (current.folder_uid !== existing.folder_uid) throw new ConflictError(`alert rule ${current.uid} was moved meanwhile: load it again`);
@@ -279,7 +281,7 @@ export const alertRuleRoutes: RouteModule = (routes) => {
       if (!existing) throw ruleNotFound(params.uid);
       const now = services.clock.now();
       await services.transact(async (tx) => {
-        const rule = await findRuleOrFail(tx.db, orgId, params.uid);
+        const rule = await findRuleOrFail(tx.db, orgId, params.uid, true);
         await deleteAlertRule(tx, rule);
         await recordAudit(
           tx.db,

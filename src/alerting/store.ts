@@ -23,7 +23,8 @@ export interface AlertRuleContent {
 
 const RULE_COLUMNS = ALERT_RULES.columns;
 
-export const findAlertRule = (db: Knex, orgId: string, uid: string) => findFoldered<AlertRuleRow>(db, ALERT_RULES, orgId, uid);
+/** `lock`: on MySQL the row stays locked until the transaction ends. */
+export const findAlertRule = (db: Knex, orgId: string, uid: string, lock = false) => findFoldered<AlertRuleRow>(db, ALERT_RULES, orgId, uid, lock);
 
 /** Another rule of the folder with this title (titles are unique per folder, as in Grafana). */
 export async function findAlertRuleByTitle(db: Knex, orgId: string, folderUid: string, title: string): Promise<AlertRuleRow | undefined> {

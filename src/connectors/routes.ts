@@ -216,7 +216,7 @@ export const connectorRoutes: RouteModule = (routes) => {
       await authorize('connectors:write', connectorResource(params.uid));
       const now = services.clock.now();
       const saved = await services.transact(async (tx) => {
-        const current = await findConnectorOrFail(tx.db, orgId, params.uid);
+        const current = await findConnectorOrFail(tx.db, orgId, params.uid, true);
         if (body.version !== undefined && body.version !== current.version) {
           throw new ConflictError(`the connector has been changed by someone else: version ${current.version}, not ${body.version}`);
         }
@@ -267,7 +267,7 @@ export const connectorRoutes: RouteModule = (routes) => {
       await authorize('connectors:delete', connectorResource(params.uid));
       const now = services.clock.now();
       const connector = await services.transact(async (tx) => {
-        const current = await findConnectorOrFail(tx.db, orgId, params.uid);
+        const current = await findConnectorOrFail(tx.db, orgId, params.uid, true);
         await deleteConnector(tx, current);
         await recordAudit(
           tx.db,

@@ -7,7 +7,7 @@ import { recordAudit } from '../audit/writer.ts';
 import { actorOf } from '../http/actor.ts';
 import { newUid } from '../db/ids.ts';
 import { findDestinationFolder, folderResource, folderUidOf } from '../folders/target.ts';
-import { findFolder } from '../folders/store.ts';
+import { findFolder, lockTitlesIn } from '../folders/store.ts';
 import { BadRequestError, PreconditionFailedError } from '../errors.ts';
 import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';
@@ -81,10 +81,11 @@ export const dashboardRoutes: RouteModule = (routes) => {
       const now = services.clock.now();
       const saved = await services.transact(async (tx) => {
         if (!existing) await enforceOrgQuota(tx, services.config, orgId, 'dashboards', now);
-        const current = givenUid ? await findDashboard(tx.db, orgId, givenUid) : undefined;
+        const current = givenUid ? await findDashboard(tx.db, orgId, givenUid, true) : undefined;
         // Created or deleted since the check above: the caller was authorized for the other case.
         if (!!current !== !!existing) throw changedMeanwhile();
         if (current && !body.overwrite && givenVersion !== current.version) throw changedMeanwhile();
+        await lockTitlesIn(tx.db, orgId, destination);
         const folder = await findDestinationFolder(tx.db, orgId, destination, 'body.folderUid');
         const namesake = await findDashboardByTitle(tx.db, orgId, folder?.uid ?? null, title);
         if (namesake && namesake.uid !== current?.uid)
@@ -155,7 +156,7 @@ export const dashboardRoutes: RouteModule = (routes) => {
       await authorize('dashboards:delete', dashboardResource(params.uid));
       const now = services.clock.now();
       const dashboard = await services.transact(async (tx) => {
-        const current = await findDashboardOrFail(tx.db, orgId, params.uid);
+        const current = await findDashboardOrFail(tx.db, orgId, params.uid, true);
         await deleteDashboard(tx, current);
         await recordAudit(
           tx.db,

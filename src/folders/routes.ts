@@ -29,6 +29,7 @@ import {
   findSiblingByTitle,
   findSubtree,
   insertFolder,
+  lockFolderTree,
   MAX_FOLDER_DEPTH,
   updateFolder,
   type FolderChanges,
@@ -137,6 +138,7 @@ export const folderRoutes: RouteModule = (routes) => {
       const uid = body.uid ?? newUid();
       const now = services.clock.now();
       const folder = await services.transact(async (tx) => {
+        await lockFolderTree(tx.db, orgId);
         await enforceOrgQuota(tx, services.config, orgId, 'folders', now);
         const parent = await findDestinationFolder(tx.db, orgId, body.parentUid, 'body.parentUid');
         if ((await childLevel(tx.db, orgId, parent)) > MAX_FOLDER_DEPTH) throw tooDeep();
@@ -213,7 +215,9 @@ export const folderRoutes: RouteModule = (routes) => {
       const title = body.title === undefined ? undefined : folderTitle(body.title);
       const now = services.clock.now();
       const folder = await services.transact(async (tx) => {
-        const current = await findFolderOrFail(tx.db, orgId, params.uid);
+        if (moving) await lockFolderTree(tx.db, orgId);
+        // Under lock: a delete that committed first leaves nothing to update (404), one that comes later waits for this write.
+        const current = await findFolderOrFail(tx.db, orgId, params.uid, 'update');
         const changes: FolderChanges = {
           ...(title !== undefined && title !== current.title && { title }),
           ...(body.description !== undefined && body.description !== current.description && { description: body.description }),

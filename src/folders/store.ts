@@ -5,7 +5,7 @@
  * follows every create, move and delete.
  */
 import type { Knex } from 'knex';
-import { dialectOf } from '../db/knex.ts';
+import { lockRows, type RowLock } from '../db/row-lock.ts';
 import { removeGrantsOnResources } from '../accesscontrol/grants.ts';
 import { inStatementChunks, ROWS_PER_STATEMENT } from '../db/chunks.ts';
 import { whereContains, whereInFolders, type FolderFilter } from '../db/search.ts';
@@ -28,23 +28,32 @@ export interface FolderRow {
 
 const FOLDER_COLUMNS = ['org_id', 'uid', 'title', 'description', 'parent_uid', 'created_at', 'updated_at', 'created_by', 'updated_by'] as const;
 
-/**
- * How a read locks its rows on MySQL until the transaction ends (SQLite runs one transaction at
- * a time): `update` for a writer (writers of a folder's grants take turns, a folder delete holds
- * its tree), `share` for what puts something in the folder (it waits for a delete of the folder,
- * and a delete waits for it).
- */
-export type RowLock = 'update' | 'share';
-
-function locked<T extends Knex.QueryBuilder>(db: Knex, query: T, lock: RowLock | undefined): T {
-  if (!lock || dialectOf(db) !== 'mysql') return query;
-  return (lock === 'update' ? query.forUpdate() : query.forShare()) as T;
-}
+export type { RowLock };
 
 /** `lock`: true (or `update`) or `share`, see RowLock. */
 export async function findFolder(db: Knex, orgId: string, uid: string, lock: boolean | RowLock = false): Promise<FolderRow | undefined> {
   const query = db('folders').where({ org_id: orgId, uid });
-  return locked(db, query, lock === true ? 'update' : lock || undefined).first(...FOLDER_COLUMNS);
+  return lockRows(db, query, lock === true ? 'update' : lock || undefined).first(...FOLDER_COLUMNS);
+}
+
+/**
+ * Makes the tree-shape changes of one org's folders (moves and creates) take turns, on the org's
+ * row (which a create locks for its quota too): the cycle and depth checks of each see every move
+ * committed before it, so two moves that are each fine alone cannot together close a cycle or
+ * nest past the limit.
+ */
+export async function lockFolderTree(db: Knex, orgId: string): Promise<void> {
+  await lockRows(db, db('orgs').where('id', orgId), 'update').first('id');
+}
+
+/**
+ * Titles of dashboards and of alert rules are unique in a folder, which no index holds: the saves
+ * that give a title in a folder take turns on its row (the org's row at the root), so the title
+ * check of each sees the titles committed before it.
+ */
+export async function lockTitlesIn(db: Knex, orgId: string, folderUid: string | null): Promise<void> {
+  const row = folderUid ? db('folders').where({ org_id: orgId, uid: folderUid }) : db('orgs').where('id', orgId);
+  await lockRows(db, row, 'update').first();
 }
 
 /** The folder's ancestors, nearest first (at most the depth limit: the tree never holds a cycle). */
@@ -193,7 +202,7 @@ export async function findFolderTreeContents(db: Knex, orgId: string, uid: strin
     const rows: R[] = [];
     for (let i = 0; i < keys.length; i += ROWS_PER_STATEMENT) {
       const chunk = keys.slice(i, i + ROWS_PER_STATEMENT);
-      const query = locked(db, db(table).where('org_id', orgId).whereIn(column, chunk), lock);
+      const query = lockRows(db, db(table).where('org_id', orgId).whereIn(column, chunk), lock);
       rows.push(
         ...((await query
           .orderBy('uid')
@@ -205,7 +214,7 @@ export async function findFolderTreeContents(db: Knex, orgId: string, uid: strin
     left -= rows.length;
     return rows;
   }
-  const folders: FolderTreeContents['folders'] = await locked(db, db('folders').where({ org_id: orgId, uid }), lock).select('uid', 'title', 'parent_uid');
+  const folders: FolderTreeContents['folders'] = await lockRows(db, db('folders').where({ org_id: orgId, uid }), lock).select('uid', 'title', 'parent_uid');
   let level = folders.map((folder) => folder.uid);
   for (let depth = 1; depth < MAX_FOLDER_DEPTH && level.length > 0; depth += 1) {
     const children = await readWithin<FolderTreeContents['folders'][number]>('folders', 'parent_uid', level, ['uid', 'title', 'parent_uid']);

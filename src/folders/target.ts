@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { ResourceRef } from '../authz/types.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import { ROOT_FOLDER_UID } from '../http/resource-uid.ts';
-import { findFolder, type FolderRow } from './store.ts';
+import { findFolder, type FolderRow, type RowLock } from './store.ts';
 
 /** A folder as a policy target; no uid means the root (Grafana's `general`), where only wildcards reach. */
 export const folderResource = (uid: string | null | undefined): ResourceRef => ({ kind: 'folders', uid: folderUidOf(uid) ?? ROOT_FOLDER_UID });
@@ -16,7 +16,7 @@ export function folderUidOf(uid: string | null | undefined): string | null {
 export const folderAuditTarget = (folder: Pick<FolderRow, 'uid' | 'title'>) => ({ type: 'folder', id: folder.uid, name: folder.title });
 
 /** The folder in the active org (one of another org is as unknown as a missing one); call it after authorize(). */
-export async function findFolderOrFail(db: Knex, orgId: string, uid: string, lock = false): Promise<FolderRow> {
+export async function findFolderOrFail(db: Knex, orgId: string, uid: string, lock: boolean | RowLock = false): Promise<FolderRow> {
   const folder = await findFolder(db, orgId, uid, lock);
   if (!folder) throw new NotFoundError(`folder ${uid} not found`);
   return folder;

@@ -22,6 +22,7 @@ import {
 import {
   deleteServiceAccount,
   findServiceAccountByName,
+  lockServiceAccountNames,
   findServiceAccountOrFail,
   findServiceAccountsPage,
   insertServiceAccount,
@@ -142,8 +143,10 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
       await authorize('serviceaccounts:write', serviceAccountResource(params.id), { delegate });
       const now = services.clock.now();
       const account = await services.transact(async (tx) => {
-        const current = await findServiceAccountOrFail(tx.db, orgId, params.id);
         const name = body.name?.trim();
+        // The org before the account, in the order a token's issue takes them.
+        if (name !== undefined) await lockServiceAccountNames(tx.db, orgId);
+        const current = await findServiceAccountOrFail(tx.db, orgId, params.id, true);
         const changes = {
           ...(name !== undefined && name !== current.name && { name }),
           ...(body.role !== undefined && body.role !== current.role && { role: body.role }),
@@ -196,7 +199,7 @@ export const serviceAccountRoutes: RouteModule = (routes) => {
       await authorize('serviceaccounts:delete', serviceAccountResource(params.id));
       const now = services.clock.now();
       await services.transact(async (tx) => {
-        const account = await findServiceAccountOrFail(tx.db, orgId, params.id);
+        const account = await findServiceAccountOrFail(tx.db, orgId, params.id, true);
         const liveTokens = await countLiveTokensOfOne(tx.db, 'sa', account.id, now);
         await deleteServiceAccount(tx, account);
         await recordAudit(

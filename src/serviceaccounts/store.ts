@@ -7,6 +7,7 @@ import { removeUserGrants } from '../accesscontrol/grants.ts';
 import { builtinRoleUids } from '../authz/document.ts';
 import type { DelegatedPermission, OrgRole } from '../authz/types.ts';
 import { newId } from '../db/ids.ts';
+import { lockRows } from '../db/row-lock.ts';
 import type { Tx } from '../db/transaction.ts';
 import { findPage, whereContains } from '../db/search.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
@@ -56,15 +57,25 @@ function accounts(db: Knex, orgId: string): Knex.QueryBuilder {
     .select('u.id', 'u.login', 'u.name', 'u.is_disabled', 'u.is_hidden', 'm.org_id', 'm.role');
 }
 
-export async function findServiceAccount(db: Knex, orgId: string, id: string): Promise<ServiceAccountRow | undefined> {
-  return accounts(db, orgId).where('u.id', id).first();
+/** `lock`: on MySQL the account's rows stay locked until the transaction ends (src/db/row-lock.ts). */
+export async function findServiceAccount(db: Knex, orgId: string, id: string, lock = false): Promise<ServiceAccountRow | undefined> {
+  return lockRows(db, accounts(db, orgId).where('u.id', id), lock ? 'update' : undefined).first();
 }
 
 /** The account of the org, else 404: an account of another org is not found either. */
-export async function findServiceAccountOrFail(db: Knex, orgId: string, id: string): Promise<ServiceAccountRow> {
-  const account = await findServiceAccount(db, orgId, id);
+export async function findServiceAccountOrFail(db: Knex, orgId: string, id: string, lock = false): Promise<ServiceAccountRow> {
+  const account = await findServiceAccount(db, orgId, id, lock);
   if (!account) throw new NotFoundError(`service account ${id} not found`);
   return account;
+}
+
+/**
+ * Account names are unique per org ignoring case, which no index holds: a rename takes turns on
+ * the org's row with the other renames and with the creates (which lock it for their quota), so
+ * the name check of each sees the names committed before it.
+ */
+export async function lockServiceAccountNames(db: Knex, orgId: string): Promise<void> {
+  await lockRows(db, db('orgs').where('id', orgId), 'update').first('id');
 }
 
 /** The account of the org named `name`, ignoring case (names are unique per org). */

@@ -57,7 +57,7 @@ export const serviceAccountTokenRoutes: RouteModule = (routes) => {
       const issued = await services.transact(async (tx) => {
         // Lock before the first read: on MySQL that read would fix the snapshot the quota counts in.
         await lockQuotaOwner(tx.db, 'orgs', orgId);
-        const account = await findServiceAccountOrFail(tx.db, orgId, params.id);
+        const account = await findServiceAccountOrFail(tx.db, orgId, params.id, true);
         const token = await issueServiceAccountToken(tx, services.config, account, body, now);
         await recordAudit(
           tx.db,
@@ -89,7 +89,7 @@ export const serviceAccountTokenRoutes: RouteModule = (routes) => {
       await authorize('serviceaccounts:write', serviceAccountResource(params.id));
       const now = services.clock.now();
       await services.transact(async (tx) => {
-        const account = await findServiceAccountOrFail(tx.db, orgId, params.id);
+        const account = await findServiceAccountOrFail(tx.db, orgId, params.id, true);
         const token = await findApiTokenOfUser(tx.db, 'sa', account.id, params.tokenId);
         if (!token) throw new NotFoundError(`token ${params.tokenId} not found`);
         if (await revokeApiToken(tx.db, token.id, now)) {

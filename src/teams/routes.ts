@@ -148,7 +148,7 @@ export const teamRoutes: RouteModule = (routes) => {
       const name = body.name === undefined ? undefined : teamName(body.name);
       const now = services.clock.now();
       const team = await services.transact(async (tx) => {
-        const current = await findTeamOrFail(tx.db, orgId, params.id);
+        const current = await findTeamOrFail(tx.db, orgId, params.id, true);
         const changes = {
           ...(name !== undefined && name !== current.name && { name }),
           ...(body.email !== undefined && body.email !== current.email && { email: body.email }),
@@ -183,7 +183,7 @@ export const teamRoutes: RouteModule = (routes) => {
       await authorize('teams:delete', teamResource(params.id));
       const now = services.clock.now();
       await services.transact(async (tx) => {
-        const team = await findTeamOrFail(tx.db, orgId, params.id);
+        const team = await findTeamOrFail(tx.db, orgId, params.id, true);
         const { memberIds } = await deleteTeam(tx, team);
         await recordAudit(tx.db, actorOf(ctx, principal), { action: 'team.deleted', orgId, target: teamAuditTarget(team), metadata: { memberIds } }, now);
       });

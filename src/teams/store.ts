@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import { removeTeamGrants } from '../accesscontrol/grants.ts';
 import { newId } from '../db/ids.ts';
+import { lockRows } from '../db/row-lock.ts';
 import type { Tx } from '../db/transaction.ts';
 import { findPage, whereContains } from '../db/search.ts';
 import { deletePreferences } from '../preferences/store.ts';
@@ -29,10 +30,9 @@ export interface TeamMemberRow {
 
 const TEAM_COLUMNS = ['id', 'org_id', 'name', 'email'] as const;
 
-export async function findTeamInOrg(db: Knex, orgId: string, teamId: string): Promise<TeamRow | undefined> {
-  return db('teams')
-    .where({ id: teamId, org_id: orgId })
-    .first(...TEAM_COLUMNS);
+/** `lock`: on MySQL the row stays locked until the transaction ends (src/db/row-lock.ts). */
+export async function findTeamInOrg(db: Knex, orgId: string, teamId: string, lock = false): Promise<TeamRow | undefined> {
+  return lockRows(db, db('teams').where({ id: teamId, org_id: orgId }), lock ? 'update' : undefined).first(...TEAM_COLUMNS);
 }
 
 export async function findTeamByName(db: Knex, orgId: string, name: string): Promise<TeamRow | undefined> {
@@ -113,8 +113,9 @@ export async function findMembersOfTeamPage(
   return findPage<TeamMemberRow>(() => membersQuery(db, teamId), ['u.login', 'u.id'], page);
 }
 
-export async function findTeamMember(db: Knex, teamId: string, userId: string): Promise<TeamMemberRow | undefined> {
-  return membersQuery(db, teamId).where('tm.user_id', userId).first();
+/** `lock`: on MySQL the membership row stays locked until the transaction ends. */
+export async function findTeamMember(db: Knex, teamId: string, userId: string, lock = false): Promise<TeamMemberRow | undefined> {
+  return lockRows(db, membersQuery(db, teamId).where('tm.user_id', userId), lock ? 'update' : undefined).first();
 }
 
 /** The teams of the org the user is a member of, by name. */

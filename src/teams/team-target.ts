@@ -16,10 +16,11 @@ export const teamAuditTarget = (team: TeamRow) => ({ type: 'team', id: team.id, 
 
 /**
  * The team in the active org. A team of another org is as unknown as a missing one: the
- * caller was authorized in the active org only. Call it after authorize().
+ * caller was authorized in the active org only. Call it after authorize(); a write locks it
+ * (`lock`) in its transaction, so it acts on the team as it is, or not at all.
  */
-export async function findTeamOrFail(db: Knex, orgId: string, teamId: string): Promise<TeamRow> {
-  const team = await findTeamInOrg(db, orgId, teamId);
+export async function findTeamOrFail(db: Knex, orgId: string, teamId: string, lock = false): Promise<TeamRow> {
+  const team = await findTeamInOrg(db, orgId, teamId, lock);
   if (!team) throw new NotFoundError(`team ${teamId} not found`);
   return team;
 }

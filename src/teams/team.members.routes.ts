@@ -32,8 +32,8 @@ const memberParams = {
   required: ['id', 'userId'],
 } as const;
 
-async function findMemberOrFail(db: Knex, teamId: string, userId: string) {
-  const member = await findTeamMember(db, teamId, userId);
+async function findMemberOrFail(db: Knex, teamId: string, userId: string, lock = false) {
+  const member = await findTeamMember(db, teamId, userId, lock);
   if (!member) throw new NotFoundError(`user ${userId} is not a member of team ${teamId}`);
   return member;
 }
@@ -74,7 +74,7 @@ export const teamMemberRoutes: RouteModule = (routes) => {
       await authorize('team.permissions:write', teamResource(params.id));
       const now = services.clock.now();
       const member = await services.transact(async (tx) => {
-        const team = await findTeamOrFail(tx.db, orgId, params.id);
+        const team = await findTeamOrFail(tx.db, orgId, params.id, true);
         // The same answer for an unknown user and a user of another org: neither is for this org to learn.
         const user = await findOrgMemberForTeam(tx.db, orgId, body.userId);
         if (!user) throw new BadRequestError(`user ${body.userId} is not a member of this org`);
@@ -113,8 +113,8 @@ export const teamMemberRoutes: RouteModule = (routes) => {
       await authorize('team.permissions:write', teamResource(params.id), permission === TEAM_ADMIN ? { delegate: teamAdminPermissions(params.id) } : {});
       const now = services.clock.now();
       const member = await services.transact(async (tx) => {
-        const team = await findTeamOrFail(tx.db, orgId, params.id);
-        const current = await findMemberOrFail(tx.db, team.id, params.userId);
+        const team = await findTeamOrFail(tx.db, orgId, params.id, true);
+        const current = await findMemberOrFail(tx.db, team.id, params.userId, true);
         if (Number(current.permission) === permission) return current;
         await setTeamMemberPermission(tx.db, team.id, current.user_id, permission);
         if (permission === TEAM_ADMIN) await grantTeamAdmin(tx, orgId, team.id, current.user_id, now);
@@ -148,8 +148,8 @@ export const teamMemberRoutes: RouteModule = (routes) => {
       await authorize('team.permissions:write', teamResource(params.id));
       const now = services.clock.now();
       await services.transact(async (tx) => {
-        const team = await findTeamOrFail(tx.db, orgId, params.id);
-        const member = await findMemberOrFail(tx.db, team.id, params.userId);
+        const team = await findTeamOrFail(tx.db, orgId, params.id, true);
+        const member = await findMemberOrFail(tx.db, team.id, params.userId, true);
         await deleteTeamMember(tx, team, member.user_id);
         await revokeTeamAdmin(tx, orgId, team.id, member.user_id);
         await recordAudit(

@@ -35,7 +35,7 @@ export const teamPreferenceRoutes: RouteModule = (routes) => {
       await authorize('teams:write', teamResource(params.id));
       const now = services.clock.now();
       ctx.body = await services.transact(async (tx) => {
-        const team = await findTeamOrFail(tx.db, orgId, params.id);
+        const team = await findTeamOrFail(tx.db, orgId, params.id, true);
         const saved = await writePreferences(tx.db, 'team', team.id, body, now);
         await recordAudit(
           tx.db,
