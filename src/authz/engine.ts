@@ -78,11 +78,6 @@ export class AuthzEngine implements PolicyChangeListener {
     this.documents = new OrgDocuments(db, policy, options, logger);
   }
 
-  /** The org's document, brought to the newest change log heads this instance knows of. */
-  private ready(orgId: string | null): OrgPolicy | Promise<OrgPolicy> {
-    return this.documents.ready(orgId);
-  }
-
   /** The decision that lets a request act or refuses it: observed (metrics) and, when on, written to the decision log. */
   async authorize(input: AuthzInput): Promise<Decision> {
     const started = performance.now();
@@ -90,7 +85,7 @@ export class AuthzEngine implements PolicyChangeListener {
     try {
       // ready() first: it applies every change notified so far, moving the org to a new generation if the document changed.
       // Awaited only when it has work to do: an await of a loaded org would still cost a turn of the microtask queue.
-      const ready = this.ready(input.org_id);
+      const ready = this.documents.ready(input.org_id);
       const org = ready instanceof Promise ? await ready : ready;
       const evaluated = this.decisionLog ? performance.now() : 0;
       const result = this.enforce(org, input);
@@ -110,7 +105,7 @@ export class AuthzEngine implements PolicyChangeListener {
    */
   async explain(input: AuthzInput): Promise<Decision> {
     try {
-      const org = await this.ready(input.org_id);
+      const org = await this.documents.ready(input.org_id);
       return this.decision(org.instance, JSON.stringify(input));
     } catch (err) {
       return this.failClosed(err);
@@ -198,7 +193,7 @@ export class AuthzEngine implements PolicyChangeListener {
   async permissions(subject: Subject, orgId: string | null): Promise<Readonly<PermissionMap>> {
     try {
       // ready() first: it applies every change notified so far, emptying the cache if the document changed.
-      const org = await this.ready(orgId);
+      const org = await this.documents.ready(orgId);
       const key = subjectKey(subject);
       const cached = org.permissions.get(key);
       if (cached) return cached;
@@ -220,7 +215,7 @@ export class AuthzEngine implements PolicyChangeListener {
     if (input.resources.length === 0) return [];
     try {
       // ready() first: it applies every change notified so far, moving the org to a new generation if the document changed.
-      const org = await this.ready(input.org_id);
+      const org = await this.documents.ready(input.org_id);
       const key = filterKey(input);
       const kept = current(this.keptFilters.get(key), org);
       if (kept) {
@@ -251,6 +246,11 @@ export class AuthzEngine implements PolicyChangeListener {
   /** A local commit appended to the change log: the next answer of each org it touched waits for its document to reach the new head. */
   async committed(heads: ReadonlyMap<string, number>): Promise<void> {
     this.documents.wantHeads(heads);
+    await this.checkDocuments();
+  }
+
+  /** Test mode: every loaded document equals a fresh build, else this throws naming where they differ. */
+  async checkDocuments(): Promise<void> {
     if (this.options.verifyDocuments) await checkLoadedDocuments(this.db, this.documents, this.options);
   }
 
@@ -276,7 +276,7 @@ export class AuthzEngine implements PolicyChangeListener {
   /** For the readiness check: the policy instantiates and holds a current server-level document. */
   async isLoaded(): Promise<boolean> {
     try {
-      await this.ready(null);
+      await this.documents.ready(null);
       return true;
     } catch (err) {
       this.logger.warn({ err }, 'policy not loaded');

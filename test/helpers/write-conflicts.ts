@@ -1131,8 +1131,8 @@ export async function checkInvariants(
   // Each instance's policy documents equal a fresh build, once it has heard of the others' changes.
   for (const [i, instance] of instances.entries()) {
     try {
-      await instance.services.engine.pollRevisions();
-      await instance.services.engine.verifyAfterCommit();
+      await instance.services.engine.pollChanges();
+      await instance.services.engine.checkDocuments();
     } catch (err) {
       breaks.push(`instance ${i}: ${(err as Error).message}`);
     }
