@@ -42,6 +42,33 @@ interface OpaExports {
   opa_value_remove_path(base: number, path: number): number;
 }
 
+const OPA_EXPORTS = [
+  'opa_eval',
+  'opa_malloc',
+  'opa_json_parse',
+  'opa_heap_ptr_get',
+  'opa_heap_ptr_set',
+  'opa_value_add_path',
+  'opa_value_remove_path',
+] as const;
+
+/**
+ * This module is the only code that reads the SDK's instance beyond its public API (patching data
+ * in place and the single-call evaluation need its memory, data address and heap pointer), so the
+ * SDK is pinned to an exact version. An instance whose internals differ is refused here, at start,
+ * rather than misread at the first decision; test/wasm-contract.test.ts pins the contract.
+ */
+export function checkInternals(policy: LoadedPolicy): void {
+  const internals = policy as unknown as Partial<LoadedPolicyInternals>;
+  const problems: string[] = [];
+  if (!(internals.wasmInstance instanceof WebAssembly.Instance)) problems.push('wasmInstance is no WebAssembly.Instance');
+  if (!(internals.mem instanceof WebAssembly.Memory)) problems.push('mem is no WebAssembly.Memory');
+  for (const field of ['dataAddr', 'dataHeapPtr'] as const) if (typeof internals[field] !== 'number') problems.push(`${field} is no number`);
+  const exports = (internals.wasmInstance?.exports ?? {}) as Record<string, unknown>;
+  for (const name of OPA_EXPORTS) if (typeof exports[name] !== 'function') problems.push(`the module exports no ${name}`);
+  if (problems.length > 0) throw new Error(`@open-policy-agent/opa-wasm's loaded policy is not what src/authz/wasm.ts reads: ${problems.join('; ')}`);
+}
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const WASM_PAGE = 64 * 1024;
@@ -66,6 +93,7 @@ export class PolicyInstance {
     if (missing.length > 0) throw new Error(`policy build lacks entrypoints: ${missing.join(', ')}`);
     this.entrypointIds = Object.fromEntries(ENTRYPOINTS.map((name) => [name, ids[name]])) as Record<Entrypoint, number>;
     if ((policy as unknown as { minorVersion: number }).minorVersion < 2) throw new Error('the policy build needs OPA wasm ABI 1.2 or later (opa_eval)');
+    checkInternals(policy);
   }
 
   /** Replaces the whole data document. Synchronous, so no evaluation can see half of it. */
