@@ -79,11 +79,12 @@ async function transactOnce<T>(db: Knex, listener: PolicyChangeListener, now: ()
   let heads = new Map<string, number>();
   const result = await db.transaction(async (trx) => {
     const policyWrites = new Set<string>();
-    const watch = (query: { sql?: string }) => {
+    // Seen once answered: an update or delete that matched no row changed nothing (knex answers it with the count).
+    const watch = (response: unknown, query: { sql?: string }) => {
       const write = parseWrite(query.sql);
-      if (write && listener.writesPolicyData(write)) policyWrites.add(write.table);
+      if (write && response !== 0 && listener.writesPolicyData(write)) policyWrites.add(write.table);
     };
-    trx.on('query', watch);
+    trx.on('query-response', watch);
     let value: T;
     try {
       value = await work({
@@ -94,7 +95,7 @@ async function transactOnce<T>(db: Knex, listener: PolicyChangeListener, now: ()
         },
       });
     } finally {
-      trx.off('query', watch);
+      trx.off('query-response', watch);
     }
     if (policyWrites.size > 0 && changes.size === 0) {
       listener.unrecordedWrite([...policyWrites].sort());
