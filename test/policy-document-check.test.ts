@@ -29,13 +29,14 @@ describe('policy documents are checked against the database after every commit (
     });
     expect(String(await forgetful.catch((err: unknown) => err))).to.equal('Error: a transaction wrote org_members without naming a policy change');
     expect(await app.db('org_members').where({ org_id: 'org_main', user_id: user.id }).first('role')).to.deep.equal({ role: 'Viewer' });
-    // an update of a column no document reads needs no change
+    // an update of a column no document reads needs no change, nor does a delete that matched no row
     await app.services.transact(async (tx) =>
       tx
         .db('teams')
         .where('org_id', 'org_main')
         .update({ name: tx.db.raw('??', ['name']) }),
     );
+    await app.services.transact(async (tx) => tx.db('legacy_acl').where('org_id', 'no-such-org').delete());
   });
 
   it('fails a transaction that names the wrong fragment', async () => {
