@@ -1,0 +1,108 @@
+/**
+ * A real VictoriaLogs (Apache-2.0; built once by tools/victoria-logs.sh with `go install`) on a
+ * free loopback port, owned by the test: its own temp dir, stopped by pid. `ingest` writes
+ * newline-delimited JSON lines through `/insert/jsonline` and waits until a query finds them
+ * (they are searchable about a second after the write).
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from './prometheus.ts';
+
+const VICTORIA_LOGS_VERSION = 'v1.52.1';
+
+/** `VICTORIA_LOGS_BIN` when set, else where tools/victoria-logs.sh caches it. */
+export const VICTORIA_LOGS_BIN =
+  process.env.VICTORIA_LOGS_BIN ||
+  path.join(process.env.GATEHOUSE_CACHE || path.join(os.homedir(), '.cache', 'gatehouse'), `victoria-logs-${VICTORIA_LOGS_VERSION}`, 'victoria-logs');
+
+/** One log line as ingested: `ts` (RFC 3339) is the time field, `msg` the message; the rest are fields. */
+export type LogLine = { ts: string; msg: string } & Record<string, string>;
+
+export interface Tenant {
+  accountId?: number;
+  projectId?: number;
+}
+
+export interface RunningVictoriaLogs {
+  url: string;
+  /**
+   * Writes `lines` with `streamFields` as the stream's fields, for `tenant` (default 0:0), and
+   * resolves once a query over the tenant sees at least `lines.length` more lines than before.
+   */
+  ingest(lines: LogLine[], options?: { streamFields?: string[]; tenant?: Tenant }): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function tenantHeaders(tenant: Tenant = {}): Record<string, string> {
+  return { AccountID: String(tenant.accountId ?? 0), ProjectID: String(tenant.projectId ?? 0) };
+}
+
+async function countLines(url: string, tenant?: Tenant): Promise<number> {
+  const body = new URLSearchParams({ query: '* | stats count() as n', start: '0' });
+  const res = await fetch(`${url}/select/logsql/query`, { method: 'POST', body, headers: tenantHeaders(tenant) });
+  if (res.status !== 200) throw new Error(`victoria-logs count: ${res.status} ${await res.text()}`);
+  const text = (await res.text()).trim();
+  return text ? Number((JSON.parse(text.split('\n')[0]!) as { n: string }).n) : 0;
+}
+
+async function waitUntilHealthy(url: string, exited: () => number | null, logs: () => string): Promise<void> {
+  for (let attempt = 0; attempt < 400; attempt++) {
+    if (exited() !== null) throw new Error(`victoria-logs exited (${exited()}): ${logs()}`);
+    try {
+      if ((await fetch(`${url}/health`)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`victoria-logs did not become healthy: ${logs()}`);
+}
+
+export async function startVictoriaLogs(): Promise<RunningVictoriaLogs> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-victoria-logs-'));
+  const port = await freePort();
+  const child = spawn(
+    VICTORIA_LOGS_BIN,
+    [`-storageDataPath=${path.join(dir, 'data')}`, `-httpListenAddr=127.0.0.1:${port}`, '-loggerLevel=ERROR', '-retentionPeriod=100y'],
+    { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      process.kill(child.pid!, 'SIGTERM');
+      await exited;
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  const ingest: RunningVictoriaLogs['ingest'] = async (lines, options = {}) => {
+    const before = await countLines(url, options.tenant);
+    const params = new URLSearchParams({ _time_field: 'ts', _msg_field: 'msg', _stream_fields: (options.streamFields ?? []).join(',') });
+    const res = await fetch(`${url}/insert/jsonline?${params}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/stream+json', ...tenantHeaders(options.tenant) },
+      body: lines.map((line) => JSON.stringify(line)).join('\n'),
+    });
+    if (res.status !== 200 && res.status !== 204) throw new Error(`victoria-logs ingest: ${res.status} ${await res.text()}`);
+    for (let attempt = 0; attempt < 200; attempt++) {
+      if ((await countLines(url, options.tenant)) >= before + lines.length) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`victoria-logs: ${lines.length} ingested lines did not become searchable`);
+  };
+  try {
+    await waitUntilHealthy(
+      url,
+      () => child.exitCode,
+      () => stderr,
+    );
+    return { url, ingest, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
