@@ -1,11 +1,15 @@
 /**
- * `logs_query`: a LogQL query on a logs connector (named, or the org's default), needing
- * `connectors:query` on it. A range query unless told otherwise: Loki answers log lines to range
- * queries only. Lines are bounded by `limit` (Loki's, 100 unless given); a metric query
- * (`count_over_time(...)`) answers series, capped as metrics_query's are.
+ * `logs_query`: a query on a logs connector (named, or the org's default), needing
+ * `connectors:query` on it: LogQL for a Loki connector, LogsQL for a VictoriaLogs one
+ * (`jsonData.backend`). A range query unless told otherwise: Loki answers log lines to range
+ * queries only. Lines are bounded by `limit` (100 unless given); a metric query
+ * (`count_over_time(...)`) or a stats query (`| stats … by (…)`) answers series, capped as
+ * metrics_query's are.
  */
 import type { CappedSeries, LogsResult } from '../connectors/backends/answers.ts';
-import { queryLoki } from '../connectors/backends/loki.ts';
+import { logsApiOf } from '../connectors/backends/logs.ts';
+import { jsonDataOf } from '../connectors/presenter.ts';
+import { logBackendOf } from '../connectors/settings.ts';
 import { LOG_QUERY_FIELDS, QUERY_FIELDS, RANGE_BY_DEFAULT } from '../connectors/query-fields.ts';
 import { backendOf } from '../connectors/backends/request.ts';
 import { connectorResource } from '../connectors/target.ts';
@@ -43,7 +47,8 @@ export const logsQuery = defineTool({
     const { connector: named, maxSeries, ...query } = args;
     const connector = await chooseConnector(services.db, orgId, 'logs', named);
     await authorize('connectors:query', connectorResource(connector.uid));
-    const json = await queryLoki(backendOf(connector, services), { ...query, type: query.type ?? 'range' }, { maxSeries: maxSeries ?? DEFAULT_MAX_SERIES });
+    const api = logsApiOf(logBackendOf(jsonDataOf(connector)));
+    const json = await api.query(backendOf(connector, services), { ...query, type: query.type ?? 'range' }, { maxSeries: maxSeries ?? DEFAULT_MAX_SERIES });
     return { connector: presentChoice(connector), ...(JSON.parse(json.toString('utf8')) as LogsResult | CappedSeries) };
   },
 });

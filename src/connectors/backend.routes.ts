@@ -13,11 +13,14 @@ import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
 import { clusterOf } from '../ops/cluster.ts';
 import { testCluster } from '../ops/connectivity.ts';
-import { isLokiReadPath, queryLoki, testLoki, type LogsQuery } from './backends/loki.ts';
+import type { LogsQuery } from './backends/loki.ts';
+import { logsApiOf } from './backends/logs.ts';
 import { INSTANT_BY_DEFAULT, LOG_QUERY_FIELDS, QUERY_FIELDS } from './query-fields.ts';
 import { isPrometheusReadPath, queryPrometheus, testPrometheus, type ConnectivityResult } from './backends/prometheus.ts';
 import { backendOf, type Backend } from './backends/request.ts';
+import { jsonDataOf } from './presenter.ts';
 import { connectivitySchema, QUERY_RESULT_SCHEMA } from './responses.ts';
+import { logBackendOf } from './settings.ts';
 import type { ConnectorRow } from './store.ts';
 import { connectorResource, findConnectorOrFail, type ConnectorType } from './target.ts';
 
@@ -37,12 +40,14 @@ const METRICS_API: BackendApi = {
   },
   isReadPath: isPrometheusReadPath,
 };
-const LOGS_API: BackendApi = { test: testLoki, query: queryLoki, isReadPath: isLokiReadPath };
-const BACKEND_APIS: Partial<Record<ConnectorType, BackendApi>> = { tsmetrics: METRICS_API, logstore: LOGS_API };
 
-/** A connector's backend and the API it speaks: Prometheus' for metrics, Loki's for logs; changes and ops connectors have none here. */
+/**
+ * A connector's backend and the API it speaks: Prometheus' for metrics, Loki's or VictoriaLogs'
+ * for logs (`jsonData.backend`); changes and ops connectors have none here.
+ */
 function backendApiOf(connector: ConnectorRow, services: Services): { backend: Backend; api: BackendApi } {
-  const api = BACKEND_APIS[connector.type as ConnectorType];
+  const type = connector.type as ConnectorType;
+  const api = type === 'tsmetrics' ? METRICS_API : type === 'logstore' ? logsApiOf(logBackendOf(jsonDataOf(connector))) : undefined;
   if (connector.type === 'kubernetes')
     throw new BadRequestError('a kubernetes connector is read through POST /api/connectors/:uid/ops/read and changed through plans');
   if (!api) throw new BadRequestError('a changes connector has no backend: its entries are recorded through the API');
@@ -113,14 +118,16 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
         properties: { uid: uidParams.properties.uid, path: { type: 'string', maxLength: 200 } },
         required: ['uid', 'path'],
       },
-      summary: "Forwards a read of the backend's query API (Prometheus' or Loki's) with the connector's credentials.",
+      summary: "Forwards a read of the backend's query API (Prometheus', Loki's or VictoriaLogs') with the connector's credentials.",
       // the backend's own answer, passed on as it comes (its status too: errors are not `{message}` here)
       responses: { 200: { description: "the backend's answer" } },
       async handler({ ctx, params, orgId, services, authorize }) {
         await authorize('connectors:query', connectorResource(params.uid));
         const connector = await findConnectorOrFail(services.db, orgId, params.uid);
         const { backend, api } = backendApiOf(connector, services);
-        if (!api.isReadPath(params.path)) throw new NotFoundError(`the proxy forwards only the backend's query paths, not ${params.path}`);
+        // The path as it was sent: one the router decoded (`%2F`, `%2e%2e`) is not one of them either.
+        if (!api.isReadPath(params.path) || !ctx.path.endsWith(`/${params.path}`))
+          throw new NotFoundError(`the proxy forwards only the backend's query paths, not ${params.path}`);
         // ?orgId chose the active org; it is the service's, not the backend's.
         const query = new URLSearchParams(ctx.querystring);
         query.delete('orgId');

@@ -33,7 +33,7 @@ export const connectivitySchema = (status: 'OK' | 'ERROR') =>
 
 const labelMap = { type: 'object', additionalProperties: { type: 'string' } } as const;
 
-/** Prometheus' results (and Loki's metric queries) as series of `[unix seconds, value]`, NaN and ±Inf as null. */
+/** Prometheus' results (and Loki's metric queries, VictoriaLogs' stats queries) as series of `[unix seconds, value]`, NaN and ±Inf as null. */
 export const SERIES_RESULT_PROPERTIES = {
   resultType: { type: 'string' },
   series: {
@@ -49,7 +49,7 @@ export const SERIES_RESULT_PROPERTIES = {
   },
 } as const;
 
-/** Loki's log lines: streams of `[timestamp in nanoseconds, line]`, both strings. */
+/** Log lines (Loki's, VictoriaLogs'): streams of `[timestamp in nanoseconds, line]`, both strings. */
 export const STREAMS_RESULT_PROPERTIES = {
   resultType: { const: 'streams' },
   streams: {

@@ -22,7 +22,7 @@ import { connectorBackendRoutes } from './backend.routes.ts';
 import { connectorChangeRoutes } from './changes.routes.ts';
 import { CONNECTOR_SCHEMA, presentConnector, sealSecrets, secretsOf } from './presenter.ts';
 import { assertOpsUrl, opsSettings } from '../ops/settings.ts';
-import { connectorAuth, mergeSecrets, type Secrets } from './settings.ts';
+import { assertNoBackendChoice, connectorAuth, logBackendOf, mergeSecrets, type Secrets } from './settings.ts';
 import {
   deleteConnector,
   findConnector,
@@ -66,12 +66,14 @@ function connectorUrl(type: ConnectorType, url: string | undefined): string {
 }
 
 /**
- * Throws 400 when the settings are too large or cannot work: their auth, and a kubernetes
- * connector's allowlists (the message names fields, never values).
+ * Throws 400 when the settings are too large or cannot work: their auth, a logs connector's
+ * backend (`jsonData.backend`), and a kubernetes connector's allowlists (the message names fields, never values).
  */
 function checkSettings(type: ConnectorType, jsonData: Record<string, unknown>, secrets: Secrets): void {
   if (JSON.stringify(jsonData).length > MAX_SETTINGS_BYTES) throw new BadRequestError(`body.jsonData is larger than ${MAX_SETTINGS_BYTES} bytes`);
   if (JSON.stringify(secrets).length > MAX_SETTINGS_BYTES) throw new BadRequestError(`body.secureJsonData is larger than ${MAX_SETTINGS_BYTES} bytes`);
+  if (type === 'logstore') logBackendOf(jsonData);
+  else assertNoBackendChoice(jsonData, type);
   if (type === 'kubernetes') opsSettings(jsonData, secrets);
   else connectorAuth(jsonData, secrets);
 }

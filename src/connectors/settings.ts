@@ -93,3 +93,21 @@ export function mergeSecrets(stored: Secrets, given: Secrets | undefined): Secre
   }
   return merged;
 }
+
+/** The log stores a `logstore` connector speaks, chosen by `jsonData.backend` (Loki unless set). */
+export const LOG_BACKENDS = ['loki', 'victorialogs'] as const;
+export type LogBackend = (typeof LOG_BACKENDS)[number];
+
+/** A logs connector's backend; 400 on another value. */
+export function logBackendOf(jsonData: Record<string, unknown>): LogBackend {
+  const value = jsonData.backend;
+  if (value === undefined || value === null || value === '') return 'loki';
+  if (typeof value !== 'string' || !(LOG_BACKENDS as readonly string[]).includes(value))
+    throw new BadRequestError(`jsonData.backend must be one of ${LOG_BACKENDS.join(', ')}`);
+  return value as LogBackend;
+}
+
+/** `jsonData.backend` chooses a logs connector's store: on a connector of another type it would mean nothing, so it is refused. */
+export function assertNoBackendChoice(jsonData: Record<string, unknown>, type: string): void {
+  if (jsonData.backend !== undefined) throw new BadRequestError(`jsonData.backend applies to logstore connectors only, not ${type}`);
+}

@@ -15,7 +15,13 @@ interface PrometheusAnswer {
 
 /** What the worker is given: the backend's answer and how to read it. */
 export interface QueryAnswer {
-  api: 'prometheus' | 'loki';
+  api: 'prometheus' | 'loki' | 'victorialogs';
+  /**
+   * VictoriaLogs' log lines (`/select/logsql/query` answers JSON lines, not an envelope): read as
+   * streams, newest (`backward`) or oldest (`forward`) first. Without it a VictoriaLogs answer is
+   * a stats query's, in Prometheus' envelope.
+   */
+  lines?: 'backward' | 'forward';
   status: number;
   contentType: string;
   /** The body as it came, in chunks: put together on the worker, not on the event loop. */
@@ -107,7 +113,7 @@ export function answerFailure(status: number, contentType: string, body: Uint8Ar
 }
 
 /** The API's name in what the caller is told. */
-export const API_NAMES = { prometheus: 'Prometheus API', loki: 'Loki API' } as const;
+export const API_NAMES = { prometheus: 'Prometheus API', loki: 'Loki API', victorialogs: 'VictoriaLogs API' } as const;
 
 /** A Prometheus sample `[unixSeconds, "value"]` as numbers; NaN and ±Inf (not JSON) are null. */
 function sample(raw: unknown): SampleValue {
@@ -153,17 +159,68 @@ function refusal(answer: QueryAnswer, body: Uint8Array): DecodedAnswer {
   return { failure: { status: answer.status >= 400 && answer.status < 500 ? 400 : 502, message } };
 }
 
+/** VictoriaLogs' fields that are not labels: the line, its time and its stream (whose fields are fields of the line too). */
+const VICTORIA_LOGS_OWN_FIELDS = new Set(['_msg', '_time', '_stream', '_stream_id']);
+
+const RFC3339 = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$/;
+
+/** An RFC 3339 time (VictoriaLogs' `_time`, up to nanoseconds) in nanoseconds since the epoch; null when it is not one. */
+export function rfc3339Nanos(time: unknown): bigint | null {
+  const match = typeof time === 'string' ? RFC3339.exec(time) : null;
+  if (!match) return null;
+  const ms = Date.parse(`${match[1]}${match[3]}`);
+  if (!Number.isFinite(ms)) return null;
+  return BigInt(ms) * 1_000_000n + BigInt((match[2] ?? '').padEnd(9, '0'));
+}
+
+/**
+ * VictoriaLogs' JSON lines as streams: a line's labels are its fields (its stream's and the
+ * others) but the line, its time and its stream, so lines with the same fields form one stream;
+ * lines newest or oldest first, and streams in the order of their first line. A line without a
+ * time is at 0. Null when the body is not JSON lines.
+ */
+function victoriaLogsStreams(body: Buffer, order: 'backward' | 'forward'): LogsResult | null {
+  const rows: Array<{ time: bigint; line: string; key: string; labels: Record<string, string> }> = [];
+  for (const text of body.toString('utf8').split('\n')) {
+    if (!text.trim()) continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return null;
+    }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return null;
+    const fields = parsed as Record<string, unknown>;
+    const labels: Record<string, string> = {};
+    for (const name of Object.keys(fields).sort()) if (!VICTORIA_LOGS_OWN_FIELDS.has(name)) labels[name] = String(fields[name]);
+    rows.push({ time: rfc3339Nanos(fields._time) ?? 0n, line: String(fields._msg ?? ''), key: JSON.stringify(labels), labels });
+  }
+  rows.sort((a, b) => (a.time === b.time ? 0 : a.time < b.time === (order === 'forward') ? -1 : 1));
+  const streams = new Map<string, LogStream>();
+  for (const row of rows) {
+    let stream = streams.get(row.key);
+    if (!stream) streams.set(row.key, (stream = { labels: row.labels, entries: [] }));
+    stream.entries.push([String(row.time), row.line]);
+  }
+  return { resultType: 'streams', streams: [...streams.values()] };
+}
+
 /**
  * The result of a query answer: Prometheus' series; Loki's streams, or series for a metric query
  * (Loki 3 answers log lines to range queries only, and refuses them to an instant one).
  */
 function resultOf(answer: QueryAnswer): LogsResult | DecodedAnswer {
   const body = Buffer.concat(answer.chunks);
+  if (answer.api === 'victorialogs' && answer.lines) {
+    const streams = answer.status === 200 ? victoriaLogsStreams(body, answer.lines) : null;
+    return streams ?? refusal(answer, body);
+  }
   const parsed = parseAnswer(body);
   const data = parsed?.data;
   if (answer.status !== 200 || parsed?.status !== 'success' || !data || typeof data !== 'object') return refusal(answer, body);
   const { resultType } = data as { resultType?: string; result?: unknown };
-  if (answer.api === 'prometheus') return normaliseSeries(data);
+  // Prometheus' series, and VictoriaLogs' stats queries (`| stats … by (…)`) in its shapes
+  if (answer.api !== 'loki') return normaliseSeries(data);
   if (resultType === 'streams') return normaliseStreams((data as { result?: unknown }).result);
   if (resultType === 'vector' || resultType === 'matrix' || resultType === 'scalar') return normaliseSeries(data);
   return { failure: { status: 502, message: `backend answered a result of unknown type ${JSON.stringify(resultType ?? null)}` } };

@@ -22,6 +22,13 @@ export interface LogsQuery extends MetricsQuery {
   direction?: 'backward' | 'forward';
 }
 
+/** The limit of a log query, DEFAULT_LOG_LIMIT unless given; checked here too, as the chat tool `logs_query` runs without the route's body schema. */
+export function checkedLogLimit(given: number | undefined): number {
+  const limit = given ?? DEFAULT_LOG_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LOG_LIMIT) throw new BadRequestError(`limit must be an integer from 1 to ${MAX_LOG_LIMIT}`);
+  return limit;
+}
+
 /**
  * Runs an instant or range LogQL query: the JSON of its streams, or of its series for a metric
  * query (LogsResult; CappedSeries with `maxSeries`). Loki's refusal (a bad query, or log lines
@@ -29,9 +36,7 @@ export interface LogsQuery extends MetricsQuery {
  * message, its failure a 502.
  */
 export async function queryLoki(backend: Backend, query: LogsQuery, shape: ResultShape = {}): Promise<Buffer> {
-  // Checked here too: the chat tool `logs_query` calls this without the route's body schema.
-  const limit = query.limit ?? DEFAULT_LOG_LIMIT;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LOG_LIMIT) throw new BadRequestError(`limit must be an integer from 1 to ${MAX_LOG_LIMIT}`);
+  const limit = checkedLogLimit(query.limit);
   const params = queryParams(query, { stepRequired: false });
   params.set('limit', String(limit));
   params.set('direction', query.direction ?? 'backward');
