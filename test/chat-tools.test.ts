@@ -382,12 +382,11 @@ describe('chat tools', function () {
     });
   });
 
-  describe('logs_query (a real Loki)', () => {
+  describe("logs_query (Loki's API, helpers/loki-double.ts)", () => {
     let loki: RunningLoki | undefined;
     let lokiUid: string;
 
-    before(async function () {
-      requirePeer(this, 'loki');
+    before(async () => {
       loki = await startLoki();
       const res = await api(app, admin).post('/api/connectors', {
         name: 'loki-tenant',

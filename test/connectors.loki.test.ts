@@ -1,9 +1,9 @@
 /**
- * A logs connector against a real Grafana Loki (built by tools/loki.sh, started once for the file
- * on free loopback ports with `auth_enabled: true`): the tenant header as a custom header, the
- * connectivity test, instant and range LogQL queries normalised, the read-only proxy under the
- * `loki/` prefix, and that the tenant never shows in a response or the audit log. Without the
- * Loki binary the suite is skipped, except in CI.
+ * A logs connector on Loki's HTTP API, answered by the in-test server of helpers/loki-double.ts
+ * (Loki is under the AGPL and is not run here), multi-tenant as `auth_enabled: true` makes Loki:
+ * the tenant header as a custom header, the connectivity test, instant and range LogQL queries
+ * normalised, the read-only proxy under the `loki/` prefix, and that the tenant never shows in a
+ * response or the audit log.
  */
 import { expect } from 'chai';
 import http from 'node:http';
@@ -14,9 +14,8 @@ import { BadRequestError } from '../src/errors.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { api, createUser, DENIED, type TestUser } from './helpers/factories.ts';
 import { LINES, lineTimestamp, OTHER_TENANT, startLoki, TENANT, type RunningLoki } from './helpers/loki.ts';
-import { requirePeer } from './helpers/peers.ts';
 
-describe('connectors: logs on Loki', function () {
+describe('connectors: logs on Loki', () => {
   let app: TestApp;
   let loki: RunningLoki;
   let admin: TestUser;
@@ -26,8 +25,7 @@ describe('connectors: logs on Loki', function () {
   /** Every body the service answered in this file: none may show the tenant. */
   const shown: unknown[] = [];
 
-  before(async function () {
-    requirePeer(this, 'loki');
+  before(async () => {
     loki = await startLoki();
     app = await startTestApp({ env: { CONNECTOR_ALLOWED_NETWORKS: '127.0.0.0/8' } });
     admin = await createUser(app, { role: 'Admin' });

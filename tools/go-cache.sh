@@ -1,7 +1,7 @@
-# Shared by tools/loki.sh and tools/kube-apiserver.sh (sourced, not run): builds a pinned Go
-# program once into a cache outside the repo (GATEHOUSE_CACHE, default ~/.cache/gatehouse) and
-# prints its path. Both programs refuse `go install` (replace directives), so each script gives
-# a function that turns the downloaded module source into a binary.
+# Sourced by tools/kube-apiserver.sh (not run): builds a pinned Go program once into a cache
+# outside the repo (GATEHOUSE_CACHE, default ~/.cache/gatehouse) and prints its path. For programs
+# that refuse `go install` (replace directives): the script gives a function that turns the
+# downloaded module source into a binary.
 
 # cached_go_build <name> <version> <module@version> <build function>
 # The build function runs inside a writable copy of the module's source with the temporary Go

@@ -7,7 +7,6 @@
  */
 import fs from 'node:fs';
 import { ETCD_BIN, KUBE_APISERVER_BIN } from './kubernetes.ts';
-import { LOKI_BIN } from './loki.ts';
 import { findOpa } from './opa.ts';
 import { VICTORIA_LOGS_BIN } from './victoria-logs.ts';
 
@@ -30,8 +29,6 @@ const PEERS = {
   'victoria-metrics': { label: 'VictoriaMetrics and vmauth', programs: () => ['/usr/bin/victoria-metrics', '/usr/bin/vmauth'] },
   kubernetes: { label: 'kube-apiserver and etcd', programs: () => [KUBE_APISERVER_BIN, ETCD_BIN] },
   'victoria-logs': { label: 'VictoriaLogs', programs: () => [VICTORIA_LOGS_BIN] },
-  // AGPL-licensed: tools/peers.sh leaves it out
-  loki: { label: 'Grafana Loki', programs: () => [LOKI_BIN], command: 'bash tools/loki.sh' },
 } satisfies Record<string, PeerCheck>;
 
 export type Peer = keyof typeof PEERS;
