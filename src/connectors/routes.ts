@@ -43,7 +43,12 @@ const settingsSchemas = {
   url: { type: 'string', maxLength: 2048 },
   access: { type: 'string', enum: ['proxy'] },
   isDefault: { type: 'boolean' },
-  jsonData: { type: 'object', maxProperties: 200 },
+  jsonData: {
+    type: 'object',
+    maxProperties: 200,
+    description:
+      "The backend's settings, in Grafana's data-source field names (auth, custom headers, TLS); a logstore connector's `backend`: `loki` (the default) or `victorialogs`.",
+  },
   secureJsonData: { type: 'object', maxProperties: 200, additionalProperties: { type: 'string', maxLength: MAX_SETTINGS_BYTES } },
 } as const;
 
