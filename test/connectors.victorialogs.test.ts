@@ -44,6 +44,8 @@ describe('connectors: logs on VictoriaLogs', function () {
 
   before(async function () {
     requirePeer(this, 'victoria-logs');
+    // a peer to start, lines to ingest and an app on MariaDB, on cores others share
+    this.timeout(90_000);
     logs = await startVictoriaLogs();
     t0 = Math.floor(Date.now() / 60_000) * 60 - 60;
     const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
