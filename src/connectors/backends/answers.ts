@@ -1,7 +1,7 @@
 /**
  * What a backend's answer means, read without I/O: the Prometheus envelope (`{status, data,
- * error}`, Loki's too), its results in the service's shapes, and what the caller is told when it
- * failed. A query's answer can be megabytes of JSON, so it is decoded on a worker thread
+ * error}`, Loki's and VictoriaLogs' stats too) and VictoriaLogs' JSON lines, its results in the
+ * service's shapes, and what the caller is told when it failed. A query's answer can be megabytes of JSON, so it is decoded on a worker thread
  * (answer-pool.ts) and comes back as the JSON the caller gets; a connectivity test's labels are
  * read here on the event loop.
  */
