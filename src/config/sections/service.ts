@@ -60,7 +60,7 @@ export const service = {
   rateLimitSyncMs: integer('RATE_LIMIT_SYNC_MS', {
     default: 250,
     min: 10,
-    max: 10_000,
+    max: 60_000,
     meaning:
       "how often an instance adds the requests it counted to the database (one statement for every caller counted meanwhile) and reads back every instance's totals; with several instances a caller may get past the limit by what the others admitted in about two of these slices",
   }),
