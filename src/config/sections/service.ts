@@ -69,7 +69,7 @@ export const service = {
     min: 100,
     max: 10_000_000,
     meaning:
-      'most callers (tokens, users, addresses) whose counts an instance keeps in memory, about 250 bytes each (25 MB at the default); beyond it the least recently seen is dropped, and its count is read back from the database at its next flush',
+      'most callers (tokens, users, addresses) whose counts an instance keeps in memory, about 160 bytes each (16 MB at the default); beyond it the least recently seen is dropped, and its count is read back from the database at its next flush',
   }),
   trustedProxies: ipRanges(
     'TRUSTED_PROXIES',
