@@ -55,9 +55,9 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-/** Polls `url` until it answers, or fails after 30 s (the child's stderr is inherited: its own error shows). */
+/** Polls `url` until it answers, or fails after 120 s (migrating a fresh MariaDB database on a busy machine takes a while) (the child's stderr is inherited: its own error shows). */
 export async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 300; i += 1) {
+  for (let i = 0; i < 1200; i += 1) {
     if (child.exitCode !== null) throw new Error(`the process at ${url} exited with ${child.exitCode}`);
     const up = await fetch(url).then(
       () => true,
