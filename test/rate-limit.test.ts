@@ -106,7 +106,7 @@ describe('rate limit', () => {
   });
 
   it('counts 50 parallel requests exactly: the first LIMIT pass, every other is refused', async function () {
-    this.timeout(30_000);
+    this.timeout(90_000);
     const limit = 20;
     const busy = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: String(limit) } });
     try {
@@ -183,7 +183,7 @@ describe('rate limit', () => {
   });
 
   it('shares the counts on its own every RATE_LIMIT_SYNC_MS: the other instance soon refuses a caller who used the limit on one', async function () {
-    this.timeout(20_000);
+    this.timeout(60_000);
     const database = await createTestDatabase();
     const clock = new TestClock();
     const env = { RATE_LIMIT_PER_MINUTE: String(LIMIT), RATE_LIMIT_SYNC_MS: '20' };
@@ -225,7 +225,7 @@ describe('rate limit', () => {
   });
 
   it('keeps at most RATE_LIMIT_MAX_KEYS callers in memory: a client rotating addresses or tokens cannot exhaust it', async function () {
-    this.timeout(60_000);
+    this.timeout(120_000);
     const maxKeys = 100;
     const rotated = await startTestApp({
       env: { RATE_LIMIT_PER_MINUTE: String(LIMIT), RATE_LIMIT_MAX_KEYS: String(maxKeys), ...MANUAL_SLICES, TRUSTED_PROXIES: '127.0.0.0/8' },
