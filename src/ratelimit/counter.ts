@@ -108,7 +108,10 @@ export class SharedRateCounter {
 
   /** Adds what was counted since the last flush to the database and reads the totals back; resolves when done (a failure is logged, never thrown). */
   flush(): Promise<void> {
-    this.chain = this.chain.then(() => this.flushOnce());
+    this.chain = this.chain
+      .then(() => this.flushOnce())
+      // a bug here must not end the process nor stop the later flushes
+      .catch((err: unknown) => this.options.logger.error({ err }, 'rate-limit flush failed'));
     return this.chain;
   }
 
