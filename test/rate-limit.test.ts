@@ -8,6 +8,7 @@
 import { expect } from 'chai';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, loadConfig } from '../src/config.ts';
 import { createTestDatabase, startTestApp, statementsDuring, TestClock, type TestApp } from './helpers/app.ts';
+import { createLineLogger } from '../src/logging/line-writer.ts';
 import { buildServiceAccount, buildToken, createUser, DEFAULT_PASSWORD, passwordLogin } from './helpers/factories.ts';
 
 const LIMIT = 3;
@@ -250,6 +251,27 @@ describe('rate limit', () => {
       expect(rotated.built.rateCounter!.size).to.be.at.most(maxKeys);
     } finally {
       await rotated.close();
+    }
+  });
+
+  it('holds the limit on its own while the database does not take its counts, and says so once in the log', async () => {
+    const raw: string[] = [];
+    const logger = createLineLogger({ level: 'warn' }, { write: (line: string) => raw.push(line) });
+    const alone = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: String(LIMIT), ...MANUAL_SLICES }, logger });
+    try {
+      const user = await createUser(alone);
+      const me = () => alone.request('GET', '/api/user', { cookie: user.cookie });
+      await alone.db.schema.renameTable('rate_limit_counters', 'rate_limit_counters_away');
+      expect((await me()).status).to.equal(200);
+      await sliceEnds(alone);
+      expect((await me()).status).to.equal(200);
+      await sliceEnds(alone);
+      expect(await statuses(2, me)).to.deep.equal([200, 429]);
+      const warnings = raw.map((line) => JSON.parse(line) as { msg: string }).filter((line) => line.msg.startsWith('could not share rate-limit counts'));
+      expect(warnings).to.have.length(1);
+      await alone.db.schema.renameTable('rate_limit_counters_away', 'rate_limit_counters');
+    } finally {
+      await alone.close();
     }
   });
 
