@@ -17,6 +17,7 @@ import { csrfProtection } from './http/csrf.ts';
 import { jsonBody } from './http/body.ts';
 import { errorMiddleware } from './http/error-middleware.ts';
 import { rateLimit } from './http/rate-limit.ts';
+import { SharedRateCounter } from './ratelimit/counter.ts';
 import { requestLog, unhandledErrorLogger } from './http/request-log.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { IpRanges } from './net/ip-ranges.ts';
@@ -117,6 +118,10 @@ export interface BuiltApp {
   app: Koa;
   routeIndex: RouteIndex;
   routes: RouteEntry[];
+  /** The general rate limit's counts (null when RATE_LIMIT_PER_MINUTE=0). */
+  rateCounter: SharedRateCounter | null;
+  /** Stops the app's background work (the rate limit's flushes, after a last one); before the database closes. */
+  stop(): Promise<void>;
 }
 
 export function buildApp(services: Services): BuiltApp {
@@ -138,8 +143,22 @@ export function buildApp(services: Services): BuiltApp {
   app.use(jsonBody(services.config.bodyLimitBytes, SAML_FORM_PATHS));
   app.use(authenticate(services, callers, TOKEN_RESOLVERS, unauthenticatedPaths));
   // RATE_LIMIT_PER_MINUTE=0 turns it off: then it is not on the request's path at all.
-  if (services.config.rateLimitPerMinute > 0) app.use(rateLimit(services));
+  const { config } = services;
+  const rateCounter =
+    config.rateLimitPerMinute > 0
+      ? new SharedRateCounter({
+          db: services.db,
+          clock: services.clock,
+          logger: services.logger,
+          syncMs: config.rateLimitSyncMs,
+          maxKeys: config.rateLimitMaxKeys,
+        })
+      : null;
+  if (rateCounter) {
+    rateCounter.start();
+    app.use(rateLimit(rateCounter, config.rateLimitPerMinute, services.clock));
+  }
   app.use(csrfProtection(services.config.corsOrigins));
   app.use(routeIndex.middleware());
-  return { app, routeIndex, routes: registrar.table };
+  return { app, routeIndex, routes: registrar.table, rateCounter, stop: async () => rateCounter?.stop() };
 }

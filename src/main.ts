@@ -94,7 +94,8 @@ async function main(): Promise<void> {
   services.metrics.collectProcessMetrics();
   await bootstrap(services);
   const stopRetention = startAuditRetention(services);
-  const { app } = buildApp(services);
+  const built = buildApp(services);
+  const { app } = built;
   const server = createServer(app);
   const address = await listenOrExplain(server, config);
   await announce(logger, services, address.port);
@@ -114,10 +115,14 @@ async function main(): Promise<void> {
     }, config.shutdownTimeoutMs);
     server.close(() => {
       clearTimeout(deadline);
-      void services.db.destroy().then(() => {
-        logger.info('stopped');
-        process.exit(0);
-      });
+      // the rate limit's last counts go to the database for the other instances, then it closes
+      void built
+        .stop()
+        .then(() => services.db.destroy())
+        .then(() => {
+          logger.info('stopped');
+          process.exit(0);
+        });
     });
   };
   process.on('SIGINT', shutdown);

@@ -1,7 +1,7 @@
 /**
  * GET /metrics: Prometheus text with requests by route template and status, authorize()
- * decisions and latency, logins and lockouts, policy documents and the database pool; behind
- * METRICS_TOKEN when one is set.
+ * decisions and latency, logins and lockouts, policy documents, the database pool and the
+ * statements sent; behind METRICS_TOKEN when one is set.
  */
 import { expect } from 'chai';
 import { api, buildTeam, createUser, DEFAULT_PASSWORD, type TestUser } from './helpers/factories.ts';
@@ -99,6 +99,16 @@ describe('metrics', () => {
     expect(sample(text, 'gatehouse_db_pool_max')).to.be.at.least(1);
     expect(text).to.match(/^gatehouse_db_pool_connections\{state="used"\} \d+$/m);
     expect(text).to.match(/^gatehouse_db_pool_connections\{state="free"\} \d+$/m);
+  });
+
+  it('counts the statements sent to the database: a write sends some, a warm GET /api/user none', async () => {
+    await app.request('GET', '/api/user', { cookie: viewer.cookie });
+    const before = sample(await scrape(), 'gatehouse_db_queries_total');
+    for (let i = 0; i < 5; i++) expect((await app.request('GET', '/api/user', { cookie: viewer.cookie })).status).to.equal(200);
+    const afterReads = sample(await scrape(), 'gatehouse_db_queries_total');
+    expect(afterReads).to.equal(before);
+    await buildTeam(app);
+    expect(sample(await scrape(), 'gatehouse_db_queries_total')).to.be.above(afterReads);
   });
 
   describe('with METRICS_TOKEN', () => {

@@ -1,8 +1,9 @@
 /**
  * The general rate limit (RATE_LIMIT_PER_MINUTE; 0 turns it off): at most that many requests per
  * minute per API token, per signed-in user (all their sessions together), and per client address
- * for anonymous requests, counted in the database (src/ratelimit/store.ts) so that every instance
- * shares the count. Beyond it: 429 with Retry-After, the seconds until the window ends.
+ * for anonymous requests. Counted in memory and shared by the instances through the database in
+ * batches (src/ratelimit/counter.ts): no query on the request's path. Beyond it: 429 with
+ * Retry-After, the seconds until the window ends.
  *
  * It runs after authentication, which tells whose request it is; a request refused there (a dead
  * token, 401) is not counted. Health and metrics are exempt (probes and scrapers must always get
@@ -12,14 +13,14 @@ import type { Context, Next } from 'koa';
 import { sha256Hex } from '../crypto/tokens.ts';
 import { TooManyRequestsError } from '../errors.ts';
 import type { Principal } from '../principal.ts';
-import { countRequest, deleteStaleCounters, RATE_LIMIT_WINDOW_MS, windowStartOf } from '../ratelimit/store.ts';
-import type { Services } from '../services.ts';
+import type { SharedRateCounter } from '../ratelimit/counter.ts';
+import { RATE_LIMIT_WINDOW_MS } from '../ratelimit/store.ts';
 import { bearerToken } from './authenticate.ts';
 import { clientIp } from './client-ip.ts';
 
 export const RATE_LIMIT_EXEMPT_PATHS: ReadonlySet<string> = new Set(['/api/health', '/api/health/ready', '/metrics', '/api/login']);
 
-/** Whose allowance a request takes from: its token, its user, or its address; hashed, as the table stores it. */
+/** Whose allowance a request takes from: its token, its user, or its address; hashed, so that neither memory nor the table holds a credential or an address. */
 function counterKey(ctx: Context): string {
   const principal = ctx.state.principal as Principal | undefined;
   if (principal?.via === 'token') return sha256Hex(`token:${bearerToken(ctx)}`);
@@ -27,21 +28,13 @@ function counterKey(ctx: Context): string {
   return sha256Hex(`ip:${clientIp(ctx) ?? 'unknown'}`);
 }
 
-export function rateLimit(services: Pick<Services, 'db' | 'clock' | 'config' | 'logger'>) {
-  const limit = services.config.rateLimitPerMinute;
-  let prunedWindow = 0;
+export function rateLimit(counter: SharedRateCounter, limit: number, clock: { now(): number }) {
   return async function limitRequestRate(ctx: Context, next: Next): Promise<void> {
-    if (limit === 0 || RATE_LIMIT_EXEMPT_PATHS.has(ctx.path)) return next();
-    const now = services.clock.now();
-    const window = windowStartOf(now);
-    if (window !== prunedWindow) {
-      prunedWindow = window;
-      // Housekeeping off the request's path: a failure costs a few stale rows, never the request.
-      deleteStaleCounters(services.db, now).catch((err: unknown) => services.logger.warn({ err }, 'could not delete stale rate-limit counters'));
-    }
-    const count = await countRequest(services.db, counterKey(ctx), now);
+    if (RATE_LIMIT_EXEMPT_PATHS.has(ctx.path)) return next();
+    const now = clock.now();
+    const { count, windowStart } = counter.count(counterKey(ctx), now);
     if (count > limit) {
-      const retryAfterSeconds = Math.max(1, Math.ceil((window + RATE_LIMIT_WINDOW_MS - now) / 1000));
+      const retryAfterSeconds = Math.max(1, Math.ceil((windowStart + RATE_LIMIT_WINDOW_MS - now) / 1000));
       throw new TooManyRequestsError(`too many requests: at most ${limit} per minute (retry after ${retryAfterSeconds} seconds)`, retryAfterSeconds);
     }
     await next();

@@ -57,6 +57,7 @@ export class Metrics {
   readonly registry = new Registry();
   private engineStats: (() => PolicyEngineStats) | null = null;
   private db: Knex | null = null;
+  private queries = 0;
 
   private readonly httpRequests = new Series(this.registry, ['method', 'route', 'status'], REQUEST_BUCKETS, {
     count: { name: 'gatehouse_http_requests_total', help: 'HTTP requests answered, by method, route template and status' },
@@ -131,6 +132,7 @@ export class Metrics {
         connections.set({ state: 'pending_create' }, pool.numPendingCreates());
       },
     });
+    mirroredCounter(this.registry, 'gatehouse_db_queries_total', 'Statements sent to the database', () => this.queries);
     const poolMax: Gauge = new Gauge({
       name: 'gatehouse_db_pool_max',
       help: 'Largest number of connections the database pool opens',
@@ -153,6 +155,9 @@ export class Metrics {
 
   watchDatabasePool(db: Knex): void {
     this.db = db;
+    db.on('query', () => {
+      this.queries += 1;
+    });
   }
 
   /** Read at each scrape: knex replaces its pool when it is destroyed and used again. */

@@ -143,6 +143,7 @@ export class TestApp {
   async close(): Promise<void> {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.services.engine.stopChangePoll();
+    await this.built.stop();
     await this.services.db.destroy();
     await this.database.drop();
   }

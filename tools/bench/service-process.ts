@@ -55,9 +55,9 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-/** Polls `url` until it answers, or fails after 30 s (the child's stderr is inherited: its own error shows). */
+/** Polls `url` until it answers, or fails after 120 s (migrating a fresh MariaDB database on a busy machine takes a while) (the child's stderr is inherited: its own error shows). */
 export async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 300; i += 1) {
+  for (let i = 0; i < 1200; i += 1) {
     if (child.exitCode !== null) throw new Error(`the process at ${url} exited with ${child.exitCode}`);
     const up = await fetch(url).then(
       () => true,
@@ -80,8 +80,13 @@ export async function stopChild(child: ChildProcess): Promise<void> {
 /**
  * Starts the service with a seeded server admin (ADMIN_LOGIN / PASSWORD) on `database`: a
  * temporary SQLite file, or a database of its own on MariaDB (TEST_MYSQL_URL), dropped by stop().
+ * Its log (stdout) is dropped, or written to `options.logFile` (in its data directory, removed by stop()).
  */
-export async function startService(env: Record<string, string> = {}, database: 'sqlite' | 'mysql' = 'sqlite'): Promise<ServiceProcess> {
+export async function startService(
+  env: Record<string, string> = {},
+  database: 'sqlite' | 'mysql' = 'sqlite',
+  options: { logFile?: boolean } = {},
+): Promise<ServiceProcess & { logFile: string | null }> {
   const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
   let databaseUrl = '';
@@ -98,6 +103,8 @@ export async function startService(env: Record<string, string> = {}, database: '
       await conn.end();
     };
   }
+  const logFile = options.logFile ? path.join(dir, 'service.log') : null;
+  const logFd = logFile ? fs.openSync(logFile, 'a') : null;
   const child = spawn(process.execPath, [...(process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'src/main.ts'], {
     env: {
       ...process.env,
@@ -109,8 +116,9 @@ export async function startService(env: Record<string, string> = {}, database: '
       LOG_LEVEL: 'warn',
       ...env,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', logFd ?? 'ignore', 'inherit'],
   });
+  if (logFd !== null) fs.closeSync(logFd);
   const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
     await stopChild(child);
@@ -123,7 +131,7 @@ export async function startService(env: Record<string, string> = {}, database: '
     await stop();
     throw err;
   }
-  return { url, child, stop };
+  return { url, child, stop, logFile };
 }
 
 /** Logs in with a password: the status and the session cookie (`name=value`). */

@@ -55,7 +55,21 @@ export const service = {
     defaultText: `\`${DEFAULT_RATE_LIMIT_PER_MINUTE}\` (\`0\` under \`NODE_ENV=test\`)`,
     min: 0,
     meaning:
-      'requests per minute (fixed windows of a clock minute) per API token, per signed-in user (all sessions together) and per client address for anonymous requests; beyond it `429` `{message}` with `Retry-After` (the seconds left in the window). Counted in the database with one atomic upsert per request, so every instance shares one exact count. `0` turns it off. Exempt: `/api/health`, `/api/health/ready`, `/metrics` and `POST /api/login` (which has its own lockout); a request refused by authentication (401) is not counted',
+      'requests per minute (fixed windows of a clock minute) per API token, per signed-in user (all sessions together) and per client address for anonymous requests; beyond it `429` `{message}` with `Retry-After` (the seconds left in the window). Counted in memory, exact on one instance, and shared by the instances through the database every `RATE_LIMIT_SYNC_MS` (see the rate limit in docs/operating.md for the bound with several). `0` turns it off. Exempt: `/api/health`, `/api/health/ready`, `/metrics` and `POST /api/login` (which has its own lockout); a request refused by authentication (401) is not counted',
+  }),
+  rateLimitSyncMs: integer('RATE_LIMIT_SYNC_MS', {
+    default: 250,
+    min: 10,
+    max: 60_000,
+    meaning:
+      "how often an instance adds the requests it counted to the database (one statement for every caller counted meanwhile) and reads back every instance's totals; with several instances a caller may get past the limit by what the others admitted in about two of these slices",
+  }),
+  rateLimitMaxKeys: integer('RATE_LIMIT_MAX_KEYS', {
+    default: 100_000,
+    min: 100,
+    max: 10_000_000,
+    meaning:
+      'most callers (tokens, users, addresses) whose counts an instance keeps in memory, about 160 bytes each (16 MB at the default); beyond it the least recently seen is dropped, and its count is read back from the database at its next flush',
   }),
   trustedProxies: ipRanges(
     'TRUSTED_PROXIES',
