@@ -35,12 +35,12 @@ describe('access control: status and seeding', () => {
     expect(res).to.deep.include({ status: 200, body: { enabled: true, rbacEnabled: true } });
   });
 
-  it('seeds org_main with the four basic roles and exactly 56 fixed roles, each described', async () => {
+  it('seeds org_main with the four basic roles and exactly 57 fixed roles, each described', async () => {
     const roles: Array<{ uid: string; description: string }> = await app.db('roles').where('org_id', 'org_main').select('uid', 'description');
     const uids = roles.map((r) => r.uid);
     expect(uids.filter((u) => u.startsWith('basic:'))).to.have.members(['basic:viewer', 'basic:editor', 'basic:admin', 'basic:server_admin']);
     const fixed = roles.filter((r) => r.uid.startsWith('fixed:'));
-    expect(fixed).to.have.length(56);
+    expect(fixed).to.have.length(57);
     for (const role of fixed) {
       expect(role.uid).to.match(/^fixed:[a-z.]+:[a-z]+$/);
       expect(role.description, role.uid).to.have.length.greaterThan(5);
