@@ -96,7 +96,7 @@ export async function findScimUsersPage(
     if (filter) query.where((q) => whereTerm(q, filter, USER_COLUMNS));
     return query;
   };
-  return findPage<ScimUserRow>(matching, ['u.created_at', 'u.id'], page);
+  return findPage<ScimUserRow>(matching, ['u.login', 'u.id'], page);
 }
 
 /** The SCIM user `userId` of the org; never a user another org or anything but SCIM created. */
@@ -157,7 +157,7 @@ export async function findScimGroupsPage(
     if (filter) query.where((q) => whereTerm(q, filter, GROUP_COLUMNS));
     return query;
   };
-  return findPage<ScimGroupRow>(matching, ['t.created_at', 't.id'], page);
+  return findPage<ScimGroupRow>(matching, ['t.name', 't.id'], page);
 }
 
 export async function findScimGroup(db: Knex, orgId: string, teamId: string): Promise<ScimGroupRow | undefined> {
