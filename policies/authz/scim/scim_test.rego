@@ -1,6 +1,5 @@
 package authz.scim_test
 
-import data.authz
 import data.authz.scim
 
 _user := {"id": "u1", "kind": "user", "server_admin": false, "disabled": false}
@@ -41,7 +40,7 @@ _members := {
 
 # the decision and the permissions of a request in an org of those members and roles
 _answers(request) := answers if {
-	answers := {"allow": authz.allow, "decision": authz.decision, "permissions": authz.permissions} with input as request
+	answers := {"allow": data.authz.allow, "decision": data.authz.decision, "permissions": data.authz.permissions} with input as request
 		with data.org_id as "org_main"
 		with data.settings as {"legacy_acl_enabled": false}
 		with data.members as _members
