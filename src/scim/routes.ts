@@ -20,7 +20,6 @@ const supported = (value: boolean) => ({ supported: value });
 
 const SERVICE_PROVIDER_CONFIG = {
   schemas: [SERVICE_PROVIDER_CONFIG_URN],
-  documentationUri: '/docs/scim.md',
   patch: supported(true),
   bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
   filter: { supported: true, maxResults: MAX_RESULTS },
