@@ -244,7 +244,7 @@ describe('SCIM 2.0', () => {
       ]) {
         const res = await scim.get(`/Users?filter=${encodeURIComponent(filter)}`);
         expect(res.status, filter).to.equal(400);
-        expect(res.body, filter).to.include({ schemas: undefined } && { status: '400', scimType: 'invalidFilter' });
+        expect(res.body, filter).to.include({ status: '400', scimType: 'invalidFilter' });
       }
       const groups = await scim.get(`/Groups?filter=${encodeURIComponent('userName eq "x"')}`);
       expect(groups.body).to.include({ scimType: 'invalidFilter' });

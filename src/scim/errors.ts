@@ -51,7 +51,9 @@ export function scimResponses() {
     const body = ctx.body as { message?: unknown; scimType?: unknown } | null | undefined;
     if (status >= 400) {
       const detail = body && typeof body.message === 'string' ? body.message : status === 404 ? 'not found' : 'request failed';
-      const scimType = body && typeof body.scimType === 'string' ? body.scimType : status === 400 ? 'invalidValue' : undefined;
+      // what the service refused without a SCIM reason: a bad value, or a row a concurrent request wrote first
+      const fallback = status === 400 ? 'invalidValue' : status === 409 ? 'uniqueness' : undefined;
+      const scimType = body && typeof body.scimType === 'string' ? body.scimType : fallback;
       ctx.body = { schemas: [ERROR_URN], status: String(status), ...(scimType && { scimType }), detail };
       ctx.status = status;
     }

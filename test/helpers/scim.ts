@@ -1,5 +1,5 @@
 /** A SCIM client for tests: a service account of an org holding fixed:scim:provisioner, and requests with its token. */
-import type { TestApp } from './app.ts';
+import type { Response, TestApp } from './app.ts';
 import { assignRole, buildServiceAccount, buildToken } from './factories.ts';
 
 export const SCIM_ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
@@ -10,11 +10,11 @@ export const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 export interface ScimClient {
   accountId: string;
   token: string;
-  get(path: string, headers?: Record<string, string>): ReturnType<TestApp['request']>;
-  post(path: string, body: unknown): ReturnType<TestApp['request']>;
-  put(path: string, body: unknown): ReturnType<TestApp['request']>;
-  patch(path: string, body: unknown): ReturnType<TestApp['request']>;
-  delete(path: string): ReturnType<TestApp['request']>;
+  get(path: string, headers?: Record<string, string>): Promise<Response>;
+  post(path: string, body: unknown): Promise<Response>;
+  put(path: string, body: unknown): Promise<Response>;
+  patch(path: string, body: unknown): Promise<Response>;
+  delete(path: string): Promise<Response>;
 }
 
 export function scimAs(app: TestApp, token: string, accountId = ''): ScimClient {
