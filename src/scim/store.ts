@@ -196,14 +196,23 @@ export async function findScimMembersOfTeams(db: Knex, orgId: string, teamIds: s
   return byTeam;
 }
 
-/** The SCIM groups of the org the user is a member of, by name: the user's read-only `groups`. */
-export async function findScimGroupsOfUser(db: Knex, orgId: string, userId: string): Promise<Array<{ id: string; name: string }>> {
-  return db('scim_groups as sg')
+/** The SCIM groups of the org each of `userIds` is a member of, by name, in one query: the users' read-only `groups`. */
+export async function findScimGroupsOfUsers(db: Knex, orgId: string, userIds: string[]): Promise<Map<string, Array<{ id: string; name: string }>>> {
+  const byUser = new Map<string, Array<{ id: string; name: string }>>();
+  if (userIds.length === 0) return byUser;
+  const rows: Array<{ user_id: string; id: string; name: string }> = await db('scim_groups as sg')
     .join('teams as t', 't.id', 'sg.team_id')
     .join('team_members as tm', 'tm.team_id', 't.id')
-    .where({ 'sg.org_id': orgId, 'tm.user_id': userId })
-    .orderBy('t.name')
-    .select('t.id', 't.name');
+    .where('sg.org_id', orgId)
+    .whereIn('tm.user_id', userIds)
+    .orderBy([{ column: 't.name' }, { column: 't.id' }])
+    .select('tm.user_id', 't.id', 't.name');
+  for (const row of rows) {
+    const groups = byUser.get(row.user_id) ?? [];
+    groups.push({ id: row.id, name: row.name });
+    byUser.set(row.user_id, groups);
+  }
+  return byUser;
 }
 
 /** Sets or clears the user's email (stored lower-cased); SCIM may leave a user without one. */

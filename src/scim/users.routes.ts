@@ -22,7 +22,7 @@ import { listResponse, listResponseSchema, presentScimUser, SCIM_USER_SCHEMA } f
 import {
   belongsToAnotherOrg,
   deleteScimUserLink,
-  findScimGroupsOfUser,
+  findScimGroupsOfUsers,
   findScimUser,
   findScimUserByExternalId,
   findScimUsersPage,
@@ -56,9 +56,17 @@ async function findScimUserOrFail(services: Services | Tx, orgId: string, userId
   return user;
 }
 
+/** The SCIM user, its row locked on MySQL until the transaction ends and read again under the lock. */
+async function lockedScimUser(tx: Tx, orgId: string, userId: string): Promise<ScimUserRow> {
+  await findScimUserOrFail(tx, orgId, userId);
+  await lockUser(tx.db, userId);
+  return findScimUserOrFail(tx, orgId, userId);
+}
+
 async function presentOne(services: Services, orgId: string, userId: string) {
   const row = await findScimUserOrFail(services, orgId, userId);
-  return presentScimUser(row, await findScimGroupsOfUser(services.db, orgId, userId));
+  const groups = await findScimGroupsOfUsers(services.db, orgId, [userId]);
+  return presentScimUser(row, groups.get(userId) ?? []);
 }
 
 const clash = () => uniqueness('a user with that userName or email already exists');
@@ -66,7 +74,6 @@ const externalIdTaken = () => uniqueness('a user of this org already has that ex
 
 /** Changes the SCIM user `current` to `next` in the caller's transaction: only what differs is written and audited. */
 async function saveUser(tx: Tx, actor: Actor, orgId: string, current: ScimUserRow, next: UserFields, now: number): Promise<void> {
-  await lockUser(tx.db, current.id);
   const before = fieldsOf(current);
   const fields = (Object.keys(next) as Array<keyof UserFields>).filter((key) => next[key] !== before[key]).sort();
   if (fields.length === 0) return;
@@ -103,8 +110,16 @@ export const scimUserRoutes: RouteModule = (routes) => {
       const filter = query.filter === undefined ? undefined : parseFilter(query.filter, USER_FILTER_ATTRIBUTES, 'User');
       const page = pageOfList(query);
       const found = await findScimUsersPage(services.db, orgId, filter, page);
-      const users = await Promise.all(found.rows.map(async (row) => presentScimUser(row, await findScimGroupsOfUser(services.db, orgId, row.id))));
-      ctx.body = listResponse(users, found.totalCount, page.startIndex);
+      const groups = await findScimGroupsOfUsers(
+        services.db,
+        orgId,
+        found.rows.map((row) => row.id),
+      );
+      ctx.body = listResponse(
+        found.rows.map((row) => presentScimUser(row, groups.get(row.id) ?? [])),
+        found.totalCount,
+        page.startIndex,
+      );
     },
   });
 
@@ -176,7 +191,7 @@ export const scimUserRoutes: RouteModule = (routes) => {
       const next = userFromResource(body);
       const now = services.clock.now();
       await services.transact(async (tx) => {
-        const current = await findScimUserOrFail(tx, orgId, params.id);
+        const current = await lockedScimUser(tx, orgId, params.id);
         await saveUser(tx, actorOf(ctx, principal), orgId, current, next, now);
       });
       ctx.body = await presentOne(services, orgId, params.id);
@@ -197,7 +212,7 @@ export const scimUserRoutes: RouteModule = (routes) => {
       const operations = patchOperations(body);
       const now = services.clock.now();
       await services.transact(async (tx) => {
-        const current = await findScimUserOrFail(tx, orgId, params.id);
+        const current = await lockedScimUser(tx, orgId, params.id);
         await saveUser(tx, actorOf(ctx, principal), orgId, current, patchUser(fieldsOf(current), operations), now);
       });
       ctx.body = await presentOne(services, orgId, params.id);
@@ -216,8 +231,7 @@ export const scimUserRoutes: RouteModule = (routes) => {
       await authorize('scim:write');
       const now = services.clock.now();
       await services.transact(async (tx) => {
-        const user = await findScimUserOrFail(tx, orgId, params.id);
-        await lockUser(tx.db, user.id);
+        const user = await lockedScimUser(tx, orgId, params.id);
         const actor = actorOf(ctx, principal);
         if (await belongsToAnotherOrg(tx.db, user.id, orgId)) {
           await removeOrgMembership(tx, orgId, user.id);
