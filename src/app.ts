@@ -53,6 +53,8 @@ import { quotaRoutes } from './quotas/routes.ts';
 import { legacyKeyRoutes } from './serviceaccounts/legacy-keys.routes.ts';
 import { serviceAccountRoutes } from './serviceaccounts/routes.ts';
 import { resolveLegacyApiKey, resolveServiceAccountToken } from './serviceaccounts/tokens.ts';
+import { scimRoutes } from './scim/routes.ts';
+import { scimResponses } from './scim/errors.ts';
 import { teamRoutes } from './teams/routes.ts';
 import type { Services } from './services.ts';
 import { apiDocsRoutes } from './web/api-docs.routes.ts';
@@ -87,6 +89,7 @@ export const ROUTE_MODULES: RouteModule[] = [
   policyRoutes,
   serviceAccountRoutes,
   legacyKeyRoutes,
+  scimRoutes,
   quotaRoutes,
   auditRoutes,
   adminRoutes,
@@ -137,6 +140,7 @@ export function buildApp(services: Services): BuiltApp {
   const trustedProxies = new IpRanges(services.config.trustedProxies, 'TRUSTED_PROXIES', 'address-or-cidr');
   app.use(requestLog(services.logger, services.metrics, trustedProxies));
   app.use(securityHeaders);
+  app.use(scimResponses());
   app.use(errorMiddleware(services.logger));
   app.use(cors(services.config.corsOrigins));
   app.use(clientIpMiddleware(trustedProxies));

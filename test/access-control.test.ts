@@ -35,12 +35,12 @@ describe('access control: status and seeding', () => {
     expect(res).to.deep.include({ status: 200, body: { enabled: true, rbacEnabled: true } });
   });
 
-  it('seeds org_main with the four basic roles and exactly 56 fixed roles, each described', async () => {
+  it('seeds org_main with the four basic roles and exactly 57 fixed roles, each described', async () => {
     const roles: Array<{ uid: string; description: string }> = await app.db('roles').where('org_id', 'org_main').select('uid', 'description');
     const uids = roles.map((r) => r.uid);
     expect(uids.filter((u) => u.startsWith('basic:'))).to.have.members(['basic:viewer', 'basic:editor', 'basic:admin', 'basic:server_admin']);
     const fixed = roles.filter((r) => r.uid.startsWith('fixed:'));
-    expect(fixed).to.have.length(56);
+    expect(fixed).to.have.length(57);
     for (const role of fixed) {
       expect(role.uid).to.match(/^fixed:[a-z.]+:[a-z]+$/);
       expect(role.description, role.uid).to.have.length.greaterThan(5);
@@ -62,7 +62,7 @@ describe('access control: status and seeding', () => {
 
   it('seeds a new org the same way', async () => {
     const orgId = await createOrg(app);
-    expect(await app.count('roles', { org_id: orgId })).to.equal(60);
+    expect(await app.count('roles', { org_id: orgId })).to.equal(61);
   });
 
   describe('POST /api/access-control/seed', () => {
@@ -78,7 +78,7 @@ describe('access control: status and seeding', () => {
     it('is idempotent, and restores a deleted or drifted role', async () => {
       const first = await app.request('POST', '/api/access-control/seed', { cookie: serverAdmin.cookie });
       expect(first.status).to.equal(200);
-      expect(first.body).to.include({ orgId: 'org_main', created: 0, updated: 0, unchanged: 60 });
+      expect(first.body).to.include({ orgId: 'org_main', created: 0, updated: 0, unchanged: 61 });
       const before = await app.count('role_permissions');
 
       // Drift no endpoint can cause (an operator's hand, an older release): what seeding exists to repair.
@@ -88,7 +88,7 @@ describe('access control: status and seeding', () => {
       await app.db('role_permissions').where('id', dropped.id).delete();
 
       const again = await app.request('POST', '/api/access-control/seed', { cookie: serverAdmin.cookie });
-      expect(again.body).to.include({ created: 1, updated: 1, unchanged: 58 });
+      expect(again.body).to.include({ created: 1, updated: 1, unchanged: 59 });
       expect(await app.count('role_permissions')).to.equal(before);
       const audit = await auditEntries(app, { action: 'role.seeded', actor_id: serverAdmin.id });
       expect(audit).to.have.length(2);

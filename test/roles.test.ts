@@ -99,7 +99,7 @@ describe('roles (/api/access-control/roles)', () => {
       const uids = roles.map((r) => r.uid);
       expect(uids).to.deep.equal([...new Set(uids)]);
       expect(uids).to.deep.equal([...uids].sort());
-      expect(uids.filter((u) => u.startsWith('fixed:'))).to.have.length(56);
+      expect(uids.filter((u) => u.startsWith('fixed:'))).to.have.length(57);
       expect(uids).to.include.members(['basic:viewer', 'basic:editor', 'basic:admin', 'basic:server_admin', custom.uid, global.uid]);
       // the org's own basic:server_admin stands for the global one of the same uid
       expect(roles.find((r) => r.uid === 'basic:server_admin')).to.include({ global: false });

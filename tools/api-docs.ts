@@ -116,9 +116,10 @@ function responseLine(status: string, response: Operation['responses'][string]):
   return `- ${status} ${response.description ?? ''}: ${shape}`;
 }
 
-/** The group of a path: its segment after /api (`/api/teams/{id}` → `teams`), or the path itself outside /api. */
+/** The group of a path: its segment after /api (`/api/teams/{id}` → `teams`), `scim` for SCIM, or the path itself outside both. */
 function groupOf(path: string): string {
   const segments = path.split('/').filter(Boolean);
+  if (segments[0] === 'scim') return 'scim';
   if (segments[0] !== 'api') return path;
   return segments[1] === 'v1' ? segments.slice(1, 3).join('/') : (segments[1] ?? path);
 }

@@ -9,6 +9,7 @@ import data.authz.chat
 import data.authz.delegation
 import data.authz.legacy
 import data.authz.rbac
+import data.authz.scim
 import data.authz.scopes
 import data.authz.self
 import data.authz.server
@@ -45,6 +46,7 @@ _denied_for_grant_alone if {
 	not _granted
 	_missing_grant
 	not server.refuses(input.action)
+	not scim.refuses(input.action)
 }
 
 # METADATA
@@ -161,6 +163,7 @@ _granted_by(resource) := concat("", ["role ", resource.uid, " grants"]) if {
 # for all its items, with the input as is (and each item's requires on its own).
 passes_refusals(request) if {
 	not server.refuses(request.action)
+	not scim.refuses(request.action)
 	delegation.allows(request)
 	not delegation.protects_server_admin(request)
 	_destination_allows(request)
@@ -372,6 +375,8 @@ _denials contains _missing_grant if {
 }
 
 _denials contains server.refusal if subject.is_active
+
+_denials contains scim.refusal if subject.is_active
 
 # what the fields only some requests carry add: none for a plain request, which skips their checks
 _denials contains problem if {

@@ -1,6 +1,7 @@
 package authz
 
 import data.authz.legacy
+import data.authz.scim
 import data.authz.self
 import data.authz.server
 import data.authz.subject
@@ -10,7 +11,7 @@ import data.authz.subject
 # description: |
 #   Everything input.subject holds in input.org_id, {action: [scope, ...]}: exactly what decision
 #   answers for a resource, in scopes. The permissions of every role that applies to it, but the
-#   server-only actions decision refuses it; the legacy ACL entries for it (LEGACY_ACL_ENABLED),
+#   server-only and SCIM actions decision refuses it; the legacy ACL entries for it (LEGACY_ACL_ENABLED),
 #   as the actions of their levels on the entries' scopes; its rights on its own record
 #   (users:id:<id>); a server admin's administration of the org, member or not (orgs:id:<org>).
 #   {} for a non-member or a disabled subject (a comprehension is never undefined). Scopes come
@@ -27,6 +28,7 @@ _held_actions contains action if {
 	some role in subject.roles
 	some action, _ in data.roles[role]
 	not server.refuses(action)
+	not scim.refuses(action)
 }
 
 _held_actions contains action if some action, _ in _beside_roles

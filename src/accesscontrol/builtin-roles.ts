@@ -2,7 +2,7 @@ import type { Action } from '../authz/actions.ts';
 
 /**
  * The roles every org is seeded with: the four basic roles (carried by the org role) and the
- * 56 fixed roles, narrow bundles an admin can assign. Definitions only; seed.ts writes them.
+ * 57 fixed roles, narrow bundles an admin can assign. Definitions only; seed.ts writes them.
  */
 export interface Permission {
   action: string;
@@ -228,6 +228,7 @@ const FIXED: FixedSpec[] = [
     grant('investigations:*', 'investigations:read', 'investigations:create', 'investigations:write', 'investigations:delete'),
   ],
   ['chat', 'user', 'Use the chat agent.', grant('*', 'chat:use')],
+  ['scim', 'provisioner', 'Provision users and teams through SCIM (/scim/v2): a service account only.', grant('*', 'scim:read', 'scim:write')],
   ['authentication.config', 'writer', 'Read and change the login provider settings.', grant('settings:auth:*', 'settings:read', 'settings:write')],
 ];
 

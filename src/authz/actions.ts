@@ -69,6 +69,8 @@ export const ACTIONS = [
   'roles:read',
   'roles:seed',
   'roles:write',
+  'scim:read',
+  'scim:write',
   'server.stats:read',
   'serviceaccounts:create',
   'serviceaccounts:delete',

@@ -32,7 +32,19 @@ export function jsonBody(limitBytes: number, formPaths: ReadonlySet<string> = ne
   const rethrow = (err: Error) => {
     throw err;
   };
-  const parseJson = koaBody({ json: true, urlencoded: false, text: false, multipart: false, jsonLimit: limitBytes, jsonStrict: true, onError: rethrow });
+  // the types the check below lets through, every one parsed: koa-body's default list would leave
+  // application/scim+json (SCIM clients) unparsed and the body undefined
+  const jsonTypes = ['application/json', 'application/*+json'];
+  const parseJson = koaBody({
+    json: true,
+    urlencoded: false,
+    text: false,
+    multipart: false,
+    jsonLimit: limitBytes,
+    jsonStrict: true,
+    jsonTypes,
+    onError: rethrow,
+  });
   const parseForm = koaBody({ json: false, urlencoded: true, text: false, multipart: false, formLimit: limitBytes, onError: rethrow });
   async function parseBody(ctx: Context, next: Next): Promise<void> {
     const hasBody = Number(ctx.get('content-length') || 0) > 0 || !!ctx.get('transfer-encoding');
@@ -46,7 +58,7 @@ export function jsonBody(limitBytes: number, formPaths: ReadonlySet<string> = ne
       await parseForm(ctx, next);
       return;
     }
-    if (hasBody && !ctx.is('application/json', 'application/*+json')) {
+    if (hasBody && !ctx.is(jsonTypes)) {
       throw new BadRequestError(JSON_BODY_REQUIRED);
     }
     await parseJson(ctx, next);

@@ -14,6 +14,7 @@ import { pageOf, searchQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { DEFAULT_ORG_ID } from '../orgs/store.ts';
 import { readThemes } from '../preferences/store.ts';
+import { isScimProvisioned } from '../scim/store.ts';
 import { clearAttemptsOfUser } from './lockout.ts';
 import { assertAcceptablePassword } from './password-policy.ts';
 import { adminUserSessionRoutes } from './admin-users.sessions.routes.ts';
@@ -218,6 +219,8 @@ export const adminUserRoutes: RouteModule = (routes) => {
       await services.transact(async (tx) => {
         const user = await findTargetUser(tx.db, params.userId);
         if (!!user.is_svc_admin === body.isSvcAdmin) return;
+        // An org's provisioning token changes its SCIM users; one of them holding the server would reach past that org.
+        if (body.isSvcAdmin && (await isScimProvisioned(tx.db, user.id))) throw new BadRequestError('a user provisioned through SCIM cannot be a server admin');
         if (!body.isSvcAdmin) await assertAnotherServerAdminRemains(tx, user, 'demote');
         await setUserServerAdmin(tx.db, user.id, body.isSvcAdmin, now);
         const actor = actorOf(ctx, principal);
