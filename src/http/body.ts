@@ -1,8 +1,10 @@
 import type { Context, Next } from 'koa';
-import { koaBody } from 'koa-body';
+import { HttpMethodEnum, koaBody } from 'koa-body';
 import { BadRequestError, JSON_BODY_REQUIRED, PayloadTooLargeError } from '../errors.ts';
 
-const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
+/** A DELETE may carry a body too: removing a second factor takes the password and a code. */
+const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const PARSED_METHODS = [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE];
 
 /**
  * The connector proxy takes what Prometheus clients send, a form (`query=…&match[]=…`); it is
@@ -32,7 +34,16 @@ export function jsonBody(limitBytes: number, formPaths: ReadonlySet<string> = ne
   const rethrow = (err: Error) => {
     throw err;
   };
-  const parseJson = koaBody({ json: true, urlencoded: false, text: false, multipart: false, jsonLimit: limitBytes, jsonStrict: true, onError: rethrow });
+  const parseJson = koaBody({
+    parsedMethods: PARSED_METHODS,
+    json: true,
+    urlencoded: false,
+    text: false,
+    multipart: false,
+    jsonLimit: limitBytes,
+    jsonStrict: true,
+    onError: rethrow,
+  });
   const parseForm = koaBody({ json: false, urlencoded: true, text: false, multipart: false, formLimit: limitBytes, onError: rethrow });
   async function parseBody(ctx: Context, next: Next): Promise<void> {
     const hasBody = Number(ctx.get('content-length') || 0) > 0 || !!ctx.get('transfer-encoding');

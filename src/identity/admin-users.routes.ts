@@ -17,6 +17,7 @@ import { readThemes } from '../preferences/store.ts';
 import { clearAttemptsOfUser } from './lockout.ts';
 import { assertAcceptablePassword } from './password-policy.ts';
 import { adminUserSessionRoutes } from './admin-users.sessions.routes.ts';
+import { adminUserMfaRoutes } from './admin-users.mfa.routes.ts';
 import { findTargetUser, globalUser, userIdParams } from './admin-users.target.ts';
 import { assertNoClash, changeProfile } from './profile.ts';
 import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
@@ -277,4 +278,5 @@ export const adminUserRoutes: RouteModule = (routes) => {
   });
 
   adminUserSessionRoutes(routes);
+  adminUserMfaRoutes(routes);
 };
