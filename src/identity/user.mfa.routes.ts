@@ -77,7 +77,7 @@ export const webauthnResponseSchema = {
   properties: {
     id: { type: 'string', minLength: 1, maxLength: 2048 },
     rawId: { type: 'string', minLength: 1, maxLength: 2048 },
-    type: { const: 'public-key' },
+    type: { type: 'string', enum: ['public-key'] },
     response: { type: 'object', maxProperties: 20 },
     clientExtensionResults: { type: 'object', maxProperties: 20 },
     authenticatorAttachment: { type: 'string', maxLength: 40 },
