@@ -3,7 +3,8 @@
  * with its virtual authenticator (CDP WebAuthn.addVirtualAuthenticator) runs
  * @simplewebauthn/browser on a page of the service's ROOT_URL (http://localhost:<port>, served by
  * the test), and the test carries the options and answers between the page and the API. Without
- * /usr/bin/chromium the test is skipped, except in CI.
+ * /usr/bin/chromium the test is skipped, except in CI. The login page's code step runs in the
+ * same browser.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -11,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { expect } from 'chai';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { Secret, TOTP } from 'otpauth';
 import { api, auditEntries, createUser, expectAuditEntry, passwordLogin, type TestUser } from './helpers/factories.ts';
 import { CookieJar, startTestApp, type TestApp } from './helpers/app.ts';
 import { requirePeer } from './helpers/peers.ts';
@@ -195,5 +197,29 @@ describe('passkeys in chromium', function () {
     await expectAuditEntry(app, { action: 'user.mfa_passkey_removed', target_id: user.id }, { actor_id: user.id }, 1);
     expect(await app.count('user_recovery_codes', { user_id: user.id })).to.equal(0);
     expect((await passwordLogin(app, user.login, user.password)).status).to.equal(200);
+  });
+
+  it('the login page asks for the code of an account with TOTP, and a wrong one is said on the page', async () => {
+    const user = await createUser(app);
+    const started = await api(app, user).post('/api/user/mfa/totp', { password: user.password });
+    const code = (at: number) => new TOTP({ secret: Secret.fromBase32(started.body.secret) }).generate({ timestamp: at });
+    expect((await api(app, user).post('/api/user/mfa/totp/verify', { code: code(app.clock.now()) })).status).to.equal(200);
+    app.clock.advance(30_000);
+
+    const loginPage = await context.newPage();
+    await loginPage.goto(`${app.url}/login?redirect=/admin`);
+    await loginPage.getByLabel('Email or login').fill(user.login);
+    await loginPage.getByLabel('Password').fill(user.password);
+    await loginPage.getByRole('button', { name: 'Sign in' }).click();
+    await loginPage.getByLabel('Code').waitFor();
+    await loginPage.getByLabel('Code').fill('000000');
+    await loginPage.getByRole('button', { name: 'Verify' }).click();
+    await loginPage.waitForFunction(() => document.getElementById('mfa-alert')?.textContent !== '');
+    expect(await loginPage.locator('#mfa-alert').textContent()).to.equal('The code is not correct, or was used already');
+    await loginPage.getByLabel('Code').fill(code(app.clock.now()));
+    await loginPage.getByRole('button', { name: 'Verify' }).click();
+    await loginPage.waitForURL(`${app.url}/admin`);
+    await expectAuditEntry(app, { action: 'user.login', actor_id: user.id }, { metadata: { method: 'password', secondFactor: 'totp' } }, 1);
+    await loginPage.close();
   });
 });
