@@ -27,7 +27,7 @@ const mfaRequiredFor = new Variable<MfaRequiredFor | null>({
 export const accounts = {
   secretKey: generatedSecret(
     'SECRET_KEY',
-    "encrypts secrets at rest (AES-256-GCM): the LLM API key of the platform settings and the OAuth providers' tokens now, connector credentials later; required in production",
+    "encrypts secrets at rest (AES-256-GCM): the LLM API key of the platform settings, the OAuth providers' tokens and TOTP secrets now, connector credentials later; also signs second-factor login challenges; required in production",
   ),
   jwtSecret: generatedSecret(
     'JWT_SECRET',
