@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import { Secret, TOTP } from 'otpauth';
 import { loadConfig } from '../src/config.ts';
+import { SecretBox } from '../src/crypto/secretbox.ts';
 import { api, auditEntries, createUser, DENIED, expectAuditEntry, passwordLogin, type TestUser } from './helpers/factories.ts';
 import { CookieJar, startTestApp, type TestApp } from './helpers/app.ts';
 
@@ -301,6 +302,19 @@ describe('TOTP second factor', function () {
       expect((await completeMfa(app, { challenge, credential: fake })).status).to.be.oneOf([401, 404]);
       expect(await auditEntries(app, { action: 'user.login', actor_id: user.id })).to.have.length(0);
     });
+  });
+
+  it('answers a TOTP secret sealed under another SECRET_KEY as a wrong code, and a recovery code still signs in', async () => {
+    const user = await enrolledUser(app);
+    await app
+      .db('user_totp')
+      .where('user_id', user.id)
+      .update({ secret_sealed: new SecretBox('another-secret-key-0123456789abcdef').seal(user.secret) });
+    const challenge = await challengeOf(app, user);
+    const res = await completeMfa(app, { challenge, code: codeAt(user.secret, app.clock.now()) });
+    expect(res.status).to.equal(401);
+    expect(res.body.message).to.equal(WRONG_CODE);
+    expect((await completeMfa(app, { challenge, code: user.recoveryCodes[0] })).status).to.equal(200);
   });
 
   describe('removal and reset', () => {

@@ -23,6 +23,7 @@ import { completeLogin } from './login-completion.ts';
 import { clearAttempts } from './lockout.ts';
 import {
   isTotpCode,
+  openTotpSecret,
   LOGIN_CHALLENGE_TTL_MS,
   MAX_CHALLENGE_FAILURES,
   readLoginChallenge,
@@ -132,7 +133,7 @@ async function checkProof(
   const code = (given.code ?? '').replace(/\s/g, '');
   if (!isTotpCode(code)) return { kind: 'recovery_code', code };
   const totp = await findTotp(services.db, challenge.user_id);
-  const step = totp && totp.confirmed_at !== null ? totpStepOf(services.secretBox.open(totp.secret_sealed), code, now) : null;
+  const step = totp && totp.confirmed_at !== null ? totpStepOf(openTotpSecret(services.secretBox, totp.secret_sealed), code, now) : null;
   if (step === null) throw new WrongSecondFactor('wrong code');
   return { kind: 'totp', step };
 }

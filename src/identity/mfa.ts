@@ -12,6 +12,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Knex } from 'knex';
 import { Secret, TOTP } from 'otpauth';
 import type { Config } from '../config.ts';
+import type { SecretBox } from '../crypto/secretbox.ts';
 import { verifyPassword } from '../crypto/password.ts';
 import { BadRequestError, UnauthorizedError } from '../errors.ts';
 import type { Services } from '../services.ts';
@@ -42,10 +43,22 @@ export function newTotpSecret(login: string): { secret: string; uri: string } {
 }
 
 /** The time step a code is valid for at `now` (one step of drift either way), or null. */
-export function totpStepOf(secretBase32: string, code: string, now: number): number | null {
-  if (!/^\d{6}$/.test(code)) return null;
+export function totpStepOf(secretBase32: string | null, code: string, now: number): number | null {
+  if (secretBase32 === null || !/^\d{6}$/.test(code)) return null;
   const delta = totpOf(secretBase32, 'check').validate({ token: code, timestamp: now, window: TOTP_WINDOW });
   return delta === null ? null : Math.floor(now / 1000 / TOTP_PERIOD_SECONDS) + delta;
+}
+
+/**
+ * The secret of a stored TOTP row, or null when it cannot be opened (sealed under another
+ * SECRET_KEY): then no code matches, and a recovery code or an admin's reset is the way back in.
+ */
+export function openTotpSecret(box: SecretBox, sealed: string): string | null {
+  try {
+    return box.open(sealed);
+  } catch {
+    return null;
+  }
 }
 
 /** Whether what the user typed has the form of a TOTP code (else it is taken as a recovery code). */

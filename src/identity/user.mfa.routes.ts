@@ -16,7 +16,16 @@ import type { RouteModule } from '../http/route.ts';
 import { ownRecord } from '../http/subject.ts';
 import type { Principal } from '../principal.ts';
 import type { Services } from '../services.ts';
-import { confirmPasswordForFactors, isTotpCode, NO_PASSWORD_LOGIN, newRecoveryCodes, newTotpSecret, passwordKindOf, totpStepOf } from './mfa.ts';
+import {
+  confirmPasswordForFactors,
+  isTotpCode,
+  openTotpSecret,
+  NO_PASSWORD_LOGIN,
+  newRecoveryCodes,
+  newTotpSecret,
+  passwordKindOf,
+  totpStepOf,
+} from './mfa.ts';
 import {
   confirmTotp,
   countUnusedRecoveryCodes,
@@ -187,7 +196,7 @@ export const currentUserMfaRoutes: RouteModule = (routes) => {
       const totp = await findTotp(services.db, user.id);
       if (!totp || totp.confirmed_at !== null) throw new BadRequestError('no TOTP enrolment is pending: start one with POST /api/user/mfa/totp');
       const now = services.clock.now();
-      const step = totpStepOf(services.secretBox.open(totp.secret_sealed), body.code.replace(/\s/g, ''), now);
+      const step = totpStepOf(openTotpSecret(services.secretBox, totp.secret_sealed), body.code.replace(/\s/g, ''), now);
       if (step === null) throw new BadRequestError('the code is not correct: check the time of the device that shows it');
       const recoveryCodes = await services.transact(async (tx) => {
         const hadFactor = await hasSecondFactor(tx.db, user.id);
@@ -222,7 +231,7 @@ export const currentUserMfaRoutes: RouteModule = (routes) => {
       await confirmPasswordForFactors(services, clientIp(ctx), user, body.password);
       const now = services.clock.now();
       const code = body.code.replace(/\s/g, '');
-      const step = isTotpCode(code) ? totpStepOf(services.secretBox.open(totp.secret_sealed), code, now) : null;
+      const step = isTotpCode(code) ? totpStepOf(openTotpSecret(services.secretBox, totp.secret_sealed), code, now) : null;
       await services.transact(async (tx) => {
         const accepted = isTotpCode(code) ? step !== null && (await takeTotpStep(tx.db, user.id, step)) : await spendRecoveryCode(tx.db, user.id, code, now);
         if (!accepted) throw new BadRequestError('the code is not correct, or was used already');
