@@ -38,6 +38,7 @@ import { adminUserRoutes } from './identity/admin-users.routes.ts';
 import { loginRoutes } from './identity/login.routes.ts';
 import { loginMfaRoutes } from './identity/login-mfa.routes.ts';
 import { currentUserMfaRoutes } from './identity/user.mfa.routes.ts';
+import { currentUserPasskeyRoutes } from './identity/user.mfa-passkeys.routes.ts';
 import { ldapLinkRoutes } from './identity/providers/ldap/link.routes.ts';
 import { ldapAdminRoutes } from './identity/providers/ldap/routes.ts';
 import { oauthLoginRoutes } from './identity/providers/routes.ts';
@@ -70,6 +71,7 @@ export const ROUTE_MODULES: RouteModule[] = [
   currentUserSessionRoutes,
   currentUserAccessTokenRoutes,
   currentUserMfaRoutes,
+  currentUserPasskeyRoutes,
   adminUserRoutes,
   ldapAdminRoutes,
   ldapLinkRoutes,

@@ -1,11 +1,10 @@
 /**
  * The signed-in user's second factors (`/api/user/mfa…`): TOTP enrolment, confirmation and
- * removal, recovery codes, and passkeys. Adding or removing a factor needs the account's password
+ * removal, recovery codes (passkeys: user.mfa-passkeys.routes.ts). Adding or removing a factor needs the account's password
  * (a stolen session alone must not lock the owner out, or let a thief in without a code); removing
  * TOTP needs a code too. The first factor confirmed comes with ten recovery codes, shown once, and
  * frees the sessions that MFA_REQUIRED_FOR held back. These routes are open to such a session.
  */
-import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { recordAudit } from '../audit/writer.ts';
 import type { Tx } from '../db/transaction.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
@@ -16,44 +15,30 @@ import type { RouteModule } from '../http/route.ts';
 import { ownRecord } from '../http/subject.ts';
 import type { Principal } from '../principal.ts';
 import type { Services } from '../services.ts';
-import {
-  confirmPasswordForFactors,
-  isTotpCode,
-  openTotpSecret,
-  NO_PASSWORD_LOGIN,
-  newRecoveryCodes,
-  newTotpSecret,
-  passwordKindOf,
-  totpStepOf,
-} from './mfa.ts';
+import { confirmPasswordForFactors, isTotpCode, openTotpSecret, newRecoveryCodes, newTotpSecret, totpStepOf } from './mfa.ts';
 import {
   confirmTotp,
   countUnusedRecoveryCodes,
   deleteRecoveryCodes,
   deleteTotp,
-  deleteWebauthnCredential,
   findTotp,
   findWebauthnCredentials,
   hasSecondFactor,
-  insertWebauthnCredential,
   replaceRecoveryCodes,
-  savePendingRegistration,
   spendRecoveryCode,
   startTotp,
-  takePendingRegistration,
   takeTotpStep,
   type WebauthnCredentialRow,
 } from './mfa.store.ts';
-import { CEREMONY_TIMEOUT_MS, registrationOptions, relyingParty, verifiedRegistration } from './mfa-webauthn.ts';
 import { userTarget } from './session-revocation.ts';
 import { clearEnrolmentPendingOfUser } from './sessions.store.ts';
 import { findUserById, type UserRow } from './users.store.ts';
 
-const passwordSchema = { type: 'string', minLength: 1, maxLength: 1024 } as const;
+export const passwordSchema = { type: 'string', minLength: 1, maxLength: 1024 } as const;
 const codeSchema = { type: 'string', minLength: 1, maxLength: 64 } as const;
-const RECOVERY_CODES_SCHEMA = { type: 'array', items: { type: 'string' }, minItems: 10, maxItems: 10 } as const;
+export const RECOVERY_CODES_SCHEMA = { type: 'array', items: { type: 'string' }, minItems: 10, maxItems: 10 } as const;
 
-const PASSKEY_SCHEMA = {
+export const PASSKEY_SCHEMA = {
   type: 'object',
   properties: {
     id: { type: 'string' },
@@ -94,14 +79,14 @@ export const webauthnResponseSchema = {
   required: ['id', 'rawId', 'type', 'response'],
 } as const;
 
-const presentPasskey = (row: WebauthnCredentialRow) => ({
+export const presentPasskey = (row: WebauthnCredentialRow) => ({
   id: row.id,
   name: row.name,
   createdAt: new Date(Number(row.created_at)).toISOString(),
   lastUsedAt: row.last_used_at === null ? null : new Date(Number(row.last_used_at)).toISOString(),
 });
 
-async function signedInUser(services: Services, principal: Principal): Promise<UserRow> {
+export async function signedInUser(services: Services, principal: Principal): Promise<UserRow> {
   const user = await findUserById(services.db, principal.user.id);
   if (!user) throw new NotFoundError('user not found');
   return user;
@@ -111,7 +96,7 @@ async function signedInUser(services: Services, principal: Principal): Promise<U
  * After a factor was added in `tx`: the user's first one brings ten recovery codes (returned to be
  * shown once) and frees their sessions held back by MFA_REQUIRED_FOR.
  */
-async function afterFactorAdded(tx: Tx, user: UserRow, hadFactor: boolean, now: number): Promise<string[] | undefined> {
+export async function afterFactorAdded(tx: Tx, user: UserRow, hadFactor: boolean, now: number): Promise<string[] | undefined> {
   await clearEnrolmentPendingOfUser(tx.db, user.id);
   if (hadFactor) return undefined;
   const codes = newRecoveryCodes();
@@ -120,7 +105,7 @@ async function afterFactorAdded(tx: Tx, user: UserRow, hadFactor: boolean, now: 
 }
 
 /** After a factor was removed in `tx`: with none left, the recovery codes go too (they stand in for a factor). */
-async function afterFactorRemoved(tx: Tx, userId: string): Promise<void> {
+export async function afterFactorRemoved(tx: Tx, userId: string): Promise<void> {
   if (!(await hasSecondFactor(tx.db, userId))) await deleteRecoveryCodes(tx.db, userId);
 }
 
@@ -263,102 +248,6 @@ export const currentUserMfaRoutes: RouteModule = (routes) => {
         await recordAudit(tx.db, actorOf(ctx, principal), { action: 'user.mfa_recovery_codes_replaced', target: userTarget(user) }, now);
       });
       ctx.body = { recoveryCodes: codes };
-    },
-  });
-
-  routes.add({
-    method: 'post',
-    path: '/api/user/mfa/webauthn/registration/options',
-    access: 'authenticated',
-    level: 'server',
-    beforeMfaEnrolment: true,
-    summary:
-      'Starts registering a passkey (needs the password): the options for navigator.credentials.create(), valid for five minutes; 404 when ROOT_URL is not set.',
-    body: { type: 'object', properties: { password: passwordSchema }, required: ['password'], additionalProperties: false },
-    responses: { 200: { type: 'object', additionalProperties: true } },
-    async handler({ ctx, body, principal, services, authorize }) {
-      await authorize('users.password:write', ownRecord(principal));
-      const rp = relyingParty(services.config);
-      const user = await signedInUser(services, principal);
-      await confirmPasswordForFactors(services, clientIp(ctx), user, body.password);
-      const options = await registrationOptions(rp, user, await findWebauthnCredentials(services.db, user.id));
-      const now = services.clock.now();
-      await savePendingRegistration(services.db, user.id, options.challenge, now + CEREMONY_TIMEOUT_MS);
-      ctx.body = options;
-    },
-  });
-
-  routes.add({
-    method: 'post',
-    path: '/api/user/mfa/webauthn/registration',
-    access: 'authenticated',
-    level: 'server',
-    beforeMfaEnrolment: true,
-    summary: "Finishes registering a passkey with the browser's answer to the options; the user's first factor comes with ten recovery codes, shown this once.",
-    body: {
-      type: 'object',
-      properties: { name: { type: 'string', minLength: 1, maxLength: 100 }, credential: webauthnResponseSchema },
-      required: ['credential'],
-      additionalProperties: false,
-    },
-    responses: {
-      201: { type: 'object', properties: { passkey: PASSKEY_SCHEMA, recoveryCodes: RECOVERY_CODES_SCHEMA }, required: ['passkey'] },
-    },
-    async handler({ ctx, body, principal, services, authorize }) {
-      await authorize('users.password:write', ownRecord(principal));
-      const rp = relyingParty(services.config);
-      const user = await signedInUser(services, principal);
-      if (!(await passwordKindOf(services, user))) throw new BadRequestError(NO_PASSWORD_LOGIN);
-      const now = services.clock.now();
-      const challenge = await takePendingRegistration(services.db, user.id, now);
-      if (!challenge) throw new BadRequestError('no passkey registration is pending: start one with POST /api/user/mfa/webauthn/registration/options');
-      const verified = await verifiedRegistration(rp, challenge, body.credential as unknown as RegistrationResponseJSON);
-      const created = await services.transact(async (tx) => {
-        const hadFactor = await hasSecondFactor(tx.db, user.id);
-        const name = body.name ?? 'passkey';
-        const id = await insertWebauthnCredential(tx.db, { ...verified, userId: user.id, name }, now);
-        const codes = await afterFactorAdded(tx, user, hadFactor, now);
-        await recordAudit(
-          tx.db,
-          actorOf(ctx, principal),
-          { action: 'user.mfa_passkey_added', target: userTarget(user), metadata: { passkeyId: id, name, recoveryCodesIssued: codes !== undefined } },
-          now,
-        );
-        const [row] = (await findWebauthnCredentials(tx.db, user.id)).filter((credential) => credential.id === id);
-        return { passkey: presentPasskey(row!), codes };
-      });
-      ctx.status = 201;
-      ctx.body = { passkey: created.passkey, ...(created.codes && { recoveryCodes: created.codes }) };
-    },
-  });
-
-  routes.add({
-    method: 'delete',
-    path: '/api/user/mfa/webauthn/:passkeyId',
-    access: 'authenticated',
-    level: 'server',
-    beforeMfaEnrolment: true,
-    summary: 'Removes one of your passkeys (needs the password).',
-    params: { type: 'object', properties: { passkeyId: { type: 'string', minLength: 1, maxLength: 40 } }, required: ['passkeyId'] },
-    body: { type: 'object', properties: { password: passwordSchema }, required: ['password'], additionalProperties: false },
-    responses: { 200: MESSAGE_SCHEMA },
-    async handler({ ctx, params, body, principal, services, authorize }) {
-      await authorize('users.password:write', ownRecord(principal));
-      const user = await signedInUser(services, principal);
-      await confirmPasswordForFactors(services, clientIp(ctx), user, body.password);
-      const now = services.clock.now();
-      await services.transact(async (tx) => {
-        const removed = await deleteWebauthnCredential(tx.db, user.id, params.passkeyId);
-        if (!removed) throw new NotFoundError('passkey not found');
-        await afterFactorRemoved(tx, user.id);
-        await recordAudit(
-          tx.db,
-          actorOf(ctx, principal),
-          { action: 'user.mfa_passkey_removed', target: userTarget(user), metadata: { passkeyId: removed.id, name: removed.name } },
-          now,
-        );
-      });
-      ctx.body = { message: 'passkey removed' };
     },
   });
 };
