@@ -37,6 +37,9 @@ import type { RouteIndex } from './http/route-index.ts';
 import { resolvePersonalAccessToken, TOKEN_PREFIX } from './identity/api-tokens.ts';
 import { adminUserRoutes } from './identity/admin-users.routes.ts';
 import { loginRoutes } from './identity/login.routes.ts';
+import { loginMfaRoutes } from './identity/login-mfa.routes.ts';
+import { currentUserMfaRoutes } from './identity/user.mfa.routes.ts';
+import { currentUserPasskeyRoutes } from './identity/user.mfa-passkeys.routes.ts';
 import { ldapLinkRoutes } from './identity/providers/ldap/link.routes.ts';
 import { ldapAdminRoutes } from './identity/providers/ldap/routes.ts';
 import { oauthLoginRoutes } from './identity/providers/routes.ts';
@@ -64,11 +67,14 @@ import { webRoutes } from './web/routes.ts';
 export const ROUTE_MODULES: RouteModule[] = [
   setupRoutes,
   loginRoutes,
+  loginMfaRoutes,
   oauthLoginRoutes,
   samlRoutes,
   currentUserRoutes,
   currentUserSessionRoutes,
   currentUserAccessTokenRoutes,
+  currentUserMfaRoutes,
+  currentUserPasskeyRoutes,
   adminUserRoutes,
   ldapAdminRoutes,
   ldapLinkRoutes,

@@ -12,7 +12,7 @@ export class ServiceError extends Error {
     message: string,
     readonly headers: Record<string, string> = {},
     /** Fields the body carries beside `message` (a machine-readable reason, as Grafana's 412 `status`). */
-    readonly fields: Record<string, string> = {},
+    readonly fields: Record<string, string | boolean> = {},
   ) {
     super(message);
   }
@@ -41,6 +41,17 @@ export class NotFoundError extends ServiceError {
 export class ConflictError extends ServiceError {
   constructor(message: string) {
     super(409, message);
+  }
+}
+/** A session that must enrol a second factor (MFA_REQUIRED_FOR) before it may do anything else. */
+export class MfaEnrolmentRequiredError extends ServiceError {
+  constructor() {
+    super(
+      403,
+      'enrol a second factor first: your account needs one (POST /api/user/mfa/totp or a passkey) before it may do anything else',
+      {},
+      { mfaEnrolmentRequired: true },
+    );
   }
 }
 /** A save whose precondition no longer holds (Grafana's dashboard 412): `status` says which one. */

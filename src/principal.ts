@@ -20,4 +20,6 @@ export interface Principal {
   sessionId: string | null;
   /** A service-account token acts only in its account's org; null for sessions and PATs. */
   pinnedOrgId: string | null;
+  /** A session that must enrol a second factor (MFA_REQUIRED_FOR) before it may do anything else. */
+  mfaEnrolmentPending?: boolean;
 }

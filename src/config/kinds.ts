@@ -154,15 +154,20 @@ export function list<T = string>(
   });
 }
 
-/** An http(s) URL. */
-export function url(name: string, spec: Common & { default?: Default<string>; shape?: (url: string) => string }): Variable<string> {
-  return new Variable({
+/** An http(s) URL; with a `null` default, optional. */
+export function url<D extends string | null = string>(
+  name: string,
+  spec: Common & { default?: Default<D>; shape?: (url: string) => string },
+): Variable<string | D> {
+  return new Variable<string | D>({
     name,
     form: 'http(s) URL',
     defaultText: stated(spec),
     meaning: spec.meaning,
     read(ctx, requiredWhen) {
-      const raw = ctx.env[name]?.trim() || (spec.default === undefined ? '' : valueOf(spec.default, ctx));
+      const fallback = spec.default === undefined ? '' : valueOf(spec.default, ctx);
+      const raw = ctx.env[name]?.trim() || fallback;
+      if (raw === null) return null as D;
       if (!raw) return required(name, requiredWhen);
       let parsed: URL;
       try {

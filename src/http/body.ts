@@ -1,8 +1,10 @@
 import type { Context, Next } from 'koa';
-import { koaBody } from 'koa-body';
+import { HttpMethodEnum, koaBody } from 'koa-body';
 import { BadRequestError, JSON_BODY_REQUIRED, PayloadTooLargeError } from '../errors.ts';
 
-const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
+/** A DELETE may carry a body too: removing a second factor takes the password and a code. */
+const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const PARSED_METHODS = [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE];
 
 /**
  * The connector proxy takes what Prometheus clients send, a form (`query=…&match[]=…`); it is
@@ -36,6 +38,7 @@ export function jsonBody(limitBytes: number, formPaths: ReadonlySet<string> = ne
   // application/scim+json (SCIM clients) unparsed and the body undefined
   const jsonTypes = ['application/json', 'application/*+json'];
   const parseJson = koaBody({
+    parsedMethods: PARSED_METHODS,
     json: true,
     urlencoded: false,
     text: false,

@@ -22,8 +22,8 @@ export const ERROR_SCHEMA = {
   type: 'object',
   properties: { message: { type: 'string' } },
   required: ['message'],
-  // a few errors carry a machine-readable reason beside the message (Grafana's 412 `status`)
-  additionalProperties: { type: 'string' },
+  // a few errors carry a machine-readable reason beside the message (Grafana's 412 `status`, `mfaEnrolmentRequired`)
+  additionalProperties: { type: ['string', 'boolean'] },
 } as const;
 
 const ajv = new Ajv({ allErrors: false, strict: true, strictTypes: false });

@@ -11,7 +11,7 @@ import type { AuthzInput, Decision, PermissionMap, Requirement, ResourceRef, Sub
 import type { Principal } from '../principal.ts';
 import type { Services } from '../services.ts';
 import type { Action } from '../authz/actions.ts';
-import { ForbiddenError, UnauthorizedError } from '../errors.ts';
+import { ForbiddenError, MfaEnrolmentRequiredError, UnauthorizedError } from '../errors.ts';
 import type { CallerServices } from './caller-services.ts';
 import { compileGuard, type Guard, type Infer, type JSONSchema } from './guard.ts';
 import { compileResponseCheck, serializeFrozenBody, type ResponseSchemas } from './responses.ts';
@@ -110,6 +110,11 @@ export interface RouteSpec<B, Q, P> {
    * must not need the database; /metrics, which checks METRICS_TOKEN itself). Static paths only.
    */
   skipAuthentication?: boolean;
+  /**
+   * A session that must enrol a second factor (MFA_REQUIRED_FOR) may call it: enrolment itself,
+   * reading its own profile, logging in and out. Every other API route refuses such a session.
+   */
+  beforeMfaEnrolment?: boolean;
   body?: B;
   query?: Q;
   params?: P;
@@ -179,6 +184,7 @@ export class RouteRegistrar {
       if (spec.access === 'authenticated' && !principal) {
         throw new UnauthorizedError(ctx.state.sessionExpired ? 'session expired or revoked' : undefined);
       }
+      if (principal?.mfaEnrolmentPending && !spec.beforeMfaEnrolment && spec.path.startsWith('/api/')) throw new MfaEnrolmentRequiredError();
       const params = guards.params ? guards.params({ ...ctx.params }) : undefined;
       const query = guards.query ? guards.query(ownQuery(ctx)) : undefined;
       const body = guards.body ? guards.body(ctx.request.body) : undefined;

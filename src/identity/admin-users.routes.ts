@@ -18,6 +18,7 @@ import { isScimProvisioned } from '../scim/store.ts';
 import { clearAttemptsOfUser } from './lockout.ts';
 import { assertAcceptablePassword } from './password-policy.ts';
 import { adminUserSessionRoutes } from './admin-users.sessions.routes.ts';
+import { adminUserMfaRoutes } from './admin-users.mfa.routes.ts';
 import { findTargetUser, globalUser, userIdParams } from './admin-users.target.ts';
 import { assertNoClash, changeProfile } from './profile.ts';
 import { revokeAllSessionsOf, userTarget } from './session-revocation.ts';
@@ -280,4 +281,5 @@ export const adminUserRoutes: RouteModule = (routes) => {
   });
 
   adminUserSessionRoutes(routes);
+  adminUserMfaRoutes(routes);
 };

@@ -28,14 +28,19 @@ export interface IssuedSession {
 export type LoginAnswer =
   /** A browser's navigation (OAuth, SAML): redirected to the target. */
   | { kind: 'navigation'; redirect: unknown }
-  /** The login form's request: 200 `{message, redirectUrl}` naming the target. */
-  | { kind: 'form'; redirect: unknown }
+  /**
+   * The login form's request: 200 `{message, redirectUrl}` naming the target, and
+   * `mfaEnrolmentRequired` when the session must enrol a second factor first (MFA_REQUIRED_FOR).
+   */
+  | { kind: 'form'; redirect: unknown; mfaEnrolmentRequired?: boolean }
   /** The setup wizard's first admin: 201 `{userId, orgId}`, its default org. */
   | { kind: 'created' };
 
 export interface Login<U extends LoginUser> {
   /** The audit entry's `metadata.method`: `password`, `ldap`, `setup`, or the provider's auth module. */
   method: string;
+  /** The audit entry's `metadata.secondFactor`, when one was given: `totp`, `recovery_code` or `passkey`. */
+  secondFactor?: string;
   /** The request's actor; the login is audited as the user signing in, from the same address and agent. */
   actor: Actor;
   /**
@@ -65,7 +70,7 @@ export async function completeLogin<U extends LoginUser>(ctx: Context, services:
         action: 'user.login',
         orgId: user.default_org_id ?? orgs[0]?.orgId ?? null,
         target: { type: 'session', id: session.sessionId },
-        metadata: { method: login.method },
+        metadata: { method: login.method, ...(login.secondFactor && { secondFactor: login.secondFactor }) },
       },
       now,
     );
@@ -83,7 +88,7 @@ function answer(ctx: Context, how: LoginAnswer, user: LoginUser): void {
       ctx.redirect(safeRedirect(how.redirect));
       return;
     case 'form':
-      ctx.body = { message: 'logged in', redirectUrl: safeRedirect(how.redirect) };
+      ctx.body = { message: 'logged in', redirectUrl: safeRedirect(how.redirect), ...(how.mfaEnrolmentRequired && { mfaEnrolmentRequired: true }) };
       return;
     case 'created':
       ctx.status = 201;

@@ -24,6 +24,10 @@ import { completeLogin } from './login-completion.ts';
 import { revokeSession } from './sessions.store.ts';
 import { signInWithLdap } from './providers/ldap/login.ts';
 import { findUserByLoginOrEmail, type UserRow } from './users.store.ts';
+import { answerWithChallenge, MFA_REQUIRED_SCHEMA } from './login-mfa.routes.ts';
+import { mfaRequiredFor } from './mfa.ts';
+import { hasSecondFactor } from './mfa.store.ts';
+import { markSessionEnrolmentPending } from './sessions.store.ts';
 import { MESSAGE_SCHEMA } from '../http/responses.ts';
 
 export const INVALID_CREDENTIALS = 'invalid username or password';
@@ -118,6 +122,7 @@ export const loginRoutes: RouteModule = (routes) => {
     method: 'get',
     path: '/api/login/providers',
     access: 'public',
+    beforeMfaEnrolment: true,
     summary: 'The login providers: each with its enabled flag and where a browser starts it.',
     responses: { 200: LOGIN_PROVIDERS_SCHEMA },
     async handler({ ctx, services }) {
@@ -131,6 +136,7 @@ export const loginRoutes: RouteModule = (routes) => {
       method: 'get',
       path: `/api/login/${provider}`,
       access: 'public',
+      beforeMfaEnrolment: true,
       query: redirectQuery,
       summary: `Starts a ${provider === 'local' ? 'local' : 'LDAP'} login: redirects to the login page, carrying the redirect.`,
       responses: { 302: null },
@@ -155,13 +161,16 @@ export const loginRoutes: RouteModule = (routes) => {
       additionalProperties: false,
     },
     query: redirectQuery,
-    summary: 'Signs in with a login (or email) and password, local or LDAP; sets the session cookie.',
+    summary:
+      'Signs in with a login (or email) and password, local or LDAP; sets the session cookie. An account with a second factor gets 401 {mfaRequired: true, challenge} instead: complete it at POST /api/login/mfa.',
+    beforeMfaEnrolment: true,
     responses: {
       200: {
         type: 'object',
-        properties: { message: { type: 'string' }, redirectUrl: { type: 'string' } },
+        properties: { message: { type: 'string' }, redirectUrl: { type: 'string' }, mfaEnrolmentRequired: { const: true } },
         required: ['message', 'redirectUrl'],
       },
+      401: MFA_REQUIRED_SCHEMA,
     },
     async handler({ ctx, body, query, services }) {
       if (services.config.disableLoginForm) throw new ForbiddenError('password login is disabled on this server');
@@ -191,8 +200,21 @@ export const loginRoutes: RouteModule = (routes) => {
       }
       const signedIn = checked.user;
 
+      if (await hasSecondFactor(services.db, signedIn.id)) {
+        // The attempt keeps its lockout slot until the second factor is given (login-mfa.routes.ts).
+        await answerWithChallenge(ctx, services, signedIn, method, actor);
+        services.metrics.login(provider, 'mfa_required');
+        return;
+      }
       await clearAttempts(services.db, key);
-      await completeLogin(ctx, services, { method, actor, user: async () => signedIn, answer: { kind: 'form', redirect: query.redirect } });
+      const mfaEnrolmentRequired = mfaRequiredFor(services.config, signedIn);
+      await completeLogin(ctx, services, {
+        method,
+        actor,
+        user: async () => signedIn,
+        ...(mfaEnrolmentRequired && { withSession: (tx, session) => markSessionEnrolmentPending(tx.db, session.sessionId) }),
+        answer: { kind: 'form', redirect: query.redirect, mfaEnrolmentRequired },
+      });
       services.metrics.login(provider, 'success');
     },
   });
@@ -215,6 +237,7 @@ export const loginRoutes: RouteModule = (routes) => {
     method: 'post',
     path: '/api/logout',
     access: 'public',
+    beforeMfaEnrolment: true,
     summary: 'Ends the session of the cookie, if any, and clears the cookie.',
     responses: { 200: MESSAGE_SCHEMA },
     async handler({ ctx, services }) {
@@ -227,6 +250,7 @@ export const loginRoutes: RouteModule = (routes) => {
     method: 'get',
     path: '/api/logout',
     access: 'public',
+    beforeMfaEnrolment: true,
     summary: 'Ends the session of the cookie, if any, and redirects the browser to the login page; refused (403) when another site started the request.',
     responses: { 302: null },
     async handler({ ctx, services }) {

@@ -14,6 +14,8 @@ export interface SessionRow {
   revoked_at: number | string | null;
   ip: string | null;
   user_agent: string | null;
+  /** 0 or 1 as the databases answer: the session must enrol a second factor first. */
+  mfa_enrolment_pending: number | boolean;
 }
 
 export interface SessionLimits {
@@ -123,4 +125,14 @@ export async function deleteAllSessions(db: Knex): Promise<number> {
 export async function findSessionSignInTime(db: Knex, sessionId: string): Promise<number | undefined> {
   const row: { created_at: number | string } | undefined = await db('sessions').where('id', sessionId).first('created_at');
   return row ? Number(row.created_at) : undefined;
+}
+
+/** Marks a session as one that must enrol a second factor before it may do anything else. */
+export async function markSessionEnrolmentPending(db: Knex, sessionId: string): Promise<void> {
+  await db('sessions').where('id', sessionId).update({ mfa_enrolment_pending: true });
+}
+
+/** The user has a second factor now: none of their sessions waits for one. */
+export async function clearEnrolmentPendingOfUser(db: Knex, userId: string): Promise<void> {
+  await db('sessions').where({ user_id: userId, mfa_enrolment_pending: true }).update({ mfa_enrolment_pending: false });
 }

@@ -138,7 +138,9 @@ export async function principalFromSession(services: Services, ctx: Context, coo
     // the cached row too, or every request would touch it again
     session.last_seen_at = now;
   }
-  return { user: toPrincipalUser(user), via: 'session', sessionId: session.id, pinnedOrgId: null };
+  const principal: Principal = { user: toPrincipalUser(user), via: 'session', sessionId: session.id, pinnedOrgId: null };
+  if (Number(session.mfa_enrolment_pending)) principal.mfaEnrolmentPending = true;
+  return principal;
 }
 
 /** A session as listings show it: never the token or its hash. */

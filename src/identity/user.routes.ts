@@ -58,6 +58,7 @@ export const currentUserRoutes: RouteModule = (routes) => {
     path: '/api/user',
     access: 'authenticated',
     level: 'server',
+    beforeMfaEnrolment: true,
     summary: "The signed-in user's profile, orgs and login labels.",
     responses: { 200: USER_SCHEMA },
     async handler({ ctx, principal, services, authorize }) {

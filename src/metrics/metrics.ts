@@ -9,7 +9,8 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { Series } from './series.ts';
 
 export type DecisionOutcome = 'allow' | 'deny' | 'error';
-export type LoginOutcome = 'success' | 'failure' | 'locked_out';
+/** `mfa_required`: the password was right and the login waits for its second factor. */
+export type LoginOutcome = 'success' | 'failure' | 'locked_out' | 'mfa_required';
 
 /** What the policy engine reports of itself (AuthzEngine.stats()). */
 export interface PolicyEngineStats {

@@ -15,6 +15,7 @@ const STATUS_TEXT: Record<number, string> = {
   302: 'Redirect',
   303: 'Redirect',
   400: 'Bad request',
+  401: 'Unauthorized',
 };
 
 /** `/api/teams/:teamId/members/*path` → `/api/teams/{teamId}/members/{path}` and its parameter names. */

@@ -1,15 +1,33 @@
 /** The variables of secrets, sessions, local logins and the first administrator. */
 import { DEFAULT_HASH_CONCURRENCY, DEFAULT_HASH_QUEUE } from '../../crypto/password.ts';
-import { flag, integer, list, text } from '../kinds.ts';
+import { flag, integer, list, text, url } from '../kinds.ts';
 import { generatedSecret, legacyApiKeys } from '../special.ts';
-import { ConfigError, Optional } from '../variable.ts';
+import { ConfigError, Optional, Variable } from '../variable.ts';
 
 const ROTATABLE_SECRETS = ['JWT_SECRET', 'SECRET_KEY'] as const;
+
+export const MFA_REQUIRED_FOR = ['server-admins', 'all'] as const;
+export type MfaRequiredFor = (typeof MFA_REQUIRED_FOR)[number];
+
+const mfaRequiredFor = new Variable<MfaRequiredFor | null>({
+  name: 'MFA_REQUIRED_FOR',
+  form: '`server-admins`, `all` or empty',
+  defaultText: "*(empty: a second factor is each user's choice)*",
+  meaning:
+    'whose password (local or LDAP) login must be followed by a second factor: a user it names who has none is signed in with a session that can only enrol one (`/api/user/mfa…`), read `GET /api/user` and log out; every other API call answers 403 `{message, mfaEnrolmentRequired: true}`. OAuth and SAML logins are left to their identity provider. See [Second factors](mfa.md)',
+  read({ env }) {
+    const raw = env.MFA_REQUIRED_FOR?.trim().toLowerCase();
+    if (!raw) return null;
+    const value = MFA_REQUIRED_FOR.find((candidate) => candidate === raw);
+    if (!value) throw new ConfigError(`MFA_REQUIRED_FOR must be server-admins, all or empty, got "${env.MFA_REQUIRED_FOR}"`);
+    return value;
+  },
+});
 
 export const accounts = {
   secretKey: generatedSecret(
     'SECRET_KEY',
-    "encrypts secrets at rest (AES-256-GCM): the LLM API key of the platform settings and the OAuth providers' tokens now, connector credentials later; required in production",
+    "encrypts secrets at rest (AES-256-GCM): the LLM API key of the platform settings, the OAuth providers' tokens and TOTP secrets now, connector credentials later; also signs second-factor login challenges; required in production",
   ),
   jwtSecret: generatedSecret(
     'JWT_SECRET',
@@ -26,6 +44,14 @@ export const accounts = {
         return secret;
       }),
   }),
+  rootUrl: url<null>('ROOT_URL', {
+    default: null,
+    defaultText: '*(empty: passkeys are off)*',
+    meaning:
+      'the address browsers reach the service at, e.g. `https://gatehouse.example.com`; passkeys (WebAuthn) are bound to its host name (the relying party id) and accept ceremonies of its origin only. See [Second factors](mfa.md)',
+    shape: (value) => new URL(value).origin,
+  }),
+  mfaRequiredFor,
   disableLoginForm: flag('DISABLE_LOGIN_FORM', {
     default: false,
     meaning: '`true` hides the local login form and refuses `POST /api/login` (403); local accounts stay (LDAP logins use the same form, so they stop too)',

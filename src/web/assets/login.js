@@ -1,8 +1,30 @@
-// The login page: posts {user, password} to /api/login and follows the redirectUrl it returns.
+// The login page: posts {user, password} to /api/login and follows the redirectUrl it returns. An
+// account with a second factor is answered with a challenge instead: the page then asks for a
+// code and completes the login at /api/login/mfa.
 import { api, busy, checkForm, messageOf, setAlert } from '/assets/api.js';
 
 const form = document.getElementById('login-form');
 const alertBox = document.getElementById('login-alert');
+const mfaForm = document.getElementById('mfa-form');
+const mfaAlert = document.getElementById('mfa-alert');
+/** The challenge of a password login waiting for its second factor. */
+let challenge = null;
+
+/** The API path of `path` carrying this page's ?redirect, which the API checks and answers as redirectUrl. */
+function withRedirect(path) {
+  const redirect = new URLSearchParams(window.location.search).get('redirect');
+  return redirect ? `${path}?${new URLSearchParams({ redirect })}` : path;
+}
+
+function retryMessage(result) {
+  let message = messageOf(result);
+  const retryAfter = Number.parseInt(result.headers.get('retry-after') ?? '', 10);
+  // The wait is shown unless the message already states it.
+  if (result.status === 429 && retryAfter > 0 && !message.includes(String(retryAfter))) {
+    message += ` Try again in ${retryAfter} second${retryAfter === 1 ? '' : 's'}.`;
+  }
+  return message;
+}
 
 /** Only same-origin paths are followed, so a bad redirectUrl cannot send the user elsewhere. */
 function safePath(url) {
@@ -15,23 +37,45 @@ form.addEventListener('submit', async (event) => {
   setAlert(alertBox, '');
   if (!checkForm(form, alertBox)) return;
   const body = { user: form.elements.user.value.trim(), password: form.elements.password.value };
-  // A ?redirect=/path on this page is handed to the API, which checks it and answers redirectUrl.
-  const redirect = new URLSearchParams(window.location.search).get('redirect');
-  const path = redirect ? `/api/login?${new URLSearchParams({ redirect })}` : '/api/login';
-  const result = await busy(form, () => api('POST', path, body));
+  const result = await busy(form, () => api('POST', withRedirect('/api/login'), body));
   if (result.ok) {
     window.location.assign(safePath(result.body && result.body.redirectUrl));
     return;
   }
-  let message = messageOf(result);
-  const retryAfter = Number.parseInt(result.headers.get('retry-after') ?? '', 10);
-  // The wait is shown unless the message already states it.
-  if (result.status === 429 && retryAfter > 0 && !message.includes(String(retryAfter))) {
-    message += ` Try again in ${retryAfter} second${retryAfter === 1 ? '' : 's'}.`;
-  }
-  setAlert(alertBox, message);
   form.elements.password.value = '';
+  if (result.status === 401 && result.body && result.body.mfaRequired === true && typeof result.body.challenge === 'string') {
+    challenge = result.body.challenge;
+    form.hidden = true;
+    mfaForm.hidden = false;
+    mfaForm.elements.code.focus();
+    return;
+  }
+  setAlert(alertBox, retryMessage(result));
   form.elements.password.focus();
+});
+
+mfaForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  setAlert(mfaAlert, '');
+  if (!checkForm(mfaForm, mfaAlert)) return;
+  const body = { challenge, code: mfaForm.elements.code.value.trim() };
+  const result = await busy(mfaForm, () => api('POST', withRedirect('/api/login/mfa'), body));
+  if (result.ok) {
+    window.location.assign(safePath(result.body && result.body.redirectUrl));
+    return;
+  }
+  mfaForm.elements.code.value = '';
+  // A spent or expired challenge cannot be retried: back to the password.
+  if (result.status === 401 && messageOf(result).startsWith('The sign-in challenge')) {
+    challenge = null;
+    mfaForm.hidden = true;
+    form.hidden = false;
+    setAlert(alertBox, messageOf(result));
+    form.elements.password.focus();
+    return;
+  }
+  setAlert(mfaAlert, retryMessage(result));
+  mfaForm.elements.code.focus();
 });
 
 /** Hides the password form when the local provider is disabled, says when LDAP accounts may use it, and lists the others. */
