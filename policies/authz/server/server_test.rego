@@ -7,7 +7,7 @@ _refusal(subject, action) := refusal if {
 }
 
 test_an_org_admin_is_refused_a_server_action if {
-	_refusal({"id": "u1", "kind": "user", "server_admin": false, "disabled": false}, "roles:seed") == "only a server admin may roles:seed"
+	_refusal({"id": "u1", "kind": "user", "server_admin": false, "disabled": false}, "roles:seed") == {"kind": "server-only", "action": "roles:seed"}
 }
 
 test_a_server_admin_is_not_refused if {
