@@ -31,7 +31,8 @@ test_a_plain_deny_names_every_denial if {
 	]
 	disabled := object.union(user("u_viewer"), {"disabled": true})
 	_decide(request(disabled, "dashboards:write", dashboard("d_deep"))).reasons == [{"kind": "subject", "problem": "disabled"}]
-	_decide(request(user("u_viewer"), "dashboards:write", {"kind": "nope", "uid": "x"})).reasons == [{"kind": "input", "field": "resource", "resourceKind": "nope"}]
+	unknown_kind := {"kind": "input", "field": "resource", "resourceKind": "nope"}
+	_decide(request(user("u_viewer"), "dashboards:write", {"kind": "nope", "uid": "x"})).reasons == [unknown_kind]
 	authz._denied_for_grant_alone with input as request(user("u_viewer"), "dashboards:write", dashboard("d_deep"))
 		with data.members as org.members
 		with data.builtin_roles as org.builtin_roles

@@ -45,7 +45,8 @@ test_view_level_does_not_allow_write if {
 
 test_edit_level_on_an_ancestor_folder_for_a_team_allows_write_create_delete if {
 	every action in ["dashboards:write", "dashboards:create", "dashboards:delete"] {
-		_grants(action, _dashboard, ["dashboards:uid:d1", "folders:uid:f_team"], true) == {{"kind": "acl", "level": 2, "scope": "folders:uid:f_team", "principal": "team:t_ops"}}
+		entry := {"kind": "acl", "level": 2, "scope": "folders:uid:f_team", "principal": "team:t_ops"}
+		_grants(action, _dashboard, ["dashboards:uid:d1", "folders:uid:f_team"], true) == {entry}
 	}
 }
 
@@ -54,7 +55,8 @@ test_edit_level_does_not_manage_permissions if {
 }
 
 test_admin_level_for_the_org_role_manages_permissions if {
-	_grants("dashboards.permissions:write", _dashboard, _dashboard_scopes, true) == {{"kind": "acl", "level": 4, "scope": "folders:uid:f_root", "principal": "role:Editor"}}
+	entry := {"kind": "acl", "level": 4, "scope": "folders:uid:f_root", "principal": "role:Editor"}
+	_grants("dashboards.permissions:write", _dashboard, _dashboard_scopes, true) == {entry}
 }
 
 test_every_entry_that_allows_is_listed if {

@@ -29,7 +29,8 @@ test_matching_actions_of_an_action_without_verb if {
 }
 
 test_exact_action_on_a_candidate_scope_matches if {
-	_grants(["custom:exact"], "dashboards:write", ["dashboards:uid:d1", "dashboards:*", "*"]) == {{"kind": "grant", "role": "custom:exact", "action": "dashboards:write", "scope": "dashboards:uid:d1"}}
+	exact := {"kind": "grant", "role": "custom:exact", "action": "dashboards:write", "scope": "dashboards:uid:d1"}
+	_grants(["custom:exact"], "dashboards:write", ["dashboards:uid:d1", "dashboards:*", "*"]) == {exact}
 }
 
 test_scope_not_among_the_candidates_does_not_match if {
@@ -78,7 +79,8 @@ test_an_action_without_scopes_is_not_held if {
 
 # an action-only permission (no scope in the request) is stored with scope "*": every target matches
 test_action_only_permission_matches_every_target if {
-	_grants({"custom:action_only"}, "teams:read", ["teams:id:5", "teams:*", "*"]) == {{"kind": "grant", "role": "custom:action_only", "action": "teams:read", "scope": "*"}}
+	action_only := {"kind": "grant", "role": "custom:action_only", "action": "teams:read", "scope": "*"}
+	_grants({"custom:action_only"}, "teams:read", ["teams:id:5", "teams:*", "*"]) == {action_only}
 }
 
 test_action_only_permission_grants_only_its_action if {
