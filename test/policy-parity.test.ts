@@ -188,9 +188,10 @@ describe('policy parity: permissions versus decision', function () {
                         : reason.kind === 'rule' && reason.rule === 'server-admin'
                           ? holds(action, `orgs:id:${orgId}`)
                           : false;
-                expect(listed, `${context}: ${action} on ${JSON.stringify(resource)} is allowed by ${JSON.stringify(reason)}, which permissions does not list`).to.equal(
-                  true,
-                );
+                expect(
+                  listed,
+                  `${context}: ${action} on ${JSON.stringify(resource)} is allowed by ${JSON.stringify(reason)}, which permissions does not list`,
+                ).to.equal(true);
               }
             }
           }

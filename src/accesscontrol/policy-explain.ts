@@ -255,7 +255,13 @@ export function grantsOf(reasons: readonly Reason[], document: OrgDocument, memb
   return reasons.map((reason): Grant => {
     if (reason.kind === 'grant' && reason.scope !== undefined) {
       const inheritedFrom = inheritedFolder(reason.scope, resource);
-      return { roleUid: reason.role, action: reason.action, scope: reason.scope, ...(inheritedFrom && { inheritedFrom }), via: routeOf(document, memberId, reason.role) };
+      return {
+        roleUid: reason.role,
+        action: reason.action,
+        scope: reason.scope,
+        ...(inheritedFrom && { inheritedFrom }),
+        via: routeOf(document, memberId, reason.role),
+      };
     }
     if (reason.kind === 'acl') {
       const inheritedFrom = inheritedFolder(reason.scope, resource);

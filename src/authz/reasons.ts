@@ -179,6 +179,11 @@ const text = { type: 'string' } as const;
  */
 export const REASON_SCHEMA = {
   type: 'object',
+  description:
+    'A reason of the policy as data: its kind and the fields of that kind. grant {role, action, scope?}; acl {level, scope, principal}; ' +
+    'rule {rule: self|member|server-admin|setup-open, action}; missing {action, scopes?}; unmet {need: requirement|destination|delegation|chat, action, scope?}; ' +
+    'unmet-more {need, count}; server-only {action}; subject {problem, subjectKind?}; org {problem, org?}; chat {problem, agentType?, tool?}; ' +
+    'author {must}; protected {}; input {field?, resourceKind?}; active-org {via, org}; error {}.',
   properties: {
     kind: { type: 'string', enum: REASON_KINDS },
     role: text,
