@@ -171,8 +171,8 @@ describe('policy data export (GET /api/access-control/policy-data, export-policy
       }
       const inherited = await app.services.engine.explain(cases[6]![1]);
       expect(inherited.reasons).to.deep.equal([
-        `legacy ACL grants level 2 on dashboards:uid:pd-dash to user:${outsider.id}`,
-        `role managed:users:${outsider.id}:permissions grants dashboards:read on folders:uid:pd-parent`,
+        { kind: 'acl', level: 2, scope: 'dashboards:uid:pd-dash', principal: `user:${outsider.id}` },
+        { kind: 'grant', role: `managed:users:${outsider.id}:permissions`, action: 'dashboards:read', scope: 'folders:uid:pd-parent' },
       ]);
     });
   });
@@ -211,6 +211,10 @@ describe('policy data export (GET /api/access-control/policy-data, export-policy
       expect(lines.slice(1, 3)).to.deep.equal([
         `  - legacy ACL grants level 2 on dashboards:uid:pd-dash to user:${outsider.id}`,
         `  - role managed:users:${outsider.id}:permissions grants dashboards:read on folders:uid:pd-parent`,
+      ]);
+      expect(JSON.parse(lines.at(-2)!.slice('reasons: '.length))).to.deep.equal([
+        { kind: 'acl', level: 2, scope: 'dashboards:uid:pd-dash', principal: `user:${outsider.id}` },
+        { kind: 'grant', role: `managed:users:${outsider.id}:permissions`, action: 'dashboards:read', scope: 'folders:uid:pd-parent' },
       ]);
       expect(JSON.parse(lines.at(-1)!.slice('input: '.length))).to.deep.equal({
         subject: { id: outsider.id, kind: 'user', server_admin: false, disabled: false },

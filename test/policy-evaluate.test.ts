@@ -54,6 +54,10 @@ describe('POST /api/access-control/evaluate', () => {
     expect(allowed.body).to.deep.equal({
       allow: true,
       reasons: ['role basic:viewer grants dashboards:read on dashboards:*', 'role basic:viewer grants dashboards:read on folders:*'],
+      reasonDetails: [
+        { kind: 'grant', role: 'basic:viewer', action: 'dashboards:read', scope: 'dashboards:*' },
+        { kind: 'grant', role: 'basic:viewer', action: 'dashboards:read', scope: 'folders:*' },
+      ],
     });
 
     const denied = await evaluate(viewer, { action: 'dashboards:delete', resource: { kind: 'dashboards', uid: 'ev-dash' } });
@@ -62,11 +66,19 @@ describe('POST /api/access-control/evaluate', () => {
       reasons: [
         'no role grants dashboards:delete on dashboards:uid:ev-dash, folders:uid:ev-secret, dashboards:uid:*, dashboards:*, folders:uid:*, folders:*, *',
       ],
+      reasonDetails: [
+        {
+          kind: 'missing',
+          action: 'dashboards:delete',
+          scopes: ['dashboards:uid:ev-dash', 'folders:uid:ev-secret', 'dashboards:uid:*', 'dashboards:*', 'folders:uid:*', 'folders:*', '*'],
+        },
+      ],
     });
     // naming oneself is asking about oneself
     expect((await evaluate(viewer, { action: 'teams:create', userId: viewer.id })).body).to.deep.equal({
       allow: false,
       reasons: ['no role grants teams:create on any scope'],
+      reasonDetails: [{ kind: 'missing', action: 'teams:create' }],
     });
   });
 
@@ -74,7 +86,11 @@ describe('POST /api/access-control/evaluate', () => {
     const res = await evaluate(admin, { action: 'dashboards:write', resource: { kind: 'dashboards', uid: 'ev-dash' }, userId: subject.id });
     expect(res.status).to.equal(200);
     const teamId = (await app.db('team_members').where('user_id', subject.id).first('team_id')).team_id;
-    expect(res.body).to.deep.equal({ allow: true, reasons: [`role managed:teams:${teamId}:permissions grants dashboards:write on dashboards:uid:ev-dash`] });
+    expect(res.body).to.deep.equal({
+      allow: true,
+      reasons: [`role managed:teams:${teamId}:permissions grants dashboards:write on dashboards:uid:ev-dash`],
+      reasonDetails: [{ kind: 'grant', role: `managed:teams:${teamId}:permissions`, action: 'dashboards:write', scope: 'dashboards:uid:ev-dash' }],
+    });
     const read = await evaluate(admin, { action: 'dashboards:read', resource: { kind: 'dashboards', uid: 'ev-dash' }, userId: subject.id });
     expect(read.body.reasons).to.deep.equal(['role custom:ev-secret-reader grants dashboards:read on folders:uid:ev-secret']);
   });
@@ -82,16 +98,31 @@ describe('POST /api/access-control/evaluate', () => {
   it('hides from an asker the roles, teams and folders it may not read, and keeps what it named', async () => {
     const read = await evaluate(auditor, { action: 'dashboards:read', resource: { kind: 'dashboards', uid: 'ev-dash' }, userId: subject.id });
     expect(read.status).to.equal(200);
-    expect(read.body).to.deep.equal({ allow: true, reasons: ['role (hidden) grants dashboards:read on folders:uid:(hidden)'] });
+    expect(read.body).to.deep.equal({
+      allow: true,
+      reasons: ['role (hidden) grants dashboards:read on folders:uid:(hidden)'],
+      reasonDetails: [{ kind: 'grant', role: '(hidden)', action: 'dashboards:read', scope: 'folders:uid:(hidden)' }],
+    });
 
     const write = await evaluate(auditor, { action: 'dashboards:write', resource: { kind: 'dashboards', uid: 'ev-dash' }, userId: subject.id });
-    expect(write.body).to.deep.equal({ allow: true, reasons: ['role (hidden) grants dashboards:write on dashboards:uid:ev-dash'] });
+    expect(write.body).to.deep.equal({
+      allow: true,
+      reasons: ['role (hidden) grants dashboards:write on dashboards:uid:ev-dash'],
+      reasonDetails: [{ kind: 'grant', role: '(hidden)', action: 'dashboards:write', scope: 'dashboards:uid:ev-dash' }],
+    });
 
     const denied = await evaluate(auditor, { action: 'dashboards:delete', resource: { kind: 'dashboards', uid: 'ev-dash' }, userId: subject.id });
     expect(denied.body).to.deep.equal({
       allow: false,
       reasons: [
         'no role grants dashboards:delete on dashboards:uid:ev-dash, folders:uid:(hidden), dashboards:uid:*, dashboards:*, folders:uid:*, folders:*, *',
+      ],
+      reasonDetails: [
+        {
+          kind: 'missing',
+          action: 'dashboards:delete',
+          scopes: ['dashboards:uid:ev-dash', 'folders:uid:(hidden)', 'dashboards:uid:*', 'dashboards:*', 'folders:uid:*', 'folders:*', '*'],
+        },
       ],
     });
     const text = JSON.stringify([read.body, write.body, denied.body]);
@@ -100,7 +131,11 @@ describe('POST /api/access-control/evaluate', () => {
 
     // the same asker about a Viewer: the basic roles are the same in every org and always show
     const basic = await evaluate(auditor, { action: 'teams:read', resource: { kind: 'teams', id: 'team-x' }, userId: viewer.id });
-    expect(basic.body).to.deep.equal({ allow: true, reasons: ['role basic:viewer grants teams:read on teams:*'] });
+    expect(basic.body).to.deep.equal({
+      allow: true,
+      reasons: ['role basic:viewer grants teams:read on teams:*'],
+      reasonDetails: [{ kind: 'grant', role: 'basic:viewer', action: 'teams:read', scope: 'teams:*' }],
+    });
   });
 
   it('404 for a user who is not a member of the org', async () => {

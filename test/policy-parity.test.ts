@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { ACTIONS } from '../src/authz/actions.ts';
-import type { ResourceRef, Subject } from '../src/authz/types.ts';
+import type { Decision, ResourceRef, Subject } from '../src/authz/types.ts';
 import { PolicyModule } from '../src/authz/wasm.ts';
 import { generateOrg } from './helpers/generated-org.ts';
 import { findOpa, REPO_ROOT } from './helpers/opa.ts';
@@ -143,7 +143,7 @@ describe('policy parity: permissions versus decision', function () {
       const instance = await (await PolicyModule.fromFile(path.join(REPO_ROOT, 'policies/build/authz.wasm'))).instantiate();
       instance.setData(org.document);
       const allows = (subject: Subject, orgId: string | null, action: string, resource: ResourceRef) =>
-        instance.evaluate('authz/decision', { subject, org_id: orgId, action, resource }) as { allow: boolean; reasons: string[] };
+        instance.evaluate('authz/decision', { subject, org_id: orgId, action, resource }) as Decision;
       let claims = 0;
       let covered = 0;
       for (const subject of org.subjects) {
@@ -178,20 +178,20 @@ describe('policy parity: permissions versus decision', function () {
               if (!decision.allow) continue;
               covered++;
               for (const reason of decision.reasons) {
-                const role = /^role \S+ grants (\S+) on (\S+)$/.exec(reason);
-                const acl = /^legacy ACL grants level \d+ on (\S+) to \S+$/.exec(reason);
-                const listed = role
-                  ? holds(role[1]!, role[2]!)
-                  : acl
-                    ? holds(action, acl[1]!)
-                    : /^a subject may \S+ on itself$/.test(reason)
-                      ? holds(action, `users:id:${subject.id}`)
-                      : /^a server admin may \S+ on every org$/.test(reason)
-                        ? holds(action, `orgs:id:${orgId}`)
-                        : false;
-                expect(listed, `${context}: ${action} on ${JSON.stringify(resource)} is allowed by "${reason}", which permissions does not list`).to.equal(
-                  true,
-                );
+                const listed =
+                  reason.kind === 'grant' && reason.scope !== undefined
+                    ? holds(reason.action, reason.scope)
+                    : reason.kind === 'acl'
+                      ? holds(action, reason.scope)
+                      : reason.kind === 'rule' && reason.rule === 'self'
+                        ? holds(action, `users:id:${subject.id}`)
+                        : reason.kind === 'rule' && reason.rule === 'server-admin'
+                          ? holds(action, `orgs:id:${orgId}`)
+                          : false;
+                expect(
+                  listed,
+                  `${context}: ${action} on ${JSON.stringify(resource)} is allowed by ${JSON.stringify(reason)}, which permissions does not list`,
+                ).to.equal(true);
               }
             }
           }

@@ -15,6 +15,7 @@ import pino, { type Logger } from 'pino';
 import { isAction } from '../src/authz/actions.ts';
 import { subjectOfUser } from '../src/accesscontrol/roles.ts';
 import { recordAudit, SYSTEM_ACTOR } from '../src/audit/writer.ts';
+import { renderReasons } from '../src/authz/reasons.ts';
 import type { AuthzInput } from '../src/authz/types.ts';
 import { ConfigError, describeDatabase, loadConfig, type Config } from '../src/config.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../src/crypto/password.ts';
@@ -297,8 +298,8 @@ const commands: Record<string, Command> = {
   },
   explain: {
     synopsis: '--org <orgId> --user <login> --action <action> [--resource <kind>:<uid> | <scope>]',
-    description: `Prints the policy's decision for that user (or service account) and its reasons, and
-      the input that reproduces it with opa eval. A resource is <kind>:<uid>, e.g.
+    description: `Prints the policy's decision for that user (or service account) and its reasons, in
+      English and as the policy gives them (data), and the input that reproduces it with opa eval. A resource is <kind>:<uid>, e.g.
       dashboards:d1, or a scope such as teams:id:<teamId>.`,
     options: ['--org', '--user', '--action', '--resource'],
     validate(args) {
@@ -320,7 +321,8 @@ const commands: Record<string, Command> = {
       const decision = await services.engine.explain(input);
       return [
         `${decision.allow ? 'allowed' : 'denied'}: ${user.login} ${action}${resource ? ` on ${resource}` : ''} in org ${org}`,
-        ...decision.reasons.map((reason) => `  - ${reason}`),
+        ...renderReasons(decision.reasons).map((reason) => `  - ${reason}`),
+        `reasons: ${JSON.stringify(decision.reasons)}`,
         `input: ${JSON.stringify(input)}`,
       ].join('\n');
     },

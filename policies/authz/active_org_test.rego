@@ -4,5 +4,6 @@ import data.authz
 
 test_the_active_org_entry_point_needs_no_data_document if {
 	req := {"subject": user("u_viewer"), "org_id": "org_main", "org": {"is_member": true}}
-	authz.active_org == {"allow": true, "reasons": ["a member of org org_main"]} with input as object.union(req, {"subject": {"pinned_org": null}})
+	accepted := {"allow": true, "reasons": [{"kind": "active-org", "via": "membership", "org": "org_main"}]}
+	authz.active_org == accepted with input as object.union(req, {"subject": {"pinned_org": null}})
 }

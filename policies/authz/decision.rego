@@ -21,9 +21,10 @@ import data.authz.subject
 # description: |
 #   Whether input.subject may do input.action on input.resource in input.org_id, and for a
 #   chat-driven action whether the chat checks pass too. Always {allow, reasons}: the grants that
-#   matched when allowed, what was missing when denied, sorted.
+#   matched when allowed, what was missing when denied. Reasons are data ({kind, ...}, listed in
+#   policies/README.md, "Reasons"), which the service words; each kind sorted on its own.
 # entrypoint: true
-default decision := {"allow": false, "reasons": ["the request could not be evaluated"]}
+default decision := {"allow": false, "reasons": [{"kind": "input"}]}
 
 # allowed: every grant that matched; denied: what was missing, only worked out on a deny. A plain
 # request (_is_plain) has no refusal with a message: its deny is only the reasons, and most often
@@ -93,7 +94,7 @@ _may_use_chat(request) if {
 # in to do so; a refused chat check names the agent type, tool and permission mode (the caller's
 # own) and the agent types' tools (documented), and a chat-driven request without chat:use names
 # that action. Every other refusal says only which action was refused.
-_refusal(grants) := {"allow": false, "reasons": sort(_denials), "message": concat("; ", sort(chat.problems))} if {
+_refusal(grants) := {"allow": false, "reasons": sort(_denials), "message": chat.message} if {
 	not chat.allows(input)
 } else := {"allow": false, "reasons": sort(_denials), "message": "permission denied: you need chat:use to do this"} if {
 	subject.is_active
@@ -197,12 +198,9 @@ unmet_requirements(holder) := array.concat(named, _more_unmet(count(unmet) - 10)
 
 _more_unmet(more) := [] if {
 	more <= 0
-} else := [concat("", ["and ", format_int(more, 10), " more requirements not granted"])]
+} else := [{"kind": "unmet-more", "need": "requirement", "count": more}]
 
-_unmet(requirement) := concat("", [
-	"no role grants ", _text(requirement.action), " on ", _resource_text(requirement.resource),
-	", which the request requires",
-])
+_unmet(requirement) := {"kind": "unmet", "need": "requirement", "action": _text(requirement.action), "scope": _resource_text(requirement.resource)}
 
 _resource_text(resource) := scopes.target(resource).scope if {
 	scopes.target(resource)
@@ -263,8 +261,9 @@ _candidates := scopes.candidates(_target)
 # A subject that may not act has no roles and no principals, so it is granted nothing.
 #
 # Each kind of reason is sorted on its own and the sorted arrays are joined, rather than a union
-# of sets sorted at the end (a union builds a new set): the kinds sort apart by their first word,
-# "a subject may" < "legacy ACL grants" < "role" < "setup", so the result is the same.
+# of sets sorted at the end (a union builds a new set): the rules' reasons (a subject on itself,
+# a member on its org, a server admin on an org) first, then legacy ACL entries, then roles',
+# then the open setup wizard's.
 default _grants := []
 
 _grants := grants_on(input.resource, input.action) if {
@@ -362,7 +361,7 @@ _denials contains problem if {
 	some problem in subject.problems
 }
 
-_denials contains "no action given" if not _action
+_denials contains {"kind": "input", "field": "action"} if not _action
 
 _denials contains scopes.problem(input.resource) if {
 	_has_resource(input)
@@ -386,7 +385,7 @@ _denials contains problem if {
 
 _denials_of_other_fields contains problem if some problem in chat.problems
 
-_denials_of_other_fields contains "no role grants chat:use, which a chat-driven request needs" if {
+_denials_of_other_fields contains {"kind": "unmet", "need": "chat", "action": "chat:use"} if {
 	subject.is_active
 	not _may_use_chat(input)
 }
@@ -396,21 +395,25 @@ _denials_of_other_fields contains problem if {
 	some problem in delegation.missing(input)
 }
 
-_denials_of_other_fields contains concat("", ["no role grants ", _creation_of(input.action), " on the destination ", _destination_scope]) if {
+# a destination of no known shape has no scope to name
+_denials_of_other_fields contains object.union(
+	{"kind": "unmet", "need": "destination", "action": _creation_of(input.action)},
+	_destination_scope,
+) if {
 	subject.is_active
 	not _destination_allows(input)
 }
 
-_destination_scope := scopes.target(input.destination).scope if {
+_destination_scope := {"scope": scopes.target(input.destination).scope} if {
 	scopes.target(input.destination)
-} else := "of no known shape"
+} else := {}
 
 _denials_of_other_fields contains problem if {
 	subject.is_active
 	some problem in unmet_requirements(input)
 }
 
-_denials_of_other_fields contains "the request's requires must be a list of {action, resource}" if {
+_denials_of_other_fields contains {"kind": "input", "field": "requires"} if {
 	input.requires
 	not is_array(input.requires)
 }
@@ -425,8 +428,10 @@ _denials_of_other_fields contains delegation.server_admin_refusal if {
 	delegation.protects_server_admin(input)
 }
 
-_missing_grant := concat("", ["no role grants ", _action, " on ", concat(", ", _candidates)]) if {
+# the request's own action, granted on none of the target's candidate scopes (most specific
+# first), or on no scope at all without a target
+_missing_grant := {"kind": "missing", "action": _action, "scopes": _candidates} if {
 	_candidates
-} else := concat("", ["no role grants ", _action, " on any scope"]) if {
+} else := {"kind": "missing", "action": _action} if {
 	not _has_resource(input)
 }

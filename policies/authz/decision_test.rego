@@ -117,27 +117,27 @@ _deny(reasons) := {"allow": false, "reasons": reasons}
 
 test_editor_writes_a_nested_dashboard_through_its_builtin_role if {
 	_decide(request(user("u_editor"), "dashboards:write", dashboard("d_deep"))) == {"allow": true, "reasons": [
-		"role basic:editor grants dashboards:* on dashboards:*",
-		"role basic:editor grants dashboards:* on folders:*",
+		{"kind": "grant", "role": "basic:editor", "action": "dashboards:*", "scope": "dashboards:*"},
+		{"kind": "grant", "role": "basic:editor", "action": "dashboards:*", "scope": "folders:*"},
 	]}
 }
 
 test_viewer_may_not_write_and_is_told_every_candidate_scope if {
-	_decide(request(user("u_viewer"), "dashboards:write", dashboard("d_deep"))) == _deny([concat("", [
-		"no role grants dashboards:write on dashboards:uid:d_deep, folders:uid:f_deep, folders:uid:f_team, ",
-		"folders:uid:f_root, dashboards:uid:*, dashboards:*, folders:uid:*, folders:*, *",
-	])])
+	_decide(request(user("u_viewer"), "dashboards:write", dashboard("d_deep"))) == _deny([{"kind": "missing", "action": "dashboards:write", "scopes": [
+		"dashboards:uid:d_deep", "folders:uid:f_deep", "folders:uid:f_team", "folders:uid:f_root",
+		"dashboards:uid:*", "dashboards:*", "folders:uid:*", "folders:*", "*",
+	]}])
 }
 
 test_team_grant_on_a_folder_covers_dashboards_of_its_subfolders if {
 	_decide(request(user("u_ops"), "dashboards:write", dashboard("d_deep"))) == {"allow": true, "reasons": [
-		"role managed:teams:t_ops:permissions grants dashboards:write on folders:uid:f_team",
+		{"kind": "grant", "role": "managed:teams:t_ops:permissions", "action": "dashboards:write", "scope": "folders:uid:f_team"},
 	]}
 }
 
 test_direct_dashboard_grant_adds_to_what_folders_give if {
 	_decide(request(user("u_ops"), "dashboards:write", dashboard("d_root"))) == {"allow": true, "reasons": [
-		"role managed:users:u_ops:permissions grants dashboards:write on dashboards:uid:d_root",
+		{"kind": "grant", "role": "managed:users:u_ops:permissions", "action": "dashboards:write", "scope": "dashboards:uid:d_root"},
 	]}
 	_allowed(request(user("u_ops"), "dashboards:write", dashboard("d_team")))
 }
@@ -158,53 +158,53 @@ test_alert_rule_inherits_from_its_folders if {
 
 test_server_admin_member_holds_everything if {
 	_decide(request(server_admin("u_root"), "users:write", {"kind": "users", "id": 5})) == {"allow": true, "reasons": [
-		"role basic:server_admin grants * on *",
+		{"kind": "grant", "role": "basic:server_admin", "action": "*", "scope": "*"},
 	]}
 }
 
 test_server_admin_who_is_not_a_member_is_denied if {
-	_decide(request(server_admin("u_stranger"), "dashboards:read", dashboard("d_root"))) == _deny(["not a member of org org_main"])
+	_decide(request(server_admin("u_stranger"), "dashboards:read", dashboard("d_root"))) == _deny([{"kind": "org", "problem": "not-member", "org": "org_main"}])
 }
 
 test_server_admin_acts_outside_an_org if {
 	req := {"subject": server_admin("u_stranger"), "org_id": null, "action": "orgs:create"}
-	_decide(req) == {"allow": true, "reasons": ["role basic:server_admin grants * on some scope"]}
+	_decide(req) == {"allow": true, "reasons": [{"kind": "grant", "role": "basic:server_admin", "action": "*"}]}
 }
 
 test_only_a_server_admin_acts_outside_an_org if {
 	req := {"subject": user("u_admin"), "org_id": null, "action": "orgs:create"}
-	_decide(req) == _deny(["only a server admin may act outside an org"])
+	_decide(req) == _deny([{"kind": "org", "problem": "server-level"}])
 }
 
 test_disabled_subject_is_denied if {
 	disabled := object.union(user("u_admin"), {"disabled": true})
-	_decide(request(disabled, "dashboards:read", dashboard("d_root"))) == _deny(["subject is disabled"])
+	_decide(request(disabled, "dashboards:read", dashboard("d_root"))) == _deny([{"kind": "subject", "problem": "disabled"}])
 }
 
 test_anonymous_subject_is_denied if {
-	_decide(request({"kind": "anonymous"}, "dashboards:read", dashboard("d_root"))) == _deny(["subject is anonymous"])
+	_decide(request({"kind": "anonymous"}, "dashboards:read", dashboard("d_root"))) == _deny([{"kind": "subject", "problem": "anonymous"}])
 }
 
 test_without_a_resource_the_action_held_on_any_scope_counts if {
 	req := {"subject": user("u_editor"), "org_id": "org_main", "action": "alert.rules:create"}
-	_decide(req) == {"allow": true, "reasons": ["role basic:editor grants alert.rules:create on some scope"]}
+	_decide(req) == {"allow": true, "reasons": [{"kind": "grant", "role": "basic:editor", "action": "alert.rules:create"}]}
 }
 
 test_without_a_resource_an_action_held_nowhere_is_denied if {
 	req := {"subject": user("u_viewer"), "org_id": "org_main", "action": "alert.rules:create"}
-	_decide(req) == _deny(["no role grants alert.rules:create on any scope"])
+	_decide(req) == _deny([{"kind": "missing", "action": "alert.rules:create"}])
 }
 
 test_scope_resource if {
 	_allowed(request(user("u_viewer"), "teams:read", {"scope": "teams:id:4"}))
 	_allowed(request(user("u_viewer"), "dashboards:read", {"scope": "dashboards:*"}))
-	_decide(request(user("u_viewer"), "dashboards:read", {"scope": "*"})) == _deny(["no role grants dashboards:read on *"])
+	_decide(request(user("u_viewer"), "dashboards:read", {"scope": "*"})) == _deny([{"kind": "missing", "action": "dashboards:read", "scopes": ["*"]}])
 	_allowed(request(user("u_admin"), "dashboards:read", {"scope": "*"}))
 }
 
 test_a_connectors_viewer_entry_lets_every_member_query_it if {
 	_decide(request(user("u_viewer"), "connectors:query", {"kind": "connectors", "uid": "c_open"})) == {"allow": true, "reasons": [
-		"role managed:builtins:viewer:permissions grants connectors:query on connectors:uid:c_open",
+		{"kind": "grant", "role": "managed:builtins:viewer:permissions", "action": "connectors:query", "scope": "connectors:uid:c_open"},
 	]}
 	_allowed(request(user("u_editor"), "connectors:query", {"kind": "connectors", "uid": "c_open"}))
 }
@@ -212,134 +212,91 @@ test_a_connectors_viewer_entry_lets_every_member_query_it if {
 test_a_connector_without_role_entries_is_queried_by_its_grantees_only if {
 	connector := {"kind": "connectors", "uid": "c_restricted"}
 	_decide(request(user("u_viewer"), "connectors:query", connector)) == _deny([
-		"no role grants connectors:query on connectors:uid:c_restricted, connectors:uid:*, connectors:*, *",
+		{"kind": "missing", "action": "connectors:query", "scopes": ["connectors:uid:c_restricted", "connectors:uid:*", "connectors:*", "*"]},
 	])
 	_decide(request(user("u_ops"), "connectors:query", connector)) == {"allow": true, "reasons": [
-		"role managed:teams:t_ops:permissions grants connectors:query on connectors:uid:c_restricted",
+		{"kind": "grant", "role": "managed:teams:t_ops:permissions", "action": "connectors:query", "scope": "connectors:uid:c_restricted"},
 	]}
 	_allowed(request(user("u_admin"), "connectors:query", connector))
 }
 
 test_legacy_user_entry_on_the_dashboard if {
 	req := request(user("u_none"), "dashboards:read", dashboard("d_root"))
-	_decide(req) == {"allow": true, "reasons": ["legacy ACL grants level 1 on dashboards:uid:d_root to user:u_none"]}
+	_decide(req) == {"allow": true, "reasons": [{"kind": "acl", "level": 1, "scope": "dashboards:uid:d_root", "principal": "user:u_none"}]}
 	not _decide_without_legacy(req).allow
 	not _allowed(request(user("u_none"), "dashboards:write", dashboard("d_root")))
 }
 
 test_legacy_team_entry_on_an_ancestor_folder if {
 	req := request(user("u_none"), "dashboards:delete", dashboard("d_top"))
-	_decide(req) == {"allow": true, "reasons": ["legacy ACL grants level 2 on folders:uid:f_root to team:t_legacy"]}
+	_decide(req) == {"allow": true, "reasons": [{"kind": "acl", "level": 2, "scope": "folders:uid:f_root", "principal": "team:t_legacy"}]}
 	not _decide_without_legacy(req).allow
 }
 
 test_legacy_role_entry_manages_permissions if {
 	req := request(user("u_none"), "dashboards.permissions:write", dashboard("d_team"))
-	_decide(req) == {"allow": true, "reasons": ["legacy ACL grants level 4 on folders:uid:f_team to role:None"]}
+	_decide(req) == {"allow": true, "reasons": [{"kind": "acl", "level": 4, "scope": "folders:uid:f_team", "principal": "role:None"}]}
 	not _decide_without_legacy(req).allow
 }
 
-_chat_request(subject, chat) := object.union(request(subject, "dashboards:write", dashboard("d_deep")), {"chat": chat})
-
-_chat := {"agent_type": "investigator", "tool": "dashboards_update", "permission_mode": "default", "write": true}
-
-# a chat refusal tells the caller which chat check refused
-_chat_deny(reasons) := object.union(_deny(reasons), {"message": concat("; ", reasons)})
-
-test_chat_action_passing_all_three_checks_is_allowed if {
-	_allowed(_chat_request(user("u_editor"), _chat))
-}
-
-test_chat_tool_not_allowed_for_the_agent_type_denies if {
-	req := _chat_request(user("u_editor"), object.union(_chat, {"tool": "users_delete"}))
-	_decide(req) == _chat_deny(["chat: tool users_delete is not allowed for agent type investigator"])
-}
-
-test_chat_read_only_mode_denies_a_write if {
-	req := _chat_request(user("u_editor"), object.union(_chat, {"permission_mode": "read_only"}))
-	_decide(req) == _chat_deny(["chat: permission mode read_only forbids writes"])
-}
-
-test_chat_action_rbac_does_not_allow_denies if {
-	_decide(_chat_request(user("u_viewer"), _chat)) == _deny([concat("", [
-		"no role grants dashboards:write on dashboards:uid:d_deep, folders:uid:f_deep, folders:uid:f_team, ",
-		"folders:uid:f_root, dashboards:uid:*, dashboards:*, folders:uid:*, folders:*, *",
-	])])
-}
-
-test_chat_action_needs_chat_use_besides_its_own_action if {
-	# u_none writes d_deep through the legacy ACL (role:None, level 4 on f_team), and holds no role
-	plain := request(user("u_none"), "dashboards:write", dashboard("d_deep"))
-	_allowed(plain)
-	_decide(_chat_request(user("u_none"), _chat)) == object.union(
-		_deny(["no role grants chat:use, which a chat-driven request needs"]),
-		{"message": "permission denied: you need chat:use to do this"},
-	)
-}
-
-test_chat_refusal_with_rbac_also_refusing_names_the_chat_checks_only if {
-	req := _chat_request(user("u_viewer"), object.union(_chat, {"tool": "users_delete", "permission_mode": "read_only"}))
-	_decide(req).message == "chat: permission mode read_only forbids writes; chat: tool users_delete is not allowed for agent type investigator"
-}
-
 test_empty_input_is_denied_with_reasons if {
-	_decide({}) == _deny(["no action given", "no subject"])
+	_decide({}) == _deny([{"kind": "input", "field": "action"}, {"kind": "subject", "problem": "missing"}])
 }
 
 test_input_that_is_not_an_object_is_denied if {
-	_decide("junk") == _deny(["no action given", "no subject"])
+	_decide("junk") == _deny([{"kind": "input", "field": "action"}, {"kind": "subject", "problem": "missing"}])
 }
 
 test_missing_action_is_denied if {
-	_decide(request(user("u_admin"), "", dashboard("d_root"))) == _deny(["no action given"])
+	_decide(request(user("u_admin"), "", dashboard("d_root"))) == _deny([{"kind": "input", "field": "action"}])
 }
 
 test_unknown_resource_kind_is_denied if {
-	_decide(request(user("u_admin"), "bananas:read", {"kind": "bananas", "uid": "b1"})) == _deny(["unknown resource kind bananas"])
+	unknown_kind := {"kind": "input", "field": "resource", "resourceKind": "bananas"}
+	_decide(request(user("u_admin"), "bananas:read", {"kind": "bananas", "uid": "b1"})) == _deny([unknown_kind])
 }
 
 test_null_resource_is_denied if {
 	_decide(request(user("u_admin"), "dashboards:read", null)) == _deny([
-		"resource must be {kind, uid}, {kind, id} or {scope} with a scope *, <kind>:* or <kind>:<attr>:<value>",
+		{"kind": "input", "field": "resource"},
 	])
 }
 
-# a stand-in for a builtin that fails
-_undefined(x) := x if not x
-
+# sort failing as a builtin does on a bad operand (sum of reasons: an error, so no result)
 test_decision_is_a_deny_even_when_it_cannot_be_evaluated if {
-	_decide({}) == _deny(["the request could not be evaluated"]) with sort as _undefined
+	_decide({}) == _deny([{"kind": "input"}]) with sort as sum
 }
 
 test_org_admin_is_refused_a_server_action_in_its_org if {
-	_decide(request(user("u_admin"), "roles:seed", {"kind": "orgs", "id": "org_main"})) == _deny(["only a server admin may roles:seed"])
+	_decide(request(user("u_admin"), "roles:seed", {"kind": "orgs", "id": "org_main"})) == _deny([{"kind": "server-only", "action": "roles:seed"}])
 	_allowed(request(server_admin("u_root"), "roles:seed", {"kind": "orgs", "id": "org_main"}))
 }
 
 test_a_member_without_roles_reads_itself if {
-	_decide(request(user("u_root"), "users:read", {"kind": "users", "id": "u_root"})) == {"allow": true, "reasons": ["a subject may users:read on itself"]}
+	own := {"kind": "rule", "rule": "self", "action": "users:read"}
+	_decide(request(user("u_root"), "users:read", {"kind": "users", "id": "u_root"})) == {"allow": true, "reasons": [own]}
 	not _allowed(request(user("u_root"), "users:read", {"kind": "users", "id": "u_viewer"}))
 }
 
 test_a_user_reads_itself_outside_any_org if {
 	req := {"subject": user("u_stranger"), "org_id": null, "action": "users:read", "resource": {"kind": "users", "id": "u_stranger"}}
-	_decide(req) == {"allow": true, "reasons": ["a subject may users:read on itself"]}
+	_decide(req) == {"allow": true, "reasons": [{"kind": "rule", "rule": "self", "action": "users:read"}]}
 }
 
 test_reasons_of_every_kind_are_sorted_together if {
 	_decide(request(server_admin("u_root"), "dashboards:read", dashboard("d_team"))).reasons == [
-		"legacy ACL grants level 4 on folders:uid:f_team to role:None",
-		"role basic:server_admin grants * on *",
+		{"kind": "acl", "level": 4, "scope": "folders:uid:f_team", "principal": "role:None"},
+		{"kind": "grant", "role": "basic:server_admin", "action": "*", "scope": "*"},
 	]
 	_decide(request(user("u_admin"), "users:read", {"kind": "users", "id": "u_admin"})).reasons == [
-		"a subject may users:read on itself",
-		"role basic:admin grants * on *",
+		{"kind": "rule", "rule": "self", "action": "users:read"},
+		{"kind": "grant", "role": "basic:admin", "action": "*", "scope": "*"},
 	]
 }
 
 test_a_role_write_needs_every_delegated_permission if {
 	req := object.union(request(user("u_editor"), "dashboards:write", dashboard("d_deep")), {"delegate": [{"action": "teams:write", "scope": "teams:*"}]})
-	refusal := _deny(["you do not hold teams:write on teams:*, which the change grants"])
+	refusal := _deny([{"kind": "unmet", "need": "delegation", "action": "teams:write", "scope": "teams:*"}])
 	message := "permission denied: this change grants permissions you do not hold, and you can only grant what you hold"
 	_decide(req) == object.union(refusal, {"message": message})
 	held := [{"action": "dashboards:read", "scope": "dashboards:uid:d_deep"}]
@@ -349,7 +306,7 @@ test_a_role_write_needs_every_delegated_permission if {
 
 test_a_server_admin_administers_an_org_it_is_not_a_member_of if {
 	req := {"subject": server_admin("u_stranger"), "org_id": "org_main", "action": "org.users:add", "resource": {"kind": "orgs", "id": "org_main"}}
-	_decide(req) == {"allow": true, "reasons": ["a server admin may org.users:add on every org"]}
+	_decide(req) == {"allow": true, "reasons": [{"kind": "rule", "rule": "server-admin", "action": "org.users:add"}]}
 	not _allowed({"subject": server_admin("u_stranger"), "org_id": "org_main", "action": "dashboards:read", "resource": {"kind": "orgs", "id": "org_main"}})
 	not _allowed({"subject": server_admin("u_stranger"), "org_id": "org_main", "action": "orgs:read", "resource": {"kind": "orgs", "id": "org_other"}})
 	not _allowed({"subject": user("u_stranger"), "org_id": "org_main", "action": "orgs:read", "resource": {"kind": "orgs", "id": "org_main"}})
@@ -357,11 +314,11 @@ test_a_server_admin_administers_an_org_it_is_not_a_member_of if {
 
 test_every_member_reads_its_active_org_but_not_an_org_by_id if {
 	active_org := {"subject": user("u_viewer"), "org_id": "org_main", "action": "orgs:read"}
-	_decide(active_org) == {"allow": true, "reasons": ["a member may orgs:read the org it is in"]}
+	_decide(active_org) == {"allow": true, "reasons": [{"kind": "rule", "rule": "member", "action": "orgs:read"}]}
 	_allowed(object.union(active_org, {"subject": user("u_root")}))
 	_decide(object.union(active_org, {"subject": user("u_admin")})).reasons == [
-		"a member may orgs:read the org it is in",
-		"role basic:admin grants * on some scope",
+		{"kind": "rule", "rule": "member", "action": "orgs:read"},
+		{"kind": "grant", "role": "basic:admin", "action": "*"},
 	]
 	not _allowed(object.union(active_org, {"resource": {"kind": "orgs", "id": "org_main"}}))
 	not _allowed(object.union(active_org, {"subject": user("u_stranger")}))
@@ -370,13 +327,13 @@ test_every_member_reads_its_active_org_but_not_an_org_by_id if {
 }
 
 test_only_a_server_admin_changes_org_quotas if {
-	_decide(request(user("u_admin"), "orgs.quotas:write", {"kind": "orgs", "id": "org_main"})) == _deny(["only a server admin may orgs.quotas:write"])
+	_decide(request(user("u_admin"), "orgs.quotas:write", {"kind": "orgs", "id": "org_main"})) == _deny([{"kind": "server-only", "action": "orgs.quotas:write"}])
 }
 
 test_only_a_server_admin_changes_a_server_admins_org_membership if {
 	target := {"kind": "users", "id": "u_editor"}
 	refused := object.union(request(user("u_admin"), "org.users:remove", target), {"target_user": {"server_admin": true}})
-	_decide(refused) == _deny(["only a server admin may change a server admin's org role or membership"])
+	_decide(refused) == _deny([{"kind": "protected"}])
 	_allowed(object.union(request(user("u_admin"), "org.users:remove", target), {"target_user": {"server_admin": false}}))
 	_allowed(object.union(request(server_admin("u_admin"), "org.users:write", target), {"target_user": {"server_admin": true}}))
 }
@@ -403,7 +360,7 @@ test_a_move_needs_create_on_the_destination if {
 	stuck := _moved(request(user("u_ops"), "dashboards:write", dashboard("d_team")), "f_deep")
 	_decide(stuck) == {
 		"allow": false,
-		"reasons": ["no role grants dashboards:create on the destination folders:uid:f_deep"],
+		"reasons": [{"kind": "unmet", "need": "destination", "action": "dashboards:create", "scope": "folders:uid:f_deep"}],
 		"message": "permission denied: you need dashboards:create on the destination folder to do this",
 	}
 
@@ -421,7 +378,7 @@ test_a_destination_of_no_known_shape_is_refused if {
 	req := object.union(request(user("u_editor"), "dashboards:write", dashboard("d_team")), {"destination": {"kind": "nope"}})
 	refused := _decide(req)
 	not refused.allow
-	"no role grants dashboards:create on the destination of no known shape" in refused.reasons
+	{"kind": "unmet", "need": "destination", "action": "dashboards:create"} in refused.reasons
 }
 
 _requiring(req, connector_uids) := object.union(req, {"requires": [_query_on(uid) | some uid in connector_uids]})
@@ -433,7 +390,7 @@ test_every_requirement_must_be_granted if {
 	_allowed(_requiring(create, ["c_open"]))
 	_decide(_requiring(create, ["c_open", "c_restricted"])) == {
 		"allow": false,
-		"reasons": ["no role grants connectors:query on connectors:uid:c_restricted, which the request requires"],
+		"reasons": [{"kind": "unmet", "need": "requirement", "action": "connectors:query", "scope": "connectors:uid:c_restricted"}],
 		"message": "permission denied: you need connectors:query on every connector the alert rule reads",
 	}
 
@@ -451,7 +408,7 @@ test_a_plan_is_approved_by_a_writer_other_than_its_author if {
 	_allowed(_authored_by(approve, "u_editor", "differ"))
 	_decide(_authored_by(approve, "u_admin", "differ")) == {
 		"allow": false,
-		"reasons": ["the subject is the author, and the author may not do this"],
+		"reasons": [{"kind": "author", "must": "differ"}],
 		"message": "permission denied: a plan's author may not approve it; another user must",
 	}
 }
@@ -467,14 +424,14 @@ test_only_the_author_cancels_a_plan if {
 	_allowed(_authored_by(cancel, "u_viewer", "match"))
 	_decide(_authored_by(cancel, "u_editor", "match")) == {
 		"allow": false,
-		"reasons": ["the subject is not the author, and only the author may do this"],
+		"reasons": [{"kind": "author", "must": "match"}],
 		"message": "permission denied: only a plan's author may cancel it",
 	}
 }
 
 test_a_malformed_author_is_refused_without_a_message if {
 	refused := _decide(object.union(request(user("u_admin"), "connectors:write", _plan_connector), {"author": {"id": "u_editor"}}))
-	refused == {"allow": false, "reasons": ["the request's author must be {kind, id, must: differ|match}"]}
+	refused == {"allow": false, "reasons": [{"kind": "input", "field": "author"}]}
 }
 
 test_requirements_do_not_replace_the_action_itself if {
@@ -492,8 +449,15 @@ test_malformed_requirements_are_refused if {
 	not_a_list := _decide(object.union(base, {"requires": "connectors:query"}))
 	not not_a_list.allow
 	not not_a_list.message
-	"the request's requires must be a list of {action, resource}" in not_a_list.reasons
+	{"kind": "input", "field": "requires"} in not_a_list.reasons
 	unknown := _decide(object.union(base, {"requires": [{"action": 7, "resource": {"kind": "nope"}}]}))
 	not unknown.allow
-	"no role grants 7 on {\"kind\":\"nope\"}, which the request requires" in unknown.reasons
+	{"kind": "unmet", "need": "requirement", "action": "7", "scope": "{\"kind\":\"nope\"}"} in unknown.reasons
+}
+
+# a server admin's org administration reads the org's kind and id alone: a resource that is no
+# target otherwise (a stray empty uid) is still the org, and the reasons are the rule's alone
+test_a_server_admin_administers_an_org_named_by_id_alone if {
+	req := request(server_admin("u_stranger"), "orgs:write", {"kind": "orgs", "id": "org_main", "uid": ""})
+	_decide(req) == {"allow": true, "reasons": [{"kind": "rule", "rule": "server-admin", "action": "orgs:write"}]}
 }

@@ -20,7 +20,7 @@ test_a_folder_delete_needs_delete_on_everything_it_removes if {
 	_allowed(_team_folder_delete(user("u_admin"), true))
 	_decide(_team_folder_delete(user("u_none"), true)) == {
 		"allow": false,
-		"reasons": ["no role grants alert.rules:delete on alert.rules:uid:r_deep, which the request requires"],
+		"reasons": [{"kind": "unmet", "need": "requirement", "action": "alert.rules:delete", "scope": "alert.rules:uid:r_deep"}],
 		"message": concat("", [
 			"permission denied: you need alert.rules:delete, dashboards:delete, folders:delete ",
 			"on every alert rule and dashboard and folder the folder holds",
@@ -36,8 +36,8 @@ test_a_deny_names_ten_unmet_requirements_and_counts_the_rest if {
 	refused := _decide(object.union(request(user("u_viewer"), "folders:read", folder), {"requires": dashboards}))
 	not refused.allow
 	count(refused.reasons) == 11
-	"no role grants dashboards:delete on dashboards:uid:d_1, which the request requires" in refused.reasons
-	"no role grants dashboards:delete on dashboards:uid:d_10, which the request requires" in refused.reasons
-	"and 15 more requirements not granted" in refused.reasons
-	not "no role grants dashboards:delete on dashboards:uid:d_11, which the request requires" in refused.reasons
+	{"kind": "unmet", "need": "requirement", "action": "dashboards:delete", "scope": "dashboards:uid:d_1"} in refused.reasons
+	{"kind": "unmet", "need": "requirement", "action": "dashboards:delete", "scope": "dashboards:uid:d_10"} in refused.reasons
+	{"kind": "unmet-more", "need": "requirement", "count": 15} in refused.reasons
+	not {"kind": "unmet", "need": "requirement", "action": "dashboards:delete", "scope": "dashboards:uid:d_11"} in refused.reasons
 }

@@ -26,12 +26,13 @@ test_plain_is_counted_with_and_without_a_resource if {
 # adds its refusal, and an inactive subject or a resource of no known shape has no grant to name.
 test_a_plain_deny_names_every_denial if {
 	_decide({"subject": user("u_viewer"), "org_id": "org_main", "action": "orgs:create"}).reasons == [
-		"no role grants orgs:create on any scope",
-		"only a server admin may orgs:create",
+		{"kind": "missing", "action": "orgs:create"},
+		{"kind": "server-only", "action": "orgs:create"},
 	]
 	disabled := object.union(user("u_viewer"), {"disabled": true})
-	_decide(request(disabled, "dashboards:write", dashboard("d_deep"))).reasons == ["subject is disabled"]
-	_decide(request(user("u_viewer"), "dashboards:write", {"kind": "nope", "uid": "x"})).reasons == ["unknown resource kind nope"]
+	_decide(request(disabled, "dashboards:write", dashboard("d_deep"))).reasons == [{"kind": "subject", "problem": "disabled"}]
+	unknown_kind := {"kind": "input", "field": "resource", "resourceKind": "nope"}
+	_decide(request(user("u_viewer"), "dashboards:write", {"kind": "nope", "uid": "x"})).reasons == [unknown_kind]
 	authz._denied_for_grant_alone with input as request(user("u_viewer"), "dashboards:write", dashboard("d_deep"))
 		with data.members as org.members
 		with data.builtin_roles as org.builtin_roles

@@ -14,19 +14,19 @@ _setup_user(server_admin) := {"id": "u1", "kind": "user", "server_admin": server
 _setup_decide(subject, open) := _setup_decide_input({"subject": subject, "org_id": null, "action": "settings:write", "setup": {"open": open}})
 
 test_anyone_changes_setup_while_it_is_open if {
-	_setup_decide(_not_signed_in, true) == {"allow": true, "reasons": ["setup is open: anyone may settings:write until the first user exists"]}
+	_setup_decide(_not_signed_in, true) == {"allow": true, "reasons": [{"kind": "rule", "rule": "setup-open", "action": "settings:write"}]}
 }
 
 test_once_closed_a_caller_who_has_not_signed_in_is_told_to if {
 	_setup_decide(_not_signed_in, false) == {
 		"allow": false,
-		"reasons": ["subject is anonymous"],
+		"reasons": [{"kind": "subject", "problem": "anonymous"}],
 		"message": "setup is done: sign in as a server admin to change it",
 	}
 }
 
 test_once_closed_only_a_server_admin_changes_it if {
-	_setup_decide(_setup_user(true), false) == {"allow": true, "reasons": ["role basic:server_admin grants * on some scope"]}
+	_setup_decide(_setup_user(true), false) == {"allow": true, "reasons": [{"kind": "grant", "role": "basic:server_admin", "action": "*"}]}
 	refused := _setup_decide(_setup_user(false), false)
 	not refused.allow
 	not refused.message
@@ -42,7 +42,7 @@ test_an_open_setup_opens_nothing_else if {
 		with data.members as {"u1": {"role": "Admin", "teams": [], "roles": []}}
 		with data.builtin_roles as {"Admin": ["basic:admin"]}
 		with data.roles as {"basic:admin": {"*": {"*": true}}}
-	refused == {"allow": false, "reasons": ["only a server admin may settings:write"]}
+	refused == {"allow": false, "reasons": [{"kind": "server-only", "action": "settings:write"}]}
 }
 
 test_without_the_fact_setup_is_closed if {

@@ -1,11 +1,13 @@
 /**
  * Explaining decisions to the people who audit them (POST /api/access-control/evaluate, who-can,
- * the CLI's explain). The policy decides and words its reasons; this module only reads them:
- * it takes apart the grants a reason names and hides, in what it shows an asker, every name the
- * asker may not read — whether the asker may is asked of the policy too.
+ * the CLI's explain). The policy decides and gives its reasons as data (src/authz/reasons.ts
+ * words them); this module reads their fields: the grants behind an allow, and, in what it shows
+ * an asker, every name the asker may not read hidden — whether the asker may is asked of the
+ * policy too.
  */
 import type { Decision, OrgDocument, ResourceRef } from '../authz/types.ts';
 import type { Action } from '../authz/actions.ts';
+import { REASON_SCHEMA, renderReason, renderReasons, type Reason } from '../authz/reasons.ts';
 
 /** What stands for a name the asker may not read. */
 export const HIDDEN = '(hidden)';
@@ -25,16 +27,12 @@ const READ_ACTION: Record<string, Action> = {
   investigations: 'investigations:read',
 };
 
-/**
- * The names a reason can hold: a role (`role <uid> grants`), a legacy ACL principal
- * (`to user:<id>` / `to team:<id>`, at the end) and a resource scope (`<kind>:uid|id:<value>`).
- */
-const NAME = /\brole (\S+)(?= grants)|\bto (user|team):(\S+)$|\b([a-z][a-z.]*):(uid|id):([^\s,]+)/g;
-
 /** Roles whose definitions are the same in every org (src/accesscontrol/builtin-roles.ts), and org-role grants: never hidden. */
 const PUBLIC_ROLE = /^(basic:|fixed:|managed:builtins:)/;
 const MANAGED_USER_ROLE = /^managed:users:(.+):permissions$/;
 const MANAGED_TEAM_ROLE = /^managed:teams:(.+):permissions$/;
+/** A scope that names one resource: `<kind>:uid|id:<value>`. */
+const NAMED_SCOPE = /^([a-z][a-z.]*):(uid|id):(.+)$/;
 
 /** The resources the asker may do `action` on, among `resources` (one policy call for the lot). */
 export type MayRead = (action: Action, resources: ResourceRef[]) => Promise<ResourceRef[]>;
@@ -46,25 +44,85 @@ interface NameCheck {
   resource: ResourceRef;
 }
 
+/** A name a reason holds, by what it is: a role uid, a legacy ACL principal, a scope. */
+type Name = { role: string } | { principal: string } | { scope: string };
+const keyOf = (name: Name): string => ('role' in name ? `role ${name.role}` : 'principal' in name ? `principal ${name.principal}` : `scope ${name.scope}`);
+
+/** The names a reason holds, read from its fields. */
+function namesOf(reason: Reason): Name[] {
+  switch (reason.kind) {
+    case 'grant':
+      return reason.scope === undefined ? [{ role: reason.role }] : [{ role: reason.role }, { scope: reason.scope }];
+    case 'acl':
+      return [{ principal: reason.principal }, { scope: reason.scope }];
+    case 'missing':
+      return (reason.scopes ?? []).map((scope) => ({ scope }));
+    case 'unmet':
+      return reason.scope === undefined ? [] : [{ scope: reason.scope }];
+    default:
+      return [];
+  }
+}
+
 /**
  * The check that shows a name, null when it is always shown, 'never' when nothing shows it.
  * Shown without asking: wildcards, the resource the asker named, the evaluated user (only its
- * own `user:` key and managed role can match it), and the roles every org shares.
+ * own `user:` key and managed role can match it), org roles' ACL keys, and the roles every org shares.
  */
-function checkFor(match: RegExpMatchArray, subjectId: string, named: string | null): NameCheck | null | 'never' {
-  const [, role, principalKind, principalId, kind, attr, value] = match;
-  if (role !== undefined) {
+function checkFor(name: Name, subjectId: string, named: string | null): NameCheck | null | 'never' {
+  if ('role' in name) {
+    const role = name.role;
     if (PUBLIC_ROLE.test(role) || MANAGED_USER_ROLE.exec(role)?.[1] === subjectId) return null;
     const team = MANAGED_TEAM_ROLE.exec(role)?.[1];
     if (team !== undefined) return { action: 'teams:read', resource: { kind: 'teams', id: team } };
     return { action: 'roles:read', resource: { kind: 'roles', uid: role } };
   }
-  if (principalKind === 'user') return principalId === subjectId ? null : 'never';
-  if (principalKind === 'team') return { action: 'teams:read', resource: { kind: 'teams', id: principalId! } };
-  const scope = `${kind}:${attr}:${value}`;
-  if (value === '*' || scope === named) return null;
-  const action = READ_ACTION[kind!];
-  return action ? { action, resource: { scope } } : 'never';
+  if ('principal' in name) {
+    const [kind, id] = splitOnce(name.principal);
+    if (kind === 'user') return id === subjectId ? null : 'never';
+    if (kind === 'team') return { action: 'teams:read', resource: { kind: 'teams', id } };
+    return null;
+  }
+  const parts = NAMED_SCOPE.exec(name.scope);
+  if (!parts || parts[3] === '*' || name.scope === named) return null;
+  const action = READ_ACTION[parts[1]!];
+  return action ? { action, resource: { scope: name.scope } } : 'never';
+}
+
+function splitOnce(text: string): [string, string] {
+  const at = text.indexOf(':');
+  return at < 0 ? [text, ''] : [text.slice(0, at), text.slice(at + 1)];
+}
+
+/** A name the asker may not read, as shown: `(hidden)`, keeping what the name says of its kind. */
+function hidden(name: Name): string {
+  if ('role' in name) return HIDDEN;
+  if ('principal' in name) return `${splitOnce(name.principal)[0]}:${HIDDEN}`;
+  const parts = NAMED_SCOPE.exec(name.scope)!;
+  return `${parts[1]}:${parts[2]}:${HIDDEN}`;
+}
+
+/** A reason with each of its names passed through `show`. */
+function withNames(reason: Reason, show: (name: Name) => string): Reason {
+  switch (reason.kind) {
+    case 'grant':
+      return { ...reason, role: show({ role: reason.role }), ...(reason.scope !== undefined && { scope: show({ scope: reason.scope }) }) };
+    case 'acl':
+      return { ...reason, principal: show({ principal: reason.principal }), scope: show({ scope: reason.scope }) };
+    case 'missing':
+      return reason.scopes ? { ...reason, scopes: reason.scopes.map((scope) => show({ scope })) } : reason;
+    case 'unmet':
+      return reason.scope === undefined ? reason : { ...reason, scope: show({ scope: reason.scope }) };
+    default:
+      return reason;
+  }
+}
+
+/** A decision as evaluate answers it: the reasons in English, and the same reasons as data. */
+export interface ExplainedDecision {
+  allow: boolean;
+  reasons: string[];
+  reasonDetails: Reason[];
 }
 
 /**
@@ -72,16 +130,14 @@ function checkFor(match: RegExpMatchArray, subjectId: string, named: string | nu
  * asker may not read is replaced by `(hidden)` (reasons that then read the same are merged).
  * `subjectId` is the user the decision is about; `named` the resource the asker asked about.
  */
-export async function redactDecision(decision: Decision, subjectId: string, named: ResourceRef | undefined, mayRead: MayRead): Promise<Decision> {
+export async function redactDecision(decision: Decision, subjectId: string, named: ResourceRef | undefined, mayRead: MayRead): Promise<ExplainedDecision> {
   const namedScope = named ? scopeOf(named) : null;
   const checks = new Map<string, NameCheck | null | 'never'>();
-  for (const reason of decision.reasons) {
-    for (const match of reason.matchAll(NAME)) checks.set(match[0], checkFor(match, subjectId, namedScope));
-  }
+  for (const reason of decision.reasons) for (const name of namesOf(reason)) checks.set(keyOf(name), checkFor(name, subjectId, namedScope));
   const byAction = new Map<Action, Array<[string, ResourceRef]>>();
-  for (const [text, check] of checks)
-    if (check && check !== 'never') (byAction.get(check.action) ?? byAction.set(check.action, []).get(check.action)!).push([text, check.resource]);
-  const visible = new Set([...checks].filter(([, check]) => check === null).map(([text]) => text));
+  for (const [key, check] of checks)
+    if (check && check !== 'never') (byAction.get(check.action) ?? byAction.set(check.action, []).get(check.action)!).push([key, check.resource]);
+  const visible = new Set([...checks].filter(([, check]) => check === null).map(([key]) => key));
   for (const [action, items] of byAction) {
     const allowed = new Set(
       await mayRead(
@@ -89,28 +145,33 @@ export async function redactDecision(decision: Decision, subjectId: string, name
         items.map(([, resource]) => resource),
       ),
     );
-    for (const [text, resource] of items) if (allowed.has(resource)) visible.add(text);
+    for (const [key, resource] of items) if (allowed.has(resource)) visible.add(key);
   }
-  const hide = (text: string, role?: string, principalKind?: string, _principalId?: string, kind?: string, attr?: string) => {
-    if (visible.has(text)) return text;
-    if (role !== undefined) return `role ${HIDDEN}`;
-    if (principalKind !== undefined) return `to ${principalKind}:${HIDDEN}`;
-    return `${kind}:${attr}:${HIDDEN}`;
-  };
-  const reasons = [...new Set(decision.reasons.map((reason) => reason.replace(NAME, hide)))];
-  return { allow: decision.allow, reasons };
+  const show = (name: Name): string => (visible.has(keyOf(name)) ? Object.values(name)[0]! : hidden(name));
+  const shown = new Map<string, Reason>();
+  for (const reason of decision.reasons) {
+    const redacted = withNames(reason, show);
+    shown.set(JSON.stringify(redacted), redacted);
+  }
+  const reasonDetails = [...shown.values()];
+  return { allow: decision.allow, reasons: renderReasons(reasonDetails), reasonDetails };
 }
 
 /** What redactDecision answers. */
 export const DECISION_SCHEMA = {
   type: 'object',
-  properties: { allow: { type: 'boolean' }, reasons: { type: 'array', items: { type: 'string' } } },
-  required: ['allow', 'reasons'],
+  properties: {
+    allow: { type: 'boolean' },
+    reasons: { type: 'array', items: { type: 'string' }, description: 'The reasons in English, in the order of reasonDetails.' },
+    reasonDetails: { type: 'array', items: REASON_SCHEMA, description: 'The same reasons as data: {kind, ...} (policies/README.md, "Reasons").' },
+  },
+  required: ['allow', 'reasons', 'reasonDetails'],
 } as const;
 
-/** A refusal the policy gives because the resource itself is malformed: bad input, not a deny. */
+/** A refusal the policy gives because the resource itself is malformed (bad input, not a deny), in English. */
 export function resourceProblem(decision: Decision): string | undefined {
-  return decision.reasons.find((reason) => reason.startsWith('unknown resource kind ') || reason.startsWith('resource must be '));
+  const problem = decision.reasons.find((reason) => reason.kind === 'input' && reason.field === 'resource');
+  return problem && renderReason(problem);
 }
 
 /** How a member comes to hold a role, read from the data document. */
@@ -122,11 +183,11 @@ export interface RoleRoute {
   serverAdmin?: true;
 }
 
-/** One grant that gives the action, taken apart from a reason of the policy. */
+/** One grant that gives the action, read from a reason of the policy; a rule's (a subject on itself…) in English and as data. */
 export type Grant =
   | { roleUid: string; action: string; scope: string; inheritedFrom?: string; via?: RoleRoute }
   | { legacyAcl: { level: number; principal: string }; scope: string; inheritedFrom?: string }
-  | { reason: string };
+  | { reason: string; reasonDetail: Reason };
 
 const text = { type: 'string' } as const;
 const roleRouteSchema = {
@@ -142,7 +203,7 @@ const aclGrantSchema = {
   },
   required: ['legacyAcl', 'scope'],
 } as const;
-const reasonSchema = { type: 'object', properties: { reason: text }, required: ['reason'] } as const;
+const reasonSchema = { type: 'object', properties: { reason: text, reasonDetail: REASON_SCHEMA }, required: ['reason', 'reasonDetail'] } as const;
 
 /** A grant of a member (user or service account): a role's with the member's path to it, an ACL's or a bare reason. */
 export const MEMBER_GRANT_SCHEMA = {
@@ -171,9 +232,6 @@ export const ROLE_OWN_GRANT_SCHEMA = {
   anyOf: [{ type: 'object', properties: { action: text, scope: text, inheritedFrom: text }, required: ['action', 'scope'] }, aclGrantSchema, reasonSchema],
 } as const;
 
-const ROLE_GRANT = /^role (\S+) grants (\S+) on (\S+)$/;
-const ACL_GRANT = /^legacy ACL grants level (\d+) on (\S+) to (\S+)$/;
-
 /** The folder a grant on `scope` comes from when the resource inherits it from there. */
 function inheritedFolder(scope: string, resource: ResourceRef): string | undefined {
   if (!scope.startsWith('folders:uid:') || scope === scopeOf(resource)) return undefined;
@@ -193,20 +251,22 @@ function routeOf(document: OrgDocument, memberId: string, roleUid: string): Role
 }
 
 /** The grants behind an allow for a member of the document's org: each reason with the role, scope and path that give it. */
-export function grantsOf(reasons: string[], document: OrgDocument, memberId: string, resource: ResourceRef): Grant[] {
+export function grantsOf(reasons: readonly Reason[], document: OrgDocument, memberId: string, resource: ResourceRef): Grant[] {
   return reasons.map((reason): Grant => {
-    const role = ROLE_GRANT.exec(reason);
-    if (role) {
-      const [, roleUid, action, scope] = role as unknown as [string, string, string, string];
-      const inheritedFrom = inheritedFolder(scope, resource);
-      return { roleUid, action, scope, ...(inheritedFrom && { inheritedFrom }), via: routeOf(document, memberId, roleUid) };
+    if (reason.kind === 'grant' && reason.scope !== undefined) {
+      const inheritedFrom = inheritedFolder(reason.scope, resource);
+      return {
+        roleUid: reason.role,
+        action: reason.action,
+        scope: reason.scope,
+        ...(inheritedFrom && { inheritedFrom }),
+        via: routeOf(document, memberId, reason.role),
+      };
     }
-    const acl = ACL_GRANT.exec(reason);
-    if (acl) {
-      const [, level, scope, principal] = acl as unknown as [string, string, string, string];
-      const inheritedFrom = inheritedFolder(scope, resource);
-      return { legacyAcl: { level: Number(level), principal }, scope, ...(inheritedFrom && { inheritedFrom }) };
+    if (reason.kind === 'acl') {
+      const inheritedFrom = inheritedFolder(reason.scope, resource);
+      return { legacyAcl: { level: reason.level, principal: reason.principal }, scope: reason.scope, ...(inheritedFrom && { inheritedFrom }) };
     }
-    return { reason };
+    return { reason: renderReason(reason), reasonDetail: reason };
   });
 }

@@ -294,6 +294,6 @@ export class AuthzEngine implements PolicyChangeListener {
     // An unreachable database is no denial: the request fails as a whole (503) and may be retried.
     if (isDatabaseUnavailable(err)) throw err;
     this.logger.error({ err }, 'policy evaluation failed; denying');
-    return { allow: false, reasons: ['policy evaluation failed'] };
+    return { allow: false, reasons: [{ kind: 'error' }] };
   }
 }

@@ -138,7 +138,7 @@ export function current<T>(kept: Kept<T> | undefined, org: OrgPolicy): T | undef
  * not worked out on the enforcement path. explain() and, when it is on, the decision log get
  * them (authz/decision).
  */
-export const ALLOWED: Readonly<Decision> = Object.freeze({ allow: true, reasons: Object.freeze([]) as unknown as string[] });
+export const ALLOWED: Readonly<Decision> = Object.freeze({ allow: true, reasons: Object.freeze([]) as unknown as Decision['reasons'] });
 
 /** A decision shared by the requests that ask the same again: frozen, so none can change another's. */
 export function frozenDecision(decision: Decision): Readonly<Decision> {

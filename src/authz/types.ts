@@ -1,4 +1,5 @@
 /** The shapes exchanged with the policy; policies/README.md is their contract. */
+import type { Reason } from './reasons.ts';
 
 export type OrgRole = 'Admin' | 'Editor' | 'Viewer' | 'None';
 export const ORG_ROLES: readonly OrgRole[] = ['Admin', 'Editor', 'Viewer', 'None'];
@@ -81,7 +82,8 @@ export interface FilterInput {
 
 export interface Decision {
   allow: boolean;
-  reasons: string[];
+  /** Data, worded by src/authz/reasons.ts. */
+  reasons: Reason[];
   /** Set by the policy on a refusal whose explanation is safe to show the caller (delegation, active org, setup). */
   message?: string;
 }

@@ -18,10 +18,12 @@ decision := {"allow": true, "reasons": [_acceptance]} if {
 	refusal := _refusal
 }
 
-_acceptance := concat("", ["the token is pinned to org ", input.org_id]) if {
+# as reasons: {kind: "active-org", via: "token" | "membership", org} when accepted, {kind: "org",
+# problem, org} or {kind: "input", field} when refused
+_acceptance := {"kind": "active-org", "via": "token", "org": input.org_id} if {
 	_is_pinned(input.subject)
 	input.org_id == input.subject.pinned_org
-} else := concat("", ["a member of org ", input.org_id]) if {
+} else := {"kind": "active-org", "via": "membership", "org": input.org_id} if {
 	input.subject.pinned_org == null
 	is_string(input.org_id)
 	input.org.is_member == true
@@ -29,22 +31,22 @@ _acceptance := concat("", ["the token is pinned to org ", input.org_id]) if {
 
 # [reason, message]; a token's pin is checked first: it holds whatever the token's owner belongs to
 _refusal := [
-	concat("", ["the token is pinned to org ", pinned, ", and the request names another"]),
+	{"kind": "org", "problem": "pinned-elsewhere", "org": pinned},
 	concat("", ["this token can only act in org ", pinned]),
 ] if {
 	_is_pinned(input.subject)
 	pinned := input.subject.pinned_org
 	input.org_id != pinned
-} else := ["not a member of any org", "user is not a member of any org"] if {
+} else := [{"kind": "org", "problem": "no-org"}, "user is not a member of any org"] if {
 	input.subject.pinned_org == null
 	input.org_id == null
-} else := [concat("", ["not a member of org ", input.org_id]), concat("", ["user is not a member of org ", input.org_id])] if {
+} else := [{"kind": "org", "problem": "not-member", "org": input.org_id}, concat("", ["user is not a member of org ", input.org_id])] if {
 	input.subject.pinned_org == null
 	is_string(input.org_id)
 
 	# fail closed: a missing or non-boolean is_member is not membership
 	not input.org.is_member == true
-} else := ["subject.pinned_org must be a string or null, org_id a string or null", "permission denied"]
+} else := [{"kind": "input", "field": "subject.pinned_org"}, "permission denied"]
 
 _is_pinned(subject) if {
 	is_string(subject.pinned_org)

@@ -11,13 +11,13 @@ _decide(subject, org_id, is_member) := decision if {
 }
 
 test_a_member_acts_in_its_org if {
-	_decide(_user, "org_a", true) == {"allow": true, "reasons": ["a member of org org_a"]}
+	_decide(_user, "org_a", true) == {"allow": true, "reasons": [{"kind": "active-org", "via": "membership", "org": "org_a"}]}
 }
 
 test_a_non_member_is_refused_with_the_org_it_named if {
 	_decide(_user, "org_b", false) == {
 		"allow": false,
-		"reasons": ["not a member of org org_b"],
+		"reasons": [{"kind": "org", "problem": "not-member", "org": "org_b"}],
 		"message": "user is not a member of org org_b",
 	}
 }
@@ -30,19 +30,19 @@ test_a_server_admin_needs_membership_too if {
 test_a_user_of_no_org_is_refused if {
 	_decide(_user, null, false) == {
 		"allow": false,
-		"reasons": ["not a member of any org"],
+		"reasons": [{"kind": "org", "problem": "no-org"}],
 		"message": "user is not a member of any org",
 	}
 }
 
 test_a_token_acts_in_its_pinned_org if {
-	_decide(_token("org_a"), "org_a", true) == {"allow": true, "reasons": ["the token is pinned to org org_a"]}
+	_decide(_token("org_a"), "org_a", true) == {"allow": true, "reasons": [{"kind": "active-org", "via": "token", "org": "org_a"}]}
 }
 
 test_a_token_naming_another_org_is_refused_even_where_its_owner_is_a_member if {
 	_decide(_token("org_a"), "org_b", true) == {
 		"allow": false,
-		"reasons": ["the token is pinned to org org_a, and the request names another"],
+		"reasons": [{"kind": "org", "problem": "pinned-elsewhere", "org": "org_a"}],
 		"message": "this token can only act in org org_a",
 	}
 }
@@ -53,7 +53,7 @@ test_missing_or_malformed_facts_fail_closed if {
 	unpinned := object.remove(_user, ["pinned_org"])
 	_decide(unpinned, "org_a", true) == {
 		"allow": false,
-		"reasons": ["subject.pinned_org must be a string or null, org_id a string or null"],
+		"reasons": [{"kind": "input", "field": "subject.pinned_org"}],
 		"message": "permission denied",
 	}
 	not _decide(_token(""), "org_a", true).allow

@@ -32,13 +32,9 @@ message := "permission denied: a plan's author may not approve it; another user 
 }
 
 # why authorship refuses the request, as a reason of the decision; read only on a deny
-problem := "the subject is the author, and the author may not do this" if {
+problem := {"kind": "author", "must": input.author.must} if {
 	_is_valid(input.author)
-	input.author.must == "differ"
-} else := "the subject is not the author, and only the author may do this" if {
-	_is_valid(input.author)
-	input.author.must == "match"
-} else := "the request's author must be {kind, id, must: differ|match}"
+} else := {"kind": "input", "field": "author"}
 
 # defined for any value of request.author, null and false included
 _names_author(request) if _ = request.author

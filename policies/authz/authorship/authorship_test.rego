@@ -48,9 +48,9 @@ test_a_malformed_author_refuses_everyone if {
 test_the_messages_and_problems_name_the_rule_only if {
 	authorship.message == "permission denied: a plan's author may not approve it; another user must" with input as _request(_alice, "differ")
 	authorship.message == "permission denied: only a plan's author may cancel it" with input as _request(_bob, "match")
-	authorship.problem == "the subject is the author, and the author may not do this" with input as _request(_alice, "differ")
-	authorship.problem == "the subject is not the author, and only the author may do this" with input as _request(_bob, "match")
+	authorship.problem == {"kind": "author", "must": "differ"} with input as _request(_alice, "differ")
+	authorship.problem == {"kind": "author", "must": "match"} with input as _request(_bob, "match")
 	malformed := {"subject": _bob, "author": {"id": "u_alice"}}
 	not authorship.message with input as malformed
-	authorship.problem == "the request's author must be {kind, id, must: differ|match}" with input as malformed
+	authorship.problem == {"kind": "input", "field": "author"} with input as malformed
 }

@@ -15,23 +15,36 @@ allows(request) if {
 	_is_mode_allowed(request.chat)
 }
 
-# why the chat checks deny; read only on a deny
+# why the chat checks deny, as reasons {kind: "chat", problem[, agentType, tool]}; read only on
+# a deny
 problems contains _tool_problem if {
 	is_driven(input)
 	not _is_tool_allowed(input.chat)
 }
 
-problems contains "chat: permission mode read_only forbids writes" if {
+problems contains {"kind": "chat", "problem": "read-only"} if {
 	is_driven(input)
 	not _is_mode_allowed(input.chat)
 	input.chat.permission_mode == "read_only"
 }
 
-problems contains "chat: a write needs a permission mode" if {
+problems contains {"kind": "chat", "problem": "no-mode"} if {
 	is_driven(input)
 	not _is_mode_allowed(input.chat)
 	not input.chat.permission_mode == "read_only"
 }
+
+# what the caller is told of a chat refusal: it names only what the caller sent and the agent
+# types' tools, which are documented
+message := concat("; ", sort({_message_of(problem) | some problem in problems}))
+
+_message_of(problem) := concat("", ["chat: tool ", problem.tool, " is not allowed for agent type ", problem.agentType]) if {
+	problem.problem == "tool"
+} else := "chat: agent_type and tool are required" if {
+	problem.problem == "no-tool"
+} else := "chat: permission mode read_only forbids writes" if {
+	problem.problem == "read-only"
+} else := "chat: a write needs a permission mode"
 
 # whether the request is chat-driven: input.chat is set. Defined for any value of request.chat,
 # null and false included.
@@ -48,11 +61,11 @@ _is_mode_allowed(chat) if {
 	chat.permission_mode != "read_only"
 }
 
-_tool_problem := concat("", ["chat: tool ", input.chat.tool, " is not allowed for agent type ", input.chat.agent_type]) if {
+_tool_problem := {"kind": "chat", "problem": "tool", "agentType": input.chat.agent_type, "tool": input.chat.tool} if {
 	_has_tool_and_agent
 }
 
-_tool_problem := "chat: agent_type and tool are required" if {
+_tool_problem := {"kind": "chat", "problem": "no-tool"} if {
 	not _has_tool_and_agent
 }
 

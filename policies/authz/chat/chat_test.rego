@@ -31,7 +31,7 @@ test_allowed_tool_and_writable_mode_pass if {
 test_tool_not_allowed_for_the_agent_type_denies if {
 	_eval(_chat({"tool": "users_delete"})) == {
 		"allowed": false,
-		"problems": {"chat: tool users_delete is not allowed for agent type investigator"},
+		"problems": {{"kind": "chat", "problem": "tool", "agentType": "investigator", "tool": "users_delete"}},
 	}
 }
 
@@ -40,13 +40,13 @@ test_tool_set_to_false_is_not_allowed if {
 }
 
 test_unknown_agent_type_denies if {
-	_eval(_chat({"agent_type": "ghost"})).problems == {"chat: tool dashboards_update is not allowed for agent type ghost"}
+	_eval(_chat({"agent_type": "ghost"})).problems == {{"kind": "chat", "problem": "tool", "agentType": "ghost", "tool": "dashboards_update"}}
 }
 
 test_read_only_mode_forbids_writes if {
 	_eval(_chat({"permission_mode": "read_only"})) == {
 		"allowed": false,
-		"problems": {"chat: permission mode read_only forbids writes"},
+		"problems": {{"kind": "chat", "problem": "read-only"}},
 	}
 }
 
@@ -59,16 +59,27 @@ test_missing_write_flag_counts_as_a_write if {
 }
 
 test_write_without_permission_mode_denies if {
-	_eval(object.remove(_chat({}), ["permission_mode"])).problems == {"chat: a write needs a permission mode"}
+	_eval(object.remove(_chat({}), ["permission_mode"])).problems == {{"kind": "chat", "problem": "no-mode"}}
 }
 
 test_chat_context_without_tool_or_agent_type_denies if {
 	_eval({"permission_mode": "default", "write": false}) == {
 		"allowed": false,
-		"problems": {"chat: agent_type and tool are required"},
+		"problems": {{"kind": "chat", "problem": "no-tool"}},
 	}
 }
 
 test_null_chat_context_is_checked_and_denies if {
-	_eval(null).problems == {"chat: agent_type and tool are required", "chat: a write needs a permission mode"}
+	_eval(null).problems == {{"kind": "chat", "problem": "no-tool"}, {"kind": "chat", "problem": "no-mode"}}
+}
+
+# the message a chat refusal carries words each problem, sorted
+_message(context) := message if {
+	message := chat.message with input as {"chat": context} with data.chat_agents as _agents
+}
+
+test_the_message_words_every_problem if {
+	_message(_chat({"tool": "users_delete"})) == "chat: tool users_delete is not allowed for agent type investigator"
+	_message(_chat({"permission_mode": "read_only"})) == "chat: permission mode read_only forbids writes"
+	_message(null) == "chat: a write needs a permission mode; chat: agent_type and tool are required"
 }

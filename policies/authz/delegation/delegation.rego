@@ -33,10 +33,11 @@ _changes_membership("org.users:write")
 
 _changes_membership("org.users:remove")
 
-server_admin_refusal := "only a server admin may change a server admin's org role or membership"
+server_admin_refusal := {"kind": "protected"}
 
 # the granted permissions the subject does not hold, as reasons
-missing(request) := {concat("", ["you do not hold ", _text(item.action), " on ", _text(item.scope), ", which the change grants"]) |
+# {kind: "unmet", need: "delegation", action, scope}
+missing(request) := {{"kind": "unmet", "need": "delegation", "action": _text(item.action), "scope": _text(item.scope)} |
 	some item in request.delegate
 	not _is_held(item)
 }

@@ -54,8 +54,8 @@ test_a_permission_not_held_cannot_be_granted if {
 	req := _request("u1", [{"action": "dashboards:write", "scope": "dashboards:uid:d1"}, {"action": "dashboards:read", "scope": "*"}])
 	not _allows(req)
 	_missing(req) == {
-		"you do not hold dashboards:write on dashboards:uid:d1, which the change grants",
-		"you do not hold dashboards:read on *, which the change grants",
+		{"kind": "unmet", "need": "delegation", "action": "dashboards:write", "scope": "dashboards:uid:d1"},
+		{"kind": "unmet", "need": "delegation", "action": "dashboards:read", "scope": "*"},
 	}
 }
 

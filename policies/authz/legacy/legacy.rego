@@ -9,8 +9,8 @@ package authz.legacy
 
 import data.authz.subject
 
-# every ACL entry that allows action on target for the subject, as a reason; scopes are the
-# target's candidate scopes. The subject's keys are only worked out once a scope has entries.
+# every ACL entry that allows action on target for the subject, as a reason {kind: "acl", level,
+# scope, principal}; scopes are the target's candidate scopes. The subject's keys are only worked out once a scope has entries.
 grants(action, target, scopes) := {reason |
 	acl := data.legacy_acl # once, not once per scope: a lookup in data costs as much
 	count(acl) > 0 # most orgs have no entries: no scope is looked up
@@ -23,7 +23,7 @@ grants(action, target, scopes) := {reason |
 	level := entries[principal]
 	is_number(level)
 	level >= needed
-	reason := concat("", ["legacy ACL grants level ", _level_text(level), " on ", scope, " to ", principal])
+	reason := {"kind": "acl", "level": level, "scope": scope, "principal": principal}
 }
 
 # What the subject's entries allow, as permissions lists it, {action: {scope}}: each scope that
@@ -63,16 +63,6 @@ actions := [
 # whether the ACL applies; a function of data.settings rather than a rule, which compiled Rego
 # memoizes at a cost above this lookup
 is_enabled(settings) if settings.legacy_acl_enabled == true
-
-# a level as text: format_int costs more than the rest of a reason, so the three levels there
-# are come as constants
-_level_text(level) := "1" if {
-	level == 1
-} else := "2" if {
-	level == 2
-} else := "4" if {
-	level == 4
-} else := format_int(level, 10)
 
 # whether an entry on a scope of kind (a dashboard's, a folder's: the ACL has no other) speaks of
 # action: a folder's covers its dashboards too, a dashboard's only the dashboard actions

@@ -36,7 +36,7 @@ test_missing_setting_means_disabled if {
 }
 
 test_view_level_on_the_dashboard_for_the_user_allows_read if {
-	_grants("dashboards:read", _dashboard, ["dashboards:uid:d1"], true) == {"legacy ACL grants level 1 on dashboards:uid:d1 to user:u_ops"}
+	_grants("dashboards:read", _dashboard, ["dashboards:uid:d1"], true) == {{"kind": "acl", "level": 1, "scope": "dashboards:uid:d1", "principal": "user:u_ops"}}
 }
 
 test_view_level_does_not_allow_write if {
@@ -45,7 +45,8 @@ test_view_level_does_not_allow_write if {
 
 test_edit_level_on_an_ancestor_folder_for_a_team_allows_write_create_delete if {
 	every action in ["dashboards:write", "dashboards:create", "dashboards:delete"] {
-		_grants(action, _dashboard, ["dashboards:uid:d1", "folders:uid:f_team"], true) == {"legacy ACL grants level 2 on folders:uid:f_team to team:t_ops"}
+		entry := {"kind": "acl", "level": 2, "scope": "folders:uid:f_team", "principal": "team:t_ops"}
+		_grants(action, _dashboard, ["dashboards:uid:d1", "folders:uid:f_team"], true) == {entry}
 	}
 }
 
@@ -54,22 +55,23 @@ test_edit_level_does_not_manage_permissions if {
 }
 
 test_admin_level_for_the_org_role_manages_permissions if {
-	_grants("dashboards.permissions:write", _dashboard, _dashboard_scopes, true) == {"legacy ACL grants level 4 on folders:uid:f_root to role:Editor"}
+	entry := {"kind": "acl", "level": 4, "scope": "folders:uid:f_root", "principal": "role:Editor"}
+	_grants("dashboards.permissions:write", _dashboard, _dashboard_scopes, true) == {entry}
 }
 
 test_every_entry_that_allows_is_listed if {
 	_grants("dashboards:read", _dashboard, _dashboard_scopes, true) == {
-		"legacy ACL grants level 1 on dashboards:uid:d1 to user:u_ops",
-		"legacy ACL grants level 2 on folders:uid:f_team to team:t_ops",
-		"legacy ACL grants level 4 on folders:uid:f_root to role:Editor",
+		{"kind": "acl", "level": 1, "scope": "dashboards:uid:d1", "principal": "user:u_ops"},
+		{"kind": "acl", "level": 2, "scope": "folders:uid:f_team", "principal": "team:t_ops"},
+		{"kind": "acl", "level": 4, "scope": "folders:uid:f_root", "principal": "role:Editor"},
 	}
 }
 
 test_folder_target_is_covered if {
 	folder := {"kind": "folders", "attr": "uid", "value": "f_team", "scope": "folders:uid:f_team"}
 	_grants("folders:write", folder, ["folders:uid:f_team", "folders:uid:f_root"], true) == {
-		"legacy ACL grants level 2 on folders:uid:f_team to team:t_ops",
-		"legacy ACL grants level 4 on folders:uid:f_root to role:Editor",
+		{"kind": "acl", "level": 2, "scope": "folders:uid:f_team", "principal": "team:t_ops"},
+		{"kind": "acl", "level": 4, "scope": "folders:uid:f_root", "principal": "role:Editor"},
 	}
 }
 
@@ -167,5 +169,5 @@ test_a_level_other_than_1_2_or_4_is_named_as_it_is if {
 		with data.members as _members
 		with data.legacy_acl as {"dashboards:uid:d1": {"user:u_ops": 3}}
 		with data.settings.legacy_acl_enabled as true
-	grants == {"legacy ACL grants level 3 on dashboards:uid:d1 to user:u_ops"}
+	grants == {{"kind": "acl", "level": 3, "scope": "dashboards:uid:d1", "principal": "user:u_ops"}}
 }

@@ -58,7 +58,8 @@ _wildcards_of(action) := ["dashboards:*", "*"] if {
 } else := ["*"]
 
 # every permission of roles that covers action on one of scopes, as a reason
-grants(roles, action, scopes) := {concat("", ["role ", role, " grants ", held, " on ", scope]) |
+# {kind: "grant", role, action, scope} (action is the held one: the asked action or a wildcard)
+grants(roles, action, scopes) := {{"kind": "grant", "role": role, "action": held, "scope": scope} |
 	helds := matching_actions(action)
 
 	# data.roles once, not once per role: a lookup in data costs as much as one in the role
@@ -71,8 +72,9 @@ grants(roles, action, scopes) := {concat("", ["role ", role, " grants ", held, "
 	scoped[scope] == true
 }
 
-# for an action without a target: every role that holds it (or a wildcard of it) on any scope
-holders(roles, action) := {concat("", ["role ", role, " grants ", held, " on some scope"]) |
+# for an action without a target: every role that holds it (or a wildcard of it) on any scope,
+# as a reason {kind: "grant", role, action} without a scope
+holders(roles, action) := {{"kind": "grant", "role": role, "action": held} |
 	helds := matching_actions(action)
 	index := data.roles
 	some role in roles

@@ -29,7 +29,8 @@ test_matching_actions_of_an_action_without_verb if {
 }
 
 test_exact_action_on_a_candidate_scope_matches if {
-	_grants(["custom:exact"], "dashboards:write", ["dashboards:uid:d1", "dashboards:*", "*"]) == {"role custom:exact grants dashboards:write on dashboards:uid:d1"}
+	exact := {"kind": "grant", "role": "custom:exact", "action": "dashboards:write", "scope": "dashboards:uid:d1"}
+	_grants(["custom:exact"], "dashboards:write", ["dashboards:uid:d1", "dashboards:*", "*"]) == {exact}
 }
 
 test_scope_not_among_the_candidates_does_not_match if {
@@ -42,7 +43,7 @@ test_scope_set_to_false_does_not_match if {
 
 test_resource_wildcard_action_matches if {
 	grants := _grants(["custom:any_dashboard_action"], "dashboards:delete", ["dashboards:uid:d1", "folders:uid:f1"])
-	grants == {"role custom:any_dashboard_action grants dashboards:* on folders:uid:f1"}
+	grants == {{"kind": "grant", "role": "custom:any_dashboard_action", "action": "dashboards:*", "scope": "folders:uid:f1"}}
 }
 
 test_wildcard_of_another_resource_does_not_match if {
@@ -50,14 +51,14 @@ test_wildcard_of_another_resource_does_not_match if {
 }
 
 test_star_action_matches_every_action if {
-	_grants(["basic:admin"], "users:write", ["users:id:1", "users:*", "*"]) == {"role basic:admin grants * on *"}
+	_grants(["basic:admin"], "users:write", ["users:id:1", "users:*", "*"]) == {{"kind": "grant", "role": "basic:admin", "action": "*", "scope": "*"}}
 }
 
 test_every_matching_role_and_scope_is_listed if {
 	_grants(["basic:viewer", "basic:admin", "custom:unknown"], "dashboards:read", ["dashboards:uid:d1", "dashboards:*", "folders:*", "*"]) == {
-		"role basic:viewer grants dashboards:read on dashboards:*",
-		"role basic:viewer grants dashboards:read on folders:*",
-		"role basic:admin grants * on *",
+		{"kind": "grant", "role": "basic:viewer", "action": "dashboards:read", "scope": "dashboards:*"},
+		{"kind": "grant", "role": "basic:viewer", "action": "dashboards:read", "scope": "folders:*"},
+		{"kind": "grant", "role": "basic:admin", "action": "*", "scope": "*"},
 	}
 }
 
@@ -67,8 +68,8 @@ test_no_roles_match_nothing if {
 
 test_holders_hold_the_action_on_any_scope if {
 	_holders(["custom:exact", "custom:any_dashboard_action", "basic:viewer"], "dashboards:write") == {
-		"role custom:exact grants dashboards:write on some scope",
-		"role custom:any_dashboard_action grants dashboards:* on some scope",
+		{"kind": "grant", "role": "custom:exact", "action": "dashboards:write"},
+		{"kind": "grant", "role": "custom:any_dashboard_action", "action": "dashboards:*"},
 	}
 }
 
@@ -78,7 +79,8 @@ test_an_action_without_scopes_is_not_held if {
 
 # an action-only permission (no scope in the request) is stored with scope "*": every target matches
 test_action_only_permission_matches_every_target if {
-	_grants({"custom:action_only"}, "teams:read", ["teams:id:5", "teams:*", "*"]) == {"role custom:action_only grants teams:read on *"}
+	action_only := {"kind": "grant", "role": "custom:action_only", "action": "teams:read", "scope": "*"}
+	_grants({"custom:action_only"}, "teams:read", ["teams:id:5", "teams:*", "*"]) == {action_only}
 }
 
 test_action_only_permission_grants_only_its_action if {

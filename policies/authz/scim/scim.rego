@@ -6,7 +6,7 @@
 package authz.scim
 
 # the reason a SCIM action is refused to this subject; undefined otherwise
-refusal := concat("", ["only a service account may ", input.action]) if refuses(input.action)
+refusal := {"kind": "service-account-only", "action": input.action} if refuses(input.action)
 
 # whether action is a SCIM action this subject may not perform. A function, not a rule, for the
 # same reason as server.refuses: most actions are not SCIM actions, and an undefined rule is

@@ -68,10 +68,12 @@ _parts_target(parts, _) := _attr_target(parts[0], parts[1], value) if {
 	value != ""
 }
 
-# why a resource has no target
-problem(resource) := concat("", ["unknown resource kind ", resource.kind]) if _has_unknown_kind(resource)
+# why a resource has no target, as a reason {kind: "input", field: "resource"[, resourceKind]}:
+# an unknown kind, else a shape that is not {kind, uid}, {kind, id} or {scope} with a scope *,
+# <kind>:* or <kind>:<attr>:<value>
+problem(resource) := {"kind": "input", "field": "resource", "resourceKind": resource.kind} if _has_unknown_kind(resource)
 
-problem(resource) := "resource must be {kind, uid}, {kind, id} or {scope} with a scope *, <kind>:* or <kind>:<attr>:<value>" if {
+problem(resource) := {"kind": "input", "field": "resource"} if {
 	not _has_unknown_kind(resource)
 }
 

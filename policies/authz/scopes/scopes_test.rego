@@ -67,11 +67,11 @@ test_malformed_resources_have_no_target if {
 }
 
 test_problem_names_an_unknown_kind if {
-	scopes.problem({"kind": "bananas", "uid": "b1"}) == "unknown resource kind bananas"
+	scopes.problem({"kind": "bananas", "uid": "b1"}) == {"kind": "input", "field": "resource", "resourceKind": "bananas"}
 }
 
 test_problem_of_a_malformed_resource if {
-	scopes.problem({"scope": "teams:4"}) == "resource must be {kind, uid}, {kind, id} or {scope} with a scope *, <kind>:* or <kind>:<attr>:<value>"
+	scopes.problem({"scope": "teams:4"}) == {"kind": "input", "field": "resource"}
 }
 
 test_every_kind_is_known if {

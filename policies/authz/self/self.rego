@@ -11,7 +11,7 @@ import data.authz.subject
 
 # the reasons action on resource is allowed as a self action; empty when it is not one. The
 # target is checked first: it rules out every other request with one comparison.
-grants(resource, action) := [concat("", ["a subject may ", action, " on itself"])] if {
+grants(resource, action) := [{"kind": "rule", "rule": "self", "action": action}] if {
 	_is_own_record(resource)
 	is_self_action(action)
 	_may_act_here
@@ -73,7 +73,7 @@ _may_act_here if subject.is_active
 # Only without a target (GET /api/org, the active org): an org named by id (/api/orgs/<id>) is
 # org administration, for holders of orgs:read there. As an array of reasons, empty when none;
 # a function, so the list and create actions that share this branch pay one comparison.
-org_grants(action) := ["a member may orgs:read the org it is in"] if {
+org_grants(action) := [{"kind": "rule", "rule": "member", "action": action}] if {
 	action == "orgs:read"
 	not subject.is_server_level
 	subject.is_active

@@ -15,12 +15,12 @@ _user(id) := {"id": id, "kind": "user", "server_admin": false, "disabled": false
 _own(id) := {"kind": "users", "id": id}
 
 test_a_user_reads_itself_outside_an_org if {
-	_grants({"subject": _user("u9"), "org_id": null, "action": "users:read", "resource": _own("u9")}) == {"a subject may users:read on itself"}
+	_grants({"subject": _user("u9"), "org_id": null, "action": "users:read", "resource": _own("u9")}) == {{"kind": "rule", "rule": "self", "action": "users:read"}}
 }
 
 test_a_member_manages_itself_in_its_org if {
 	req := {"subject": _user("u1"), "org_id": "org_main", "action": "users.permissions:read", "resource": _own("u1")}
-	_grants(req) == {"a subject may users.permissions:read on itself"}
+	_grants(req) == {{"kind": "rule", "rule": "self", "action": "users.permissions:read"}}
 }
 
 test_not_in_an_org_it_does_not_belong_to if {
@@ -52,7 +52,7 @@ _org_grants(req) := grants if {
 }
 
 test_a_member_of_any_role_reads_the_org_it_is_in if {
-	_org_grants({"subject": _user("u1"), "org_id": "org_main", "action": "orgs:read"}) == ["a member may orgs:read the org it is in"]
+	_org_grants({"subject": _user("u1"), "org_id": "org_main", "action": "orgs:read"}) == [{"kind": "rule", "rule": "member", "action": "orgs:read"}]
 }
 
 test_not_another_org_nor_at_server_level if {

@@ -9,7 +9,7 @@ import data.authz.setup
 import data.authz.subject
 
 # the reason a server action is refused to this subject; undefined otherwise
-refusal := concat("", ["only a server admin may ", input.action]) if refuses(input.action)
+refusal := {"kind": "server-only", "action": input.action} if refuses(input.action)
 
 # whether action is a server action this subject may not perform. A function, not a rule:
 # compiled Rego memoizes rules, and an undefined one (most actions) is worked out again on every
@@ -44,7 +44,7 @@ is_server_action("users.permissions:write")
 # A server admin administers every org from the org's own level, member or not: the org itself,
 # its members, preferences and quotas. The org's resources (dashboards, teams, connectors…) stay
 # out of its reach until it joins. The reasons, as the decision's grants; empty otherwise.
-org_grants(resource, action) := [concat("", ["a server admin may ", action, " on every org"])] if {
+org_grants(resource, action) := [{"kind": "rule", "rule": "server-admin", "action": action}] if {
 	resource.kind == "orgs"
 	resource.id == input.org_id
 	is_org_administration(action)

@@ -7,7 +7,7 @@ _refusal(subject, action) := refusal if {
 }
 
 test_an_org_admin_is_refused_a_server_action if {
-	_refusal({"id": "u1", "kind": "user", "server_admin": false, "disabled": false}, "roles:seed") == "only a server admin may roles:seed"
+	_refusal({"id": "u1", "kind": "user", "server_admin": false, "disabled": false}, "roles:seed") == {"kind": "server-only", "action": "roles:seed"}
 }
 
 test_a_server_admin_is_not_refused if {
@@ -34,3 +34,17 @@ test_every_listed_action_is_an_org_administration if {
 	}
 	count({action | some action in server.org_administration}) == 10
 }
+
+test_every_server_action_is_refused_to_anyone_but_a_server_admin if {
+	admin := {"id": "u1", "kind": "user", "server_admin": false, "disabled": false}
+	every action in server_actions {
+		server.is_server_action(action)
+		_refusal(admin, action) == {"kind": "server-only", "action": action}
+		not _refusal(object.union(admin, {"server_admin": true}), action)
+	}
+}
+
+server_actions := [
+	"roles:seed", "orgs:create", "orgs:delete", "orgs.quotas:write", "serviceaccounts:migrate",
+	"audit:read", "server.stats:read", "settings:read", "settings:write", "users.permissions:write",
+]

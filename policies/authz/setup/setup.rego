@@ -10,7 +10,7 @@ import data.authz.subject
 
 # the reasons the open wizard allows action, as the decision's grants; empty otherwise. A
 # function checking the action first: every decision without a target asks it.
-grants(action) := ["setup is open: anyone may settings:write until the first user exists"] if {
+grants(action) := [{"kind": "rule", "rule": "setup-open", "action": action}] if {
 	opens(action)
 } else := []
 

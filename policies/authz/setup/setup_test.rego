@@ -6,7 +6,7 @@ _request(action, org_id, open) := {"subject": {"id": "", "kind": "anonymous"}, "
 
 test_the_open_wizard_grants_settings_write_at_server_level if {
 	req := _request("settings:write", null, true)
-	setup.grants("settings:write") == ["setup is open: anyone may settings:write until the first user exists"] with input as req
+	setup.grants("settings:write") == [{"kind": "rule", "rule": "setup-open", "action": "settings:write"}] with input as req
 	setup.opens("settings:write") with input as req
 }
 

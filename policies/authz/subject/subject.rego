@@ -130,51 +130,56 @@ _team_roles(member) := [role |
 	some role in data.teams[team].roles
 ]
 
-_identity_problems := {"subject is anonymous"} if input.subject.kind == "anonymous"
+# as reasons {kind: "subject", problem[, subjectKind]} and {kind: "org", problem[, org]}
+_identity_problems := {_subject_problem("anonymous")} if input.subject.kind == "anonymous"
 
 _identity_problems := _subject_problems if not input.subject.kind == "anonymous"
 
-_subject_problems contains "no subject" if not _has_subject
+_subject_problem(problem) := {"kind": "subject", "problem": problem}
 
-_subject_problems contains "subject has no id" if {
+_org_problem(problem) := {"kind": "org", "problem": problem}
+
+_subject_problems contains _subject_problem("missing") if not _has_subject
+
+_subject_problems contains _subject_problem("no-id") if {
 	_has_subject
 	not id
 }
 
-_subject_problems contains "subject has no kind" if {
+_subject_problems contains _subject_problem("no-kind") if {
 	_has_subject
 	not _has_kind
 }
 
-_subject_problems contains concat("", ["unknown subject kind ", input.subject.kind]) if {
+_subject_problems contains {"kind": "subject", "problem": "unknown-kind", "subjectKind": input.subject.kind} if {
 	is_string(input.subject.kind)
 	not _is_principal_kind(input.subject.kind)
 }
 
-_subject_problems contains "subject is disabled" if input.subject.disabled == true
+_subject_problems contains _subject_problem("disabled") if input.subject.disabled == true
 
 # fail closed: a subject whose disabled flag is missing is not taken to be enabled
-_subject_problems contains "subject.disabled is not a boolean" if {
+_subject_problems contains _subject_problem("disabled-not-boolean") if {
 	_has_subject
 	not _has_disabled_flag
 }
 
-_org_problems contains "no org_id: null for server-level actions, else the active org" if {
+_org_problems contains _org_problem("no-org-id") if {
 	not org_id
 	not is_server_level
 }
 
-_org_problems contains "only a server admin may act outside an org" if {
+_org_problems contains _org_problem("server-level") if {
 	is_server_level
 	not is_server_admin
 }
 
-_org_problems contains concat("", ["policy data is not for org ", org_id]) if {
+_org_problems contains {"kind": "org", "problem": "other-document", "org": org_id} if {
 	org_id
 	not data.org_id == org_id
 }
 
-_org_problems contains concat("", ["not a member of org ", org_id]) if {
+_org_problems contains {"kind": "org", "problem": "not-member", "org": org_id} if {
 	data.org_id == org_id
 	not _member
 }

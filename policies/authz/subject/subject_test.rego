@@ -71,41 +71,41 @@ test_server_admin_flag_of_a_service_account_is_ignored if {
 }
 
 test_server_admin_who_is_not_a_member_is_denied if {
-	_eval(_in_org(_server_admin("u_stranger"))) == _inactive({"not a member of org org_main"})
+	_eval(_in_org(_server_admin("u_stranger"))) == _inactive({{"kind": "org", "problem": "not-member", "org": "org_main"}})
 }
 
 test_non_member_is_denied if {
-	_eval(_in_org(_user("u_stranger"))) == _inactive({"not a member of org org_main"})
+	_eval(_in_org(_user("u_stranger"))) == _inactive({{"kind": "org", "problem": "not-member", "org": "org_main"}})
 }
 
 test_disabled_member_is_denied if {
 	disabled := object.union(_user("u_viewer"), {"disabled": true})
-	_eval(_in_org(disabled)) == _inactive({"subject is disabled"})
+	_eval(_in_org(disabled)) == _inactive({{"kind": "subject", "problem": "disabled"}})
 }
 
 test_disabled_server_admin_is_denied_outside_an_org if {
 	disabled := object.union(_server_admin("u_root"), {"disabled": true})
-	_eval(_server_level(disabled)) == _inactive({"subject is disabled"})
+	_eval(_server_level(disabled)) == _inactive({{"kind": "subject", "problem": "disabled"}})
 }
 
 test_anonymous_is_denied if {
-	_eval(_in_org({"kind": "anonymous"})) == _inactive({"subject is anonymous"})
+	_eval(_in_org({"kind": "anonymous"})) == _inactive({{"kind": "subject", "problem": "anonymous"}})
 }
 
 test_missing_subject_is_denied if {
-	_eval({"org_id": "org_main"}) == _inactive({"no subject"})
+	_eval({"org_id": "org_main"}) == _inactive({{"kind": "subject", "problem": "missing"}})
 }
 
 test_subject_without_id_kind_or_disabled_flag_is_denied if {
 	_eval(_in_org({"server_admin": true})) == _inactive({
-		"subject has no id",
-		"subject has no kind",
-		"subject.disabled is not a boolean",
+		{"kind": "subject", "problem": "no-id"},
+		{"kind": "subject", "problem": "no-kind"},
+		{"kind": "subject", "problem": "disabled-not-boolean"},
 	})
 }
 
 test_unknown_subject_kind_is_denied if {
-	_eval(_in_org({"id": "u_viewer", "kind": "robot", "disabled": false})) == _inactive({"unknown subject kind robot"})
+	_eval(_in_org({"id": "u_viewer", "kind": "robot", "disabled": false})) == _inactive({{"kind": "subject", "problem": "unknown-kind", "subjectKind": "robot"}})
 }
 
 test_server_admin_acts_outside_an_org_through_basic_server_admin if {
@@ -117,16 +117,16 @@ test_server_admin_needs_no_membership_outside_an_org if {
 }
 
 test_only_a_server_admin_acts_outside_an_org if {
-	_eval(_server_level(_user("u_viewer"))) == _inactive({"only a server admin may act outside an org"})
+	_eval(_server_level(_user("u_viewer"))) == _inactive({{"kind": "org", "problem": "server-level"}})
 }
 
 test_missing_org_id_is_denied if {
-	_eval({"subject": _server_admin("u_root")}) == _inactive({"no org_id: null for server-level actions, else the active org"})
+	_eval({"subject": _server_admin("u_root")}) == _inactive({{"kind": "org", "problem": "no-org-id"}})
 }
 
 test_data_of_another_org_is_denied if {
 	request := {"subject": _user("u_viewer"), "org_id": "org_other"}
-	_eval(request) == _inactive({"policy data is not for org org_other"})
+	_eval(request) == _inactive({{"kind": "org", "problem": "other-document", "org": "org_other"}})
 }
 
 test_principals_are_user_teams_and_org_role if {
