@@ -27,6 +27,7 @@ describe('reasons', () => {
       [{ kind: 'unmet', need: 'chat', action: 'chat:use' }, 'no role grants chat:use, which a chat-driven request needs'],
       [{ kind: 'unmet-more', need: 'requirement', count: 3 }, 'and 3 more requirements not granted'],
       [{ kind: 'server-only', action: 'roles:seed' }, 'only a server admin may roles:seed'],
+      [{ kind: 'service-account-only', action: 'scim:write' }, 'only a service account may scim:write'],
       [{ kind: 'subject', problem: 'unknown-kind', subjectKind: 'robot' }, 'unknown subject kind robot'],
       [{ kind: 'subject', problem: 'disabled' }, 'subject is disabled'],
       [{ kind: 'org', problem: 'not-member', org: 'org_a' }, 'not a member of org org_a'],
