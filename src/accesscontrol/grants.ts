@@ -452,8 +452,12 @@ export async function takeLegacyAcl(tx: Tx, orgId: string): Promise<LegacyAclEnt
 // ---------------------------------------------------------------------------------------------
 // Connectors' label rules (which series of a metrics connector each principal may read)
 
-/** Whom a label rule applies to: a user or service account, a team, or everyone of an org role. */
-export type LabelRulePrincipal = { kind: 'user'; id: string } | { kind: 'team'; id: string } | { kind: 'role'; id: 'Viewer' | 'Editor' | 'Admin' | 'None' };
+/** Whom a label rule applies to: a user, a service account, a team, or everyone of an org role. */
+export type LabelRulePrincipal =
+  | { kind: 'user'; id: string }
+  | { kind: 'service_account'; id: string }
+  | { kind: 'team'; id: string }
+  | { kind: 'role'; id: 'Viewer' | 'Editor' | 'Admin' | 'None' };
 
 export interface LabelRule {
   principal: LabelRulePrincipal;

@@ -177,14 +177,19 @@ async function loadLegacyAcl(db: Knex, orgId: string): Promise<Section<'legacy_a
 
 /**
  * The org's label rules, or only those of some connectors: connector -> principal key -> its
- * selectors, in the order they were saved (an empty list: a connector with no rule is absent).
+ * selectors, in the order they were saved (a connector with no rule is absent).
  */
 async function loadLabelRules(db: Knex, orgId: string, connectorUids?: string[]): Promise<Section<'label_rules'>> {
-  const query = db('connector_label_rules').where('org_id', orgId).orderBy(['connector_uid', 'position']).select('connector_uid', 'principal_kind', 'principal_id', 'selector');
+  const query = db('connector_label_rules')
+    .where('org_id', orgId)
+    .orderBy(['connector_uid', 'position'])
+    .select('connector_uid', 'principal_kind', 'principal_id', 'selector');
   if (connectorUids) query.whereIn('connector_uid', connectorUids);
   const rules: Section<'label_rules'> = {};
   for (const row of (await query) as Array<{ connector_uid: string; principal_kind: string; principal_id: string; selector: string }>) {
-    ((rules[row.connector_uid] ??= {})[`${row.principal_kind}:${row.principal_id}`] ??= []).push(row.selector);
+    // a service account is a member like a user: the policy names both `user:<id>`
+    const kind = row.principal_kind === 'service_account' ? 'user' : row.principal_kind;
+    ((rules[row.connector_uid] ??= {})[`${kind}:${row.principal_id}`] ??= []).push(row.selector);
   }
   return rules;
 }

@@ -237,8 +237,7 @@ export class AuthzEngine implements PolicyChangeListener {
     try {
       const org = await this.documents.ready(input.org_id);
       const result = org.instance.evaluate('authz/label_rules', { subject: subjectCopy(input.subject), org_id: input.org_id, resource: input.resource }) as
-        | LabelRulesAnswer
-        | undefined;
+        LabelRulesAnswer | undefined;
       if (!result || !['none', 'bypass', 'applied', 'denied'].includes(result.mode) || !Array.isArray(result.selectors)) {
         throw new Error('policy returned no label-rules answer');
       }
