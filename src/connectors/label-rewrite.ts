@@ -111,8 +111,8 @@ function matcherOf(node: SyntaxNode, text: string, what: string): LabelMatcher {
  */
 export function parseSelector(text: string, what: string): LabelMatcher[] {
   if (text.length > MAX_SELECTOR_LENGTH) throw new BadRequestError(`${what} is longer than ${MAX_SELECTOR_LENGTH} characters`);
-  const top = parseTree(text, what).topNode.firstChild;
-  if (!top || top.name !== 'VectorSelector' || top.nextSibling || top.firstChild?.name !== 'LabelMatchers') {
+  const top = onlyExpression(parseTree(text, what).topNode);
+  if (!top || top.name !== 'VectorSelector' || top.firstChild?.name !== 'LabelMatchers') {
     throw new BadRequestError(`${what} must be a label-matcher set such as {namespace="checkout"}`);
   }
   const matchers = top.firstChild.getChildren('UnquotedLabelMatcher');
@@ -120,6 +120,13 @@ export function parseSelector(text: string, what: string): LabelMatcher[] {
     throw new BadRequestError(`${what} must hold label matchers such as namespace="checkout", and nothing else`);
   }
   return matchers.map((node) => matcherOf(node, text, what));
+}
+
+/** The one expression of a parsed text, comments aside. */
+function onlyExpression(top: SyntaxNode): SyntaxNode | null {
+  const expressions: SyntaxNode[] = [];
+  for (let child = top.firstChild; child; child = child.nextSibling) if (child.name !== 'LineComment') expressions.push(child);
+  return expressions.length === 1 ? expressions[0]! : null;
 }
 
 function countChildren(node: SyntaxNode): number {
@@ -216,8 +223,8 @@ export function restrictMatches(incoming: readonly string[], rules: readonly Lab
   const restricted: string[] = [];
   for (const [index, selector] of incoming.entries()) {
     const what = `match[] ${index + 1}`;
-    const top = parseTree(selector, what).topNode.firstChild;
-    if (!top || top.name !== 'VectorSelector' || top.nextSibling) throw new BadRequestError(`${what} must be a series selector such as up{job="api"}`);
+    const top = onlyExpression(parseTree(selector, what).topNode);
+    if (!top || top.name !== 'VectorSelector') throw new BadRequestError(`${what} must be a series selector such as up{job="api"}`);
     for (const rule of rules) restricted.push(restrictQuery(selector, [rule], what));
   }
   return restricted;
