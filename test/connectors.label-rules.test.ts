@@ -109,7 +109,13 @@ describe('connectors: label rules', function () {
       const { uid } = backends[0]!;
       const account = await buildServiceAccount(app);
       const cases: Array<[unknown[], string | RegExp]> = [
-        [[{ role: 'Viewer', selector: CHECKOUT }, { role: 'Editor', selector: '{namespace="checkout"' }], /^body\.rules\[1\]\.selector does not parse at character \d+$/],
+        [
+          [
+            { role: 'Viewer', selector: CHECKOUT },
+            { role: 'Editor', selector: '{namespace="checkout"' },
+          ],
+          /^body\.rules\[1\]\.selector does not parse at character \d+$/,
+        ],
         [[{ role: 'Viewer', selector: 'up{namespace="checkout"}' }], 'body.rules[0].selector must be a label-matcher set such as {namespace="checkout"}'],
         [[{ role: 'Viewer', selector: '{a="b"} or {c="d"}' }], 'body.rules[0].selector must be a label-matcher set such as {namespace="checkout"}'],
         [[{ role: 'Viewer', selector: '{}' }], 'body.rules[0].selector must hold label matchers such as namespace="checkout", and nothing else'],
@@ -127,7 +133,9 @@ describe('connectors: label rules', function () {
         else expect(res.body.message).to.match(message);
       }
       expect((await api(app, admin).put(`/api/connectors/${uid}/label-rules`, { rules: 'x' })).status).to.equal(400);
-      expect((await api(app, admin).put(`/api/connectors/${uid}/label-rules`, { rules: [{ role: 'Viewer', selector: CHECKOUT, extra: 1 }] })).status).to.equal(400);
+      expect((await api(app, admin).put(`/api/connectors/${uid}/label-rules`, { rules: [{ role: 'Viewer', selector: CHECKOUT, extra: 1 }] })).status).to.equal(
+        400,
+      );
       const logs = await api(app, admin).post('/api/connectors', { name: 'lr-logs', type: 'logstore', url: prometheus.url });
       const refused = await api(app, admin).put(`/api/connectors/${logs.body.uid}/label-rules`, { rules: [{ role: 'Viewer', selector: CHECKOUT }] });
       expect(refused.status).to.equal(400);
@@ -171,7 +179,11 @@ describe('connectors: label rules', function () {
         const dataFile = path.join(dir, 'data.json');
         fs.writeFileSync(dataFile, JSON.stringify((await api(app, admin).get('/api/access-control/policy-data')).body));
         for (const who of [checkoutMember, paymentsMember, noRule, admin, connectorAdmin]) {
-          const input = { subject: { id: who.id, kind: 'user' as const, server_admin: false, disabled: false }, org_id: 'org_main', resource: { kind: 'connectors' as const, uid } };
+          const input = {
+            subject: { id: who.id, kind: 'user' as const, server_admin: false, disabled: false },
+            org_id: 'org_main',
+            resource: { kind: 'connectors' as const, uid },
+          };
           const inputFile = path.join(dir, 'input.json');
           fs.writeFileSync(inputFile, JSON.stringify(input));
           const output = execFileSync(
@@ -222,7 +234,11 @@ describe('connectors: label rules', function () {
           expect(got.body.data.result.map((r: { metric: { pod: string } }) => r.metric.pod).sort()).to.deep.equal(['checkout-1', 'checkout-2']);
           const posted = await proxyForm(paymentsMember, uid, 'api/v1/query_range', `query=app_requests&start=${T0}&end=${T0 + 540}&step=60`);
           expect(posted.status).to.equal(200);
-          expect(posted.body.data.result.map((r: { metric: { pod: string } }) => r.metric.pod).sort()).to.deep.equal(['payments-1', 'payments-2', 'payments-3']);
+          expect(posted.body.data.result.map((r: { metric: { pod: string } }) => r.metric.pod).sort()).to.deep.equal([
+            'payments-1',
+            'payments-2',
+            'payments-3',
+          ]);
           const values = await proxy(checkoutMember, uid, `api/v1/label/namespace/values?start=${T0}&end=${T0 + 600}`);
           expect(values.status).to.equal(200);
           expect(values.body.data).to.deep.equal(['checkout']);
@@ -241,7 +257,11 @@ describe('connectors: label rules', function () {
 
         it('the chat tool metrics_query is bound by the caller’s rules', async () => {
           const call = (who: TestUser, q: string) =>
-            api(app, who).post('/api/chat/tools/metrics_query', { agentType: 'investigator', permissionMode: 'read_only', args: { connector: backends[index]!.name, query: q, time: T0 + 300 } });
+            api(app, who).post('/api/chat/tools/metrics_query', {
+              agentType: 'investigator',
+              permissionMode: 'read_only',
+              args: { connector: backends[index]!.name, query: q, time: T0 + 300 },
+            });
           const res = await call(checkoutMember, '{namespace=~".+"}');
           expect(res.status, JSON.stringify(res.body)).to.equal(200);
           expect(namespacesOf(res.body)).to.deep.equal(['checkout']);

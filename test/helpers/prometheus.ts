@@ -74,7 +74,14 @@ function openMetrics({ hosts = 0, series = [] }: PrometheusOptions): string {
   for (let host = 1; host <= hosts; host++) lines.push(`demo_up{host="host-${host}"} 1 ${T0}`);
   // one family at a time, as OpenMetrics wants
   for (const metric of new Set(series.map((sample) => sample.metric))) {
-    lines.push(`# HELP ${metric} A test gauge.`, `# TYPE ${metric} gauge`, ...seriesLines(series.filter((sample) => sample.metric === metric), 1));
+    lines.push(
+      `# HELP ${metric} A test gauge.`,
+      `# TYPE ${metric} gauge`,
+      ...seriesLines(
+        series.filter((sample) => sample.metric === metric),
+        1,
+      ),
+    );
   }
   return `${lines.join('\n')}\n# EOF\n`;
 }

@@ -32,6 +32,7 @@ export function foreignIn(body: unknown): string[] {
   const name = FOREIGN_NAMES.exec(text);
   if (name) found.push(`name ${name[0]}`);
   const series = (body as { series?: Array<{ values?: Array<[number, unknown]> }> } | undefined)?.series ?? [];
-  for (const { values = [] } of series) for (const [, value] of values) if (typeof value === 'number' && Math.abs(value) >= 1_000_000) found.push(`value ${value}`);
+  for (const { values = [] } of series)
+    for (const [, value] of values) if (typeof value === 'number' && Math.abs(value) >= 1_000_000) found.push(`value ${value}`);
   return found;
 }
