@@ -5,14 +5,17 @@
  * series for series and value for value, what the restricted query answers on a second Prometheus
  * that holds checkout's series alone, so nothing foreign took part in it; and it names no pod,
  * metric or value of payments. The proxy's rows (GET and form variants, match[] overrides) are
+ * proved by their answers naming nothing of payments. The same queries and proxy requests against
+ * a real VictoriaMetrics (MetricsQL reads some of them otherwise, so its statuses may differ) are
  * proved by their answers naming nothing of payments.
  */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { addTeamMember, api, buildTeam, createUser, type TestUser } from './helpers/factories.ts';
-import { requirePeer } from './helpers/peers.ts';
+import { peerAvailable, requirePeer } from './helpers/peers.ts';
 import { startPrometheus, T0, type RunningPrometheus } from './helpers/prometheus.ts';
 import { CHECKOUT_SERIES, foreignIn, TEAM_SERIES } from './helpers/team-series.ts';
+import { startVictoriaMetrics, VM_BEARER_TOKEN, type RunningVictoriaMetrics } from './helpers/victoria-metrics.ts';
 import { parseSelector, restrictQuery } from '../src/connectors/label-rewrite.ts';
 
 const RULE = '{namespace="checkout"}';
@@ -146,6 +149,8 @@ describe('connectors: label rules under attack', function () {
   let member: TestUser;
   let fullUid: string;
   let referenceUid: string;
+  let victoria: RunningVictoriaMetrics | undefined;
+  let victoriaUid: string;
   const rules = [parseSelector(RULE, 'the rule')];
 
   before(async function () {
@@ -168,8 +173,20 @@ describe('connectors: label rules under attack', function () {
     }
     const saved = await api(app, admin).put(`/api/connectors/${fullUid}/label-rules`, { rules: [{ teamId: team.id, selector: RULE }] });
     expect(saved.status).to.equal(200);
+    if (peerAvailable('victoria-metrics')) {
+      victoria = await startVictoriaMetrics(TEAM_SERIES);
+      const created = await api(app, admin).post('/api/connectors', {
+        name: 'attack-victoria',
+        type: 'tsmetrics',
+        url: victoria.url,
+        secureJsonData: { bearerToken: VM_BEARER_TOKEN },
+      });
+      victoriaUid = created.body.uid;
+      expect((await api(app, admin).put(`/api/connectors/${victoriaUid}/label-rules`, { rules: [{ teamId: team.id, selector: RULE }] })).status).to.equal(200);
+    }
   });
   after(async () => {
+    await victoria?.stop();
     await app?.close();
     await full?.stop();
     await checkoutOnly?.stop();
@@ -221,6 +238,37 @@ describe('connectors: label rules under attack', function () {
       }
     }
     expect(failures).to.deep.equal([]);
+  });
+
+  it('VictoriaMetrics: every query and proxy request of the tables answers nothing of payments, or is refused', async function () {
+    requirePeer(this, 'victoria-metrics');
+    const failures: string[] = [];
+    let answered = 0;
+    for (const [query] of QUERY_ATTACKS) {
+      const res = await api(app, member).post(`/api/connectors/${victoriaUid}/query`, { query, time: AT });
+      const label = query.slice(0, 80);
+      if (res.status === 200) {
+        answered++;
+        const foreign = foreignIn(res.body);
+        if (foreign.length > 0) failures.push(`${label}: foreign ${foreign.join(', ')}`);
+      } else if (res.status !== 400) failures.push(`${label}: ${res.status}`);
+    }
+    for (const [method, path, params] of PROXY_ATTACKS) {
+      const res =
+        method === 'GET'
+          ? await api(app, member).get(`/api/connectors/proxy/uid/${victoriaUid}/${path}${params ? `?${params}` : ''}`)
+          : await app.request('POST', `/api/connectors/proxy/uid/${victoriaUid}/${path}`, {
+              cookie: member.cookie,
+              rawBody: params,
+              contentType: 'application/x-www-form-urlencoded',
+            });
+      if (res.status === 200 && /payments/.test(JSON.stringify(res.body)))
+        failures.push(`${method} ${path}?${params}: ${JSON.stringify(res.body).slice(0, 200)}`);
+      else if (res.status !== 200 && res.status !== 400) failures.push(`${method} ${path}?${params}: ${res.status}`);
+    }
+    expect(failures).to.deep.equal([]);
+    // most of them are answered, not refused
+    expect(answered).to.be.greaterThan(QUERY_ATTACKS.length / 2);
   });
 
   it('a query longer than the limit is refused before it reaches the backend', async () => {
