@@ -171,6 +171,15 @@ describe('connectors: label rules', function () {
       await putRules(admin, uid, defaultRules());
     });
 
+    it('deleting a connector removes its rules from the table and from the policy data', async () => {
+      const created = await api(app, admin).post('/api/connectors', { name: 'lr-gone', type: 'tsmetrics', url: prometheus.url });
+      await putRules(admin, created.body.uid, [{ role: 'Viewer', selector: CHECKOUT }]);
+      expect((await api(app, admin).get('/api/access-control/policy-data')).body.label_rules).to.have.property(created.body.uid);
+      expect((await api(app, admin).delete(`/api/connectors/${created.body.uid}`)).status).to.equal(200);
+      expect(await app.count('connector_label_rules', { connector_uid: created.body.uid })).to.equal(0);
+      expect((await api(app, admin).get('/api/access-control/policy-data')).body.label_rules).to.not.have.property(created.body.uid);
+    });
+
     it('opa eval on the exported document gives the same selectors as the service', async function () {
       requirePeer(this, 'opa');
       const { uid } = backends[0]!;

@@ -136,7 +136,20 @@ const POLICY_DATA_SCHEMA = {
     // connector uid -> principal key -> selectors
     label_rules: mapOf(mapOf(strings)),
   },
-  required: ['org_id', 'settings', 'members', 'teams', 'builtin_roles', 'roles', 'folders', 'dashboards', 'alert_rules', 'legacy_acl', 'chat_agents', 'label_rules'],
+  required: [
+    'org_id',
+    'settings',
+    'members',
+    'teams',
+    'builtin_roles',
+    'roles',
+    'folders',
+    'dashboards',
+    'alert_rules',
+    'legacy_acl',
+    'chat_agents',
+    'label_rules',
+  ],
 } as const;
 
 const holderSchema = {
