@@ -72,7 +72,20 @@ describe('policy data export (GET /api/access-control/policy-data, export-policy
     const res = await exportDocument();
     expect(res.status).to.equal(200);
     expect(Object.keys(res.body).sort()).to.deep.equal(
-      ['alert_rules', 'builtin_roles', 'chat_agents', 'dashboards', 'folders', 'legacy_acl', 'members', 'org_id', 'roles', 'settings', 'teams'].sort(),
+      [
+        'alert_rules',
+        'builtin_roles',
+        'chat_agents',
+        'dashboards',
+        'folders',
+        'label_rules',
+        'legacy_acl',
+        'members',
+        'org_id',
+        'roles',
+        'settings',
+        'teams',
+      ].sort(),
     );
     expect(res.body.org_id).to.equal('org_main');
     expect(res.body.members[viewer.id]).to.deep.include({ role: 'Viewer' });

@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const GRANT_TABLES = ['roles', 'role_permissions', 'user_roles', 'team_roles', 'legacy_acl'];
+const GRANT_TABLES = ['roles', 'role_permissions', 'user_roles', 'team_roles', 'legacy_acl', 'connector_label_rules'];
 const GRANTS_MODULE = join('src', 'accesscontrol', 'grants.ts');
 
 function sourceFiles(): Array<{ file: string; text: string }> {
@@ -29,7 +29,7 @@ function writesTo(text: string, table: string): string[] {
 describe('policy writes (read off src/)', () => {
   const files = sourceFiles();
 
-  it('only accesscontrol/grants.ts writes roles, permissions, assignments and the legacy ACL', () => {
+  it("only accesscontrol/grants.ts writes roles, permissions, assignments, the legacy ACL and connectors' label rules", () => {
     const elsewhere = files
       .filter(({ file }) => file !== GRANTS_MODULE)
       .flatMap(({ file, text }) => GRANT_TABLES.flatMap((table) => writesTo(text, table).map((statement) => `${file}: ${statement.slice(0, 80)}`)));

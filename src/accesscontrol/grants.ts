@@ -1,6 +1,7 @@
 /**
  * The one writer of grants: roles, their permissions and their assignments (the managed roles
- * of resource grants and team admins included) and the legacy dashboard ACL. Every function
+ * of resource grants and team admins included), the legacy dashboard ACL and connectors' label
+ * rules. Every function
  * reports the fragments of the policy data it changed, so no caller names them: a write that
  * names none is caught at its commit (src/db/transaction.ts), and one that names the wrong
  * fragment by the test-mode document check (AUTHZ_VERIFY_DOCUMENTS) after every commit.
@@ -346,6 +347,7 @@ export async function removeGrantsOnResources(
       .delete();
     tx.policyChanged(orgId, ...roles.map((role) => roleFragment(role.uid)));
   }
+  await removeLabelRules(tx, orgId, resources.connectorUids ?? []);
   const legacy = tx.db('legacy_acl').where('org_id', orgId);
   legacy.where((q) => q.whereIn('folder_uid', resources.folderUids ?? []).orWhereIn('dashboard_uid', resources.dashboardUids ?? []));
   if ((await legacy.delete()) > 0) tx.policyChanged(orgId, { kind: 'legacy_acl' });
@@ -445,4 +447,45 @@ export async function takeLegacyAcl(tx: Tx, orgId: string): Promise<LegacyAclEnt
     role: row.role as LegacyAclEntry['role'],
     permission: row.permission as LegacyAclEntry['permission'],
   }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Connectors' label rules (which series of a metrics connector each principal may read)
+
+/** Whom a label rule applies to: a user, a service account, a team, or everyone of an org role. */
+export type LabelRulePrincipal =
+  | { kind: 'user'; id: string }
+  | { kind: 'service_account'; id: string }
+  | { kind: 'team'; id: string }
+  | { kind: 'role'; id: 'Viewer' | 'Editor' | 'Admin' | 'None' };
+
+export interface LabelRule {
+  principal: LabelRulePrincipal;
+  /** A PromQL label-matcher set, already checked: `{namespace="checkout"}`. */
+  selector: string;
+}
+
+/** Makes `rules` the connector's whole set of label rules, in their order (none: the connector has no rule left). */
+export async function replaceLabelRules(tx: Tx, orgId: string, connectorUid: string, rules: LabelRule[], now: number): Promise<void> {
+  const removed = await tx.db('connector_label_rules').where({ org_id: orgId, connector_uid: connectorUid }).delete();
+  const rows = rules.map((rule, position) => ({
+    org_id: orgId,
+    connector_uid: connectorUid,
+    position,
+    principal_kind: rule.principal.kind,
+    principal_id: rule.principal.id,
+    selector: rule.selector,
+    created_at: now,
+  }));
+  await inStatementChunks(rows, (chunk) => tx.db('connector_label_rules').insert(chunk));
+  if (removed > 0 || rows.length > 0) tx.policyChanged(orgId, { kind: 'label_rules', connectorUid });
+}
+
+/** The label rules of connectors that go. */
+async function removeLabelRules(tx: Tx, orgId: string, connectorUids: string[]): Promise<void> {
+  if (connectorUids.length === 0) return;
+  const ruled: string[] = await tx.db('connector_label_rules').where('org_id', orgId).whereIn('connector_uid', connectorUids).distinct().pluck('connector_uid');
+  if (ruled.length === 0) return;
+  await tx.db('connector_label_rules').where('org_id', orgId).whereIn('connector_uid', ruled).delete();
+  tx.policyChanged(orgId, ...ruled.map((connectorUid): PolicyFragment => ({ kind: 'label_rules', connectorUid })));
 }

@@ -133,8 +133,23 @@ const POLICY_DATA_SCHEMA = {
     // scope -> principal -> level
     legacy_acl: mapOf(mapOf({ type: 'integer' } as const)),
     chat_agents: mapOf({ type: 'object', properties: { tools: setOf }, required: ['tools'] } as const),
+    // connector uid -> principal key -> selectors
+    label_rules: mapOf(mapOf(strings)),
   },
-  required: ['org_id', 'settings', 'members', 'teams', 'builtin_roles', 'roles', 'folders', 'dashboards', 'alert_rules', 'legacy_acl', 'chat_agents'],
+  required: [
+    'org_id',
+    'settings',
+    'members',
+    'teams',
+    'builtin_roles',
+    'roles',
+    'folders',
+    'dashboards',
+    'alert_rules',
+    'legacy_acl',
+    'chat_agents',
+    'label_rules',
+  ],
 } as const;
 
 const holderSchema = {

@@ -48,6 +48,7 @@ export const POLICY_TABLES = [
   'dashboards',
   'alert_rules',
   'legacy_acl',
+  'connector_label_rules',
 ] as const;
 
 /**
@@ -66,6 +67,7 @@ const POLICY_COLUMNS: Readonly<Record<(typeof POLICY_TABLES)[number], readonly s
   dashboards: ['uid', 'org_id', 'folder_uid'],
   alert_rules: ['uid', 'org_id', 'folder_uid'],
   legacy_acl: ['org_id', 'dashboard_uid', 'folder_uid', 'user_id', 'team_id', 'role', 'permission'],
+  connector_label_rules: ['org_id', 'connector_uid', 'position', 'principal_kind', 'principal_id', 'selector'],
 };
 
 /** Whether a write statement can change a policy document: an insert or delete of a policy table, or an update of a column one reads. */
@@ -173,8 +175,27 @@ async function loadLegacyAcl(db: Knex, orgId: string): Promise<Section<'legacy_a
   return acl;
 }
 
+/**
+ * The org's label rules, or only those of some connectors: connector -> principal key -> its
+ * selectors, in the order they were saved (a connector with no rule is absent).
+ */
+async function loadLabelRules(db: Knex, orgId: string, connectorUids?: string[]): Promise<Section<'label_rules'>> {
+  const query = db('connector_label_rules')
+    .where('org_id', orgId)
+    .orderBy(['connector_uid', 'position'])
+    .select('connector_uid', 'principal_kind', 'principal_id', 'selector');
+  if (connectorUids) query.whereIn('connector_uid', connectorUids);
+  const rules: Section<'label_rules'> = {};
+  for (const row of (await query) as Array<{ connector_uid: string; principal_kind: string; principal_id: string; selector: string }>) {
+    // a service account is a member like a user: the policy names both `user:<id>`
+    const kind = row.principal_kind === 'service_account' ? 'user' : row.principal_kind;
+    ((rules[row.connector_uid] ??= {})[`${kind}:${row.principal_id}`] ??= []).push(row.selector);
+  }
+  return rules;
+}
+
 export async function buildOrgDocument(db: Knex, orgId: string | null, settings: DocumentSettings): Promise<OrgDocument> {
-  const empty = { members: {}, teams: {}, folders: {}, dashboards: {}, alert_rules: {}, legacy_acl: {} };
+  const empty = { members: {}, teams: {}, folders: {}, dashboards: {}, alert_rules: {}, legacy_acl: {}, label_rules: {} };
   const [roles, sections] = await Promise.all([
     loadRoles(db, orgId),
     orgId
@@ -185,13 +206,15 @@ export async function buildOrgDocument(db: Knex, orgId: string | null, settings:
           loadFoldered(db, 'dashboards', orgId),
           loadFoldered(db, 'alert_rules', orgId),
           loadLegacyAcl(db, orgId),
-        ]).then(([members, teams, folders, dashboards, alert_rules, legacy_acl]) => ({
+          loadLabelRules(db, orgId),
+        ]).then(([members, teams, folders, dashboards, alert_rules, legacy_acl, label_rules]) => ({
           members,
           teams,
           folders,
           dashboards,
           alert_rules,
           legacy_acl,
+          label_rules,
         }))
       : empty,
   ]);
@@ -243,6 +266,8 @@ export async function loadFragments(db: Knex, orgId: string | null, fragments: r
     if (dashboardUids.length > 0) reads.push(loadFoldered(db, 'dashboards', orgId, dashboardUids).then((found) => entries('dashboards', dashboardUids, found)));
     if (alertRuleUids.length > 0)
       reads.push(loadFoldered(db, 'alert_rules', orgId, alertRuleUids).then((found) => entries('alert_rules', alertRuleUids, found)));
+    const ruledUids = uidsOf('label_rules', (fragment) => fragment.connectorUid);
+    if (ruledUids.length > 0) reads.push(loadLabelRules(db, orgId, ruledUids).then((rules) => entries('label_rules', ruledUids, rules)));
     if (fragments.some((fragment) => fragment.kind === 'legacy_acl'))
       reads.push(loadLegacyAcl(db, orgId).then((acl) => [{ path: ['legacy_acl'], value: acl }]));
   }

@@ -14,7 +14,7 @@ import { OrgDocuments, type DocumentOptions } from './documents.ts';
 import type { OrgPolicy } from './loaded-document.ts';
 import { checkLoadedDocuments } from './drift-check.ts';
 import { activeOrgKey, activeOrgPolicyInput, filterKey, filterPolicyInput, policyInput, subjectCopy, subjectKey } from './input-key.ts';
-import type { ActiveOrgInput, AuthzInput, Decision, FilterInput, OrgDocument, PermissionMap, Subject } from './types.ts';
+import type { ActiveOrgInput, AuthzInput, Decision, FilterInput, LabelRulesAnswer, LabelRulesInput, OrgDocument, PermissionMap, Subject } from './types.ts';
 import {
   ALLOWED,
   current,
@@ -229,6 +229,22 @@ export class AuthzEngine implements PolicyChangeListener {
     } catch (err) {
       this.failClosed(err);
       return [];
+    }
+  }
+
+  /** Which label rules apply to a read of a connector (authz/label_rules); `denied` when the policy fails. */
+  async labelRules(input: LabelRulesInput): Promise<LabelRulesAnswer> {
+    try {
+      const org = await this.documents.ready(input.org_id);
+      const result = org.instance.evaluate('authz/label_rules', { subject: subjectCopy(input.subject), org_id: input.org_id, resource: input.resource }) as
+        LabelRulesAnswer | undefined;
+      if (!result || !['none', 'bypass', 'applied', 'denied'].includes(result.mode) || !Array.isArray(result.selectors)) {
+        throw new Error('policy returned no label-rules answer');
+      }
+      return result;
+    } catch (err) {
+      this.failClosed(err);
+      return { mode: 'denied', selectors: [] };
     }
   }
 

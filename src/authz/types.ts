@@ -80,6 +80,22 @@ export interface FilterInput {
   resources: Array<ResourceRef & { requires?: Requirement[] }>;
 }
 
+/** authz/label_rules: whose label rules apply when `subject` reads the connector `resource`. */
+export interface LabelRulesInput {
+  subject: Subject;
+  org_id: string;
+  resource: { kind: 'connectors'; uid: string };
+}
+
+/**
+ * What a read of the connector may see: everything (`none`: the connector has no rule; `bypass`:
+ * an org or connector Admin), only what `selectors` match (`applied`, OR-ed), or nothing (`denied`).
+ */
+export interface LabelRulesAnswer {
+  mode: 'none' | 'bypass' | 'applied' | 'denied';
+  selectors: string[];
+}
+
 export interface Decision {
   allow: boolean;
   /** Data, worded by src/authz/reasons.ts. */
@@ -103,4 +119,6 @@ export interface OrgDocument {
   alert_rules: Record<string, { folder: string }>;
   legacy_acl: Record<string, Record<string, number>>;
   chat_agents: Record<string, { tools: Record<string, true> }>;
+  /** connector uid -> principal key (`user:<id>`, `team:<id>`, `role:<OrgRole>`) -> the selectors of its rules there */
+  label_rules: Record<string, Record<string, string[]>>;
 }

@@ -21,6 +21,8 @@ import { backendOf, type Backend } from './backends/request.ts';
 import { jsonDataOf } from './presenter.ts';
 import { connectivitySchema, QUERY_RESULT_SCHEMA } from './responses.ts';
 import { logBackendOf } from './settings.ts';
+import { announceRestriction, readRestriction, restrictedProxyParams, restrictedQuery } from './label-rules.ts';
+import { subjectOf } from '../http/subject.ts';
 import type { ConnectorRow } from './store.ts';
 import { connectorResource, findConnectorOrFail, type ConnectorType } from './target.ts';
 
@@ -97,12 +99,15 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
     },
     summary: "Runs an instant or range query on a connector's backend: series, or log streams from a logs connector.",
     responses: { 200: QUERY_RESULT_SCHEMA },
-    async handler({ ctx, params, body, orgId, services, authorize }) {
+    async handler({ ctx, params, body, principal, orgId, services, authorize }) {
       await authorize('connectors:query', connectorResource(params.uid));
       const connector = await findConnectorOrFail(services.db, orgId, params.uid);
       const { backend, api } = backendApiOf(connector, services);
+      const restriction = await readRestriction(services, subjectOf(principal), orgId, connector);
+      const query = { ...(body as LogsQuery), query: restrictedQuery(restriction, body.query, 'body.query') };
       // the result's JSON as made off the event loop (backends/answer-pool.ts)
-      ctx.body = await api.query(backend, body as LogsQuery);
+      ctx.body = await api.query(backend, query);
+      announceRestriction(ctx, restriction);
       ctx.type = 'application/json';
     },
   });
@@ -121,20 +126,21 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
       summary: "Forwards a read of the backend's query API (Prometheus', Loki's or VictoriaLogs') with the connector's credentials.",
       // the backend's own answer, passed on as it comes (its status too: errors are not `{message}` here)
       responses: { 200: { description: "the backend's answer" } },
-      async handler({ ctx, params, orgId, services, authorize }) {
+      async handler({ ctx, params, principal, orgId, services, authorize }) {
         await authorize('connectors:query', connectorResource(params.uid));
         const connector = await findConnectorOrFail(services.db, orgId, params.uid);
         const { backend, api } = backendApiOf(connector, services);
         // The path as it was sent: one the router decoded (`%2F`, `%2e%2e`) is not one of them either.
         if (!api.isReadPath(params.path) || !ctx.path.endsWith(`/${params.path}`))
           throw new NotFoundError(`the proxy forwards only the backend's query paths, not ${params.path}`);
+        const restriction = await readRestriction(services, subjectOf(principal), orgId, connector);
         // ?orgId chose the active org; it is the service's, not the backend's.
         const query = new URLSearchParams(ctx.querystring);
         query.delete('orgId');
         const form = typeof ctx.request.body === 'string' ? new URLSearchParams(ctx.request.body) : new URLSearchParams();
-        const response = await backend.stream(
-          method === 'get' ? { method: 'GET', path: params.path, params: query } : { method: 'POST', path: params.path, params: form },
-        );
+        const sent = restrictedProxyParams(restriction, params.path, method === 'get' ? query : form);
+        const response = await backend.stream({ method: method === 'get' ? 'GET' : 'POST', path: params.path, params: sent });
+        announceRestriction(ctx, restriction);
         if (response.status >= 500) noteBackendFailure(ctx, `backend answered ${response.status}`);
         // Cut at the size limit or the total timeout, the answer ends without its last chunk: the client
         // sees it broken off. (A client that leaves ends it too, with an error that is nobody's failure.)

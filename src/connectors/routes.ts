@@ -20,6 +20,7 @@ import { grantDefaultConnectorAccess } from '../permissions/resource-grants.ts';
 import type { Services } from '../services.ts';
 import { connectorBackendRoutes } from './backend.routes.ts';
 import { connectorChangeRoutes } from './changes.routes.ts';
+import { connectorLabelRuleRoutes } from './label-rules.routes.ts';
 import { CONNECTOR_SCHEMA, presentConnector, sealSecrets, secretsOf } from './presenter.ts';
 import { assertOpsUrl, opsSettings } from '../ops/settings.ts';
 import { assertNoBackendChoice, connectorAuth, logBackendOf, mergeSecrets, type Secrets } from './settings.ts';
@@ -290,4 +291,5 @@ export const connectorRoutes: RouteModule = (routes) => {
 
   connectorBackendRoutes(routes);
   connectorChangeRoutes(routes);
+  connectorLabelRuleRoutes(routes);
 };

@@ -169,3 +169,29 @@ export async function deleteConnector(tx: Tx, connector: ConnectorRow): Promise<
   await removeGrantsOnResources(tx, connector.org_id, { connectorUids: [connector.uid] });
   await tx.db('connectors').where({ org_id: connector.org_id, uid: connector.uid }).delete();
 }
+
+/** One label rule as stored, in its connector's order. */
+export interface LabelRuleRow {
+  position: number;
+  principal_kind: 'user' | 'service_account' | 'team' | 'role';
+  principal_id: string;
+  selector: string;
+}
+
+export async function findLabelRules(db: Knex, orgId: string, connectorUid: string): Promise<LabelRuleRow[]> {
+  return db('connector_label_rules')
+    .where({ org_id: orgId, connector_uid: connectorUid })
+    .orderBy('position')
+    .select('position', 'principal_kind', 'principal_id', 'selector');
+}
+
+/** Which of `ids` are members of the org, and whether each is a service account. */
+export async function findMemberKinds(db: Knex, orgId: string, ids: string[]): Promise<Map<string, { serviceAccount: boolean }>> {
+  if (ids.length === 0) return new Map();
+  const rows: Array<{ id: string; is_service_account: boolean | number }> = await db('org_members as m')
+    .join('users as u', 'u.id', 'm.user_id')
+    .where('m.org_id', orgId)
+    .whereIn('m.user_id', ids)
+    .select('u.id', 'u.is_service_account');
+  return new Map(rows.map((row) => [row.id, { serviceAccount: !!row.is_service_account }]));
+}

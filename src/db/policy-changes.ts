@@ -16,7 +16,9 @@ export type PolicyFragment =
   | { kind: 'folders'; uids?: string[] }
   | { kind: 'dashboard'; uid: string }
   | { kind: 'alert_rule'; uid: string }
-  | { kind: 'legacy_acl' };
+  | { kind: 'legacy_acl' }
+  /** A connector's label rules (saved, or gone with the connector). */
+  | { kind: 'label_rules'; connectorUid: string };
 
 /** The fragments one commit touched in one stream, or everything (the document is rebuilt). */
 export type OrgChange = PolicyFragment[] | 'all';

@@ -113,6 +113,7 @@ export function generateOrg(seed: number, cases: number): GeneratedOrg {
     folders: Object.fromEntries(folders.map((f) => [f, { scopes: [f, ...ancestors(f)].map((uid) => `folders:uid:${uid}`) }])),
     dashboards: Object.fromEntries(dashboards.map((d) => [d, { folder: rnd.chance(0.1) ? '' : rnd.pick(folders) }])),
     alert_rules: Object.fromEntries(rules.map((r) => [r, { folder: rnd.pick(folders) }])),
+    label_rules: {},
     legacy_acl: legacy,
     chat_agents: DEFAULT_CHAT_AGENTS,
   };

@@ -39,18 +39,50 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/** A gauge series of the test data: `base + minute` every minute for ten minutes from T0. */
+export interface SeriesSample {
+  metric: string;
+  labels: Record<string, string>;
+  base: number;
+}
+
 export interface PrometheusOptions {
   /** Adds `demo_up{host="host-<n>"} 1` at T0 for n = 1..hosts: a query answering many series. */
   hosts?: number;
+  /** More series, beside demo_temperature. */
+  series?: readonly SeriesSample[];
 }
 
-function openMetrics({ hosts = 0 }: PrometheusOptions): string {
+/** The samples of `series` as text-format lines (`name{labels} value timestamp`), timestamps in `unit` per second. */
+export function seriesLines(series: readonly SeriesSample[], unit: 1 | 1000): string[] {
+  const lines: string[] = [];
+  for (const sample of series) {
+    const labels = Object.entries(sample.labels)
+      .map(([name, value]) => `${name}="${value}"`)
+      .join(',');
+    for (let minute = 0; minute < 10; minute++) lines.push(`${sample.metric}{${labels}} ${sample.base + minute} ${(T0 + minute * 60) * unit}`);
+  }
+  return lines;
+}
+
+function openMetrics({ hosts = 0, series = [] }: PrometheusOptions): string {
   const lines = ['# HELP demo_temperature A test gauge.', '# TYPE demo_temperature gauge'];
   for (let minute = 0; minute < 10; minute++) {
     for (const [room, base] of Object.entries(ROOMS)) lines.push(`demo_temperature{room="${room}"} ${base + minute} ${T0 + minute * 60}`);
   }
   if (hosts > 0) lines.push('# HELP demo_up A test gauge per host.', '# TYPE demo_up gauge');
   for (let host = 1; host <= hosts; host++) lines.push(`demo_up{host="host-${host}"} 1 ${T0}`);
+  // one family at a time, as OpenMetrics wants
+  for (const metric of new Set(series.map((sample) => sample.metric))) {
+    lines.push(
+      `# HELP ${metric} A test gauge.`,
+      `# TYPE ${metric} gauge`,
+      ...seriesLines(
+        series.filter((sample) => sample.metric === metric),
+        1,
+      ),
+    );
+  }
   return `${lines.join('\n')}\n# EOF\n`;
 }
 

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, ROOMS, T0 } from './prometheus.ts';
+import { freePort, ROOMS, seriesLines, T0, type SeriesSample } from './prometheus.ts';
 
 export const VM_BEARER_TOKEN = 'vm-test-bearer-token';
 /** vmauth's basic-auth user: a wrong password is refused with the Authorization header repeated. */
@@ -47,7 +47,8 @@ function run(command: string, args: string[], dir: string) {
   return { child, logs: () => stderr, stop };
 }
 
-export async function startVictoriaMetrics(): Promise<RunningVictoriaMetrics> {
+/** `series`: more samples to import beside demo_temperature. */
+export async function startVictoriaMetrics(series: readonly SeriesSample[] = []): Promise<RunningVictoriaMetrics> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-vm-'));
   const [vmPort, authPort] = [await freePort(), await freePort()];
   const vm = run(
@@ -81,6 +82,7 @@ export async function startVictoriaMetrics(): Promise<RunningVictoriaMetrics> {
     for (let minute = 0; minute < 10; minute++) {
       for (const [room, base] of Object.entries(ROOMS)) lines.push(`demo_temperature{room="${room}"} ${base + minute} ${(T0 + minute * 60) * 1000}`);
     }
+    lines.push(...seriesLines(series, 1000));
     const imported = await fetch(`${vmUrl}/api/v1/import/prometheus`, { method: 'POST', body: `${lines.join('\n')}\n` });
     if (imported.status !== 204) throw new Error(`import failed: ${imported.status} ${await imported.text()}`);
     await fetch(`${vmUrl}/internal/force_flush`);

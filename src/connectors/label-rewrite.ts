@@ -1,0 +1,231 @@
+/**
+ * Label rules on PromQL, by its syntax tree (@prometheus-io/lezer-promql), never by patterns over
+ * the text: a rule's selector is parsed into label matchers, and a query is restricted by adding
+ * those matchers to every vector and matrix selector it holds (in subqueries and function
+ * arguments too). A matcher the query already has on the same label stays beside the rule's, and
+ * Prometheus ANDs them, so nothing in a query widens what a rule lets through. With several rules
+ * the answer is their union: one query per rule joined with `or`, or a single regex matcher when
+ * every rule is one matcher on the same label. What cannot be restricted is refused (400).
+ */
+import type { SyntaxNode, TreeCursor } from '@lezer/common';
+import { parser } from '@prometheus-io/lezer-promql';
+import { BadRequestError } from '../errors.ts';
+import { boundedMemo } from '../memo.ts';
+
+export type MatchOp = '=' | '!=' | '=~' | '!~';
+
+export interface LabelMatcher {
+  name: string;
+  op: MatchOp;
+  value: string;
+}
+
+/** The longest selector a rule may hold (the column's size). */
+export const MAX_SELECTOR_LENGTH = 2048;
+
+/**
+ * Functions whose answer reads series the query does not select: `info()` joins the `target_info`
+ * series matching its own argument, which a rule's matchers cannot reach.
+ */
+const UNRESTRICTABLE_FUNCTIONS: Readonly<Record<string, string>> = {
+  Info: 'info() reads series its selectors do not name',
+};
+
+const ESCAPES: Readonly<Record<string, string>> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"' };
+
+/** The value of a PromQL string literal (Go's quoting: escapes in "…" and '…', none in `…`); null when it is malformed. */
+export function unquote(literal: string): string | null {
+  const quote = literal[0];
+  if (literal.length < 2 || literal[literal.length - 1] !== quote) return null;
+  const body = literal.slice(1, -1);
+  if (quote === '`') return body.includes('`') ? null : body;
+  if (quote !== '"' && quote !== "'") return null;
+  let out = '';
+  for (let i = 0; i < body.length; i++) {
+    const char = body[i]!;
+    if (char === quote || char === '\n') return null;
+    if (char !== '\\') {
+      out += char;
+      continue;
+    }
+    const next = body[++i];
+    if (next === undefined) return null;
+    const simple = ESCAPES[next];
+    if (simple !== undefined) {
+      out += simple;
+      continue;
+    }
+    const hex = { x: 2, u: 4, U: 8 }[next as 'x' | 'u' | 'U'];
+    const digits = hex ? body.slice(i + 1, i + 1 + hex) : body.slice(i, i + 3);
+    if (hex ? !/^[0-9a-fA-F]+$/.test(digits) || digits.length !== hex : !/^[0-7]{3}$/.test(digits)) return null;
+    const code = parseInt(digits, hex ? 16 : 8);
+    if (code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return null;
+    out += String.fromCodePoint(code);
+    i += hex ? hex : 2;
+  }
+  return out;
+}
+
+/** A matcher as PromQL text: the value double-quoted (JSON's escapes are Go's). */
+export const renderMatcher = (matcher: LabelMatcher) => `${matcher.name}${matcher.op}${JSON.stringify(matcher.value)}`;
+
+export const renderSelector = (matchers: readonly LabelMatcher[]) => `{${matchers.map(renderMatcher).join(', ')}}`;
+
+/** The first node the parser could not read, if any. */
+function firstError(cursor: TreeCursor): number | null {
+  do {
+    if (cursor.type.isError) return cursor.from;
+  } while (cursor.next());
+  return null;
+}
+
+function parseTree(text: string, what: string) {
+  const tree = parser.parse(text);
+  const error = firstError(tree.cursor());
+  if (error !== null) throw new BadRequestError(`${what} does not parse at character ${error + 1}`);
+  return tree;
+}
+
+function matcherOf(node: SyntaxNode, text: string, what: string): LabelMatcher {
+  if (node.name !== 'UnquotedLabelMatcher') throw new BadRequestError(`${what} may hold only label matchers such as namespace="checkout"`);
+  const name = node.getChild('LabelName');
+  const op = node.getChild('MatchOp');
+  const literal = node.getChild('StringLiteral');
+  const value = literal && unquote(text.slice(literal.from, literal.to));
+  if (!name || !op || value === null || value === undefined) throw new BadRequestError(`${what} has a malformed matcher`);
+  const matcher = { name: text.slice(name.from, name.to), op: text.slice(op.from, op.to) as MatchOp, value };
+  if (matcher.op === '=~' || matcher.op === '!~') {
+    try {
+      new RegExp(`^(?:${value})$`);
+    } catch {
+      throw new BadRequestError(`${what} has an invalid regular expression for ${matcher.name}`);
+    }
+  }
+  return matcher;
+}
+
+/**
+ * The label matchers of a rule's selector, `{namespace="checkout", env=~"prod|staging"}`: a
+ * label-matcher set alone (no metric name, modifier or operator), at least one matcher. `what`
+ * names it in the 400 (`body.rules[2].selector`).
+ */
+export function parseSelector(text: string, what: string): LabelMatcher[] {
+  if (text.length > MAX_SELECTOR_LENGTH) throw new BadRequestError(`${what} is longer than ${MAX_SELECTOR_LENGTH} characters`);
+  const top = onlyExpression(parseTree(text, what).topNode);
+  if (!top || top.name !== 'VectorSelector' || top.firstChild?.name !== 'LabelMatchers') {
+    throw new BadRequestError(`${what} must be a label-matcher set such as {namespace="checkout"}`);
+  }
+  const matchers = top.firstChild.getChildren('UnquotedLabelMatcher');
+  if (matchers.length === 0 || matchers.length !== countChildren(top.firstChild)) {
+    throw new BadRequestError(`${what} must hold label matchers such as namespace="checkout", and nothing else`);
+  }
+  return matchers.map((node) => matcherOf(node, text, what));
+}
+
+/** The one expression of a parsed text, comments aside. */
+function onlyExpression(top: SyntaxNode): SyntaxNode | null {
+  const expressions: SyntaxNode[] = [];
+  for (let child = top.firstChild; child; child = child.nextSibling) if (child.name !== 'LineComment') expressions.push(child);
+  return expressions.length === 1 ? expressions[0]! : null;
+}
+
+function countChildren(node: SyntaxNode): number {
+  let count = 0;
+  for (let child = node.firstChild; child; child = child.nextSibling) if (child.name !== 'LineComment') count++;
+  return count;
+}
+
+/** The rules' selectors as the policy gives them (canonical, checked on save), parsed once. */
+const storedSelector = boundedMemo(10_000, (text) => parseSelector(text, 'a stored label rule'));
+
+export const matchersOfRules = (selectors: readonly string[]) => selectors.map(storedSelector);
+
+/** Where rule matchers go in a query: after `at`, with a leading comma or not, wrapped in braces or not. */
+interface Insertion {
+  at: number;
+  comma: boolean;
+  braces: boolean;
+}
+
+/** The insertions that restrict every vector selector of a parsed query; refuses what cannot be restricted. */
+function insertionsOf(text: string, what: string): Insertion[] {
+  const insertions: Insertion[] = [];
+  const cursor = parseTree(text, what).cursor();
+  do {
+    const refusal = UNRESTRICTABLE_FUNCTIONS[cursor.name];
+    if (refusal) throw new BadRequestError(`label rules apply to this connector, and ${refusal}`);
+    if (cursor.name !== 'VectorSelector') continue;
+    const matchers = cursor.node.getChild('LabelMatchers');
+    if (!matchers) {
+      insertions.push({ at: cursor.to, comma: false, braces: true });
+      continue;
+    }
+    let last: SyntaxNode | null = null;
+    for (let child = matchers.firstChild; child; child = child.nextSibling) if (child.name !== 'LineComment') last = child;
+    // after the last matcher (a trailing comma or a comment may follow), or just inside an empty `{`
+    insertions.push(last ? { at: last.to, comma: true, braces: false } : { at: matchers.from + 1, comma: false, braces: false });
+  } while (cursor.next());
+  return insertions;
+}
+
+function splice(text: string, insertions: readonly Insertion[], matchers: string): string {
+  let out = '';
+  let from = 0;
+  for (const { at, comma, braces } of insertions) {
+    out += text.slice(from, at) + (braces ? `{${matchers}}` : comma ? `, ${matchers}` : matchers);
+    from = at;
+  }
+  return out + text.slice(from);
+}
+
+/**
+ * One matcher equal to the union of the rules, when each rule is a single `=` or `=~` matcher on
+ * the same label: `namespace=~"checkout|payments"` (Prometheus anchors regexes, so it is exact).
+ */
+function unionMatcher(rules: readonly LabelMatcher[][]): LabelMatcher | null {
+  const name = rules[0]?.[0]?.name;
+  if (!rules.every((rule) => rule.length === 1 && rule[0]!.name === name && (rule[0]!.op === '=' || rule[0]!.op === '=~'))) return null;
+  const alternatives = rules.map(([matcher]) => (matcher!.op === '=' ? escapeRegex(matcher!.value) : `(?:${matcher!.value})`));
+  return { name: name!, op: '=~', value: alternatives.join('|') };
+}
+
+/** A literal as an RE2 regular expression. */
+const escapeRegex = (value: string) => value.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&');
+
+/**
+ * The query restricted to what the rules let through (one rule: its matchers in every selector;
+ * several: their union). A query that selects no series (`1 + 1`, `time()`) is left as it is.
+ * `what` names the query in a 400.
+ */
+export function restrictQuery(query: string, rules: readonly LabelMatcher[][], what = 'the query'): string {
+  if (rules.length === 0) throw new Error('restrictQuery needs at least one rule');
+  const insertions = insertionsOf(query, what);
+  if (insertions.length === 0) return query;
+  const union = rules.length > 1 ? unionMatcher(rules) : null;
+  if (rules.length === 1 || union) return splice(query, insertions, union ? renderMatcher(union) : rules[0]!.map(renderMatcher).join(', '));
+  // each on lines of its own: a comment at the query's end must not swallow the parenthesis
+  return rules.map((rule) => `(\n${splice(query, insertions, rule.map(renderMatcher).join(', '))}\n)`).join(' or ');
+}
+
+const MAX_MATCHES = 20;
+
+/** A match[] that selects nothing more than a rule: the rule's matchers, and a metric name so that no matcher set is all-empty. */
+const ANY_METRIC: LabelMatcher = { name: '__name__', op: '=~', value: '.+' };
+
+/**
+ * The `match[]` selectors of a label-names, label-values or series request under the rules
+ * (which the backend ORs): each incoming selector intersected with each rule, or the rules
+ * themselves when none comes. An incoming one must be a series selector.
+ */
+export function restrictMatches(incoming: readonly string[], rules: readonly LabelMatcher[][]): string[] {
+  if (incoming.length > MAX_MATCHES) throw new BadRequestError(`give at most ${MAX_MATCHES} match[] selectors`);
+  if (incoming.length === 0) return rules.map((rule) => renderSelector([ANY_METRIC, ...rule]));
+  const restricted: string[] = [];
+  for (const [index, selector] of incoming.entries()) {
+    const what = `match[] ${index + 1}`;
+    const top = onlyExpression(parseTree(selector, what).topNode);
+    if (!top || top.name !== 'VectorSelector') throw new BadRequestError(`${what} must be a series selector such as up{job="api"}`);
+    for (const rule of rules) restricted.push(restrictQuery(selector, [rule], what));
+  }
+  return restricted;
+}
