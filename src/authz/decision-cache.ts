@@ -54,6 +54,16 @@ export class AnswerCache<V extends object> {
   }
 }
 
+/** The engine's kept answers: activeOrg()'s read only their input, so they are kept under it alone. */
+export function answerCaches(maxKeptDecisions = MAX_KEPT_DECISIONS) {
+  return {
+    decisions: new AnswerCache<Readonly<Decision>>(maxKeptDecisions),
+    filters: new AnswerCache<readonly number[]>(MAX_KEPT_FILTERS),
+    permissionMaps: new AnswerCache<Readonly<PermissionMap>>(MAX_KEPT_PERMISSION_MAPS),
+    activeOrg: new LRUCache<string, Readonly<Decision>>({ max: MAX_CACHED_ANSWERS }),
+  };
+}
+
 /**
  * What authorize() answers when the policy allows (authz/enforce's true): the grants behind an allow are
  * not worked out on the enforcement path. explain() and, when it is on, the decision log get

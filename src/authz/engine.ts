@@ -15,19 +15,8 @@ import type { OrgPolicy } from './loaded-document.ts';
 import { checkLoadedDocuments } from './drift-check.ts';
 import { activeOrgKey, activeOrgPolicyInput, decisionKey, filterKey, filterPolicyInput, permissionsKey, policyInput, subjectCopy } from './input-key.ts';
 import type { ActiveOrgInput, AuthzInput, Decision, FilterInput, OrgDocument, PermissionMap, Subject } from './types.ts';
-import {
-  ALLOWED,
-  AnswerCache,
-  frozen,
-  frozenDecision,
-  MAX_CACHED_ANSWERS,
-  MAX_CACHED_INPUT_CHARS,
-  MAX_KEPT_DECISIONS,
-  MAX_KEPT_FILTERS,
-  MAX_KEPT_PERMISSION_MAPS,
-} from './decision-cache.ts';
+import { ALLOWED, answerCaches, frozen, frozenDecision, MAX_CACHED_INPUT_CHARS } from './decision-cache.ts';
 import type { PolicyInstance, PolicyModule } from './wasm.ts';
-import { LRUCache } from 'lru-cache';
 
 export interface EngineStats {
   orgs: number;
@@ -58,14 +47,8 @@ export class AuthzEngine implements PolicyChangeListener {
   private readonly counters = { keptDecisionHits: 0, keptFilterHits: 0 };
   /** An instance with no data document, for the entry points that read only their input. */
   private inputOnly: Promise<PolicyInstance> | null = null;
-  /** activeOrg() answers by activeOrgKey: they read no document. */
-  private readonly activeOrgAnswers = new LRUCache<string, Readonly<Decision>>({ max: MAX_CACHED_ANSWERS });
-  /** authorize() answers by decisionKey, which names the org (org_id). */
-  private readonly keptDecisions: AnswerCache<Readonly<Decision>>;
-  /** filter() answers by filterKey, which names the org. */
-  private readonly keptFilters = new AnswerCache<readonly number[]>(MAX_KEPT_FILTERS);
-  /** permissions() answers by permissionsKey. */
-  private readonly permissionMaps = new AnswerCache<Readonly<PermissionMap>>(MAX_KEPT_PERMISSION_MAPS);
+  /** The answers kept: authorize()'s by decisionKey, filter()'s by filterKey, permissions()'s by permissionsKey, activeOrg()'s by activeOrgKey. */
+  private readonly kept: ReturnType<typeof answerCaches>;
 
   constructor(
     private readonly db: Knex,
@@ -75,7 +58,7 @@ export class AuthzEngine implements PolicyChangeListener {
     private readonly observer: DecisionObserver = unobserved,
     private readonly decisionLog: DecisionLog | null = null,
   ) {
-    this.keptDecisions = new AnswerCache(options.maxKeptDecisions ?? MAX_KEPT_DECISIONS);
+    this.kept = answerCaches(options.maxKeptDecisions);
     this.documents = new OrgDocuments(db, policy, options, logger);
   }
 
@@ -133,14 +116,14 @@ export class AuthzEngine implements PolicyChangeListener {
    */
   private enforce(org: OrgPolicy, input: AuthzInput): Readonly<Decision> {
     const key = decisionKey(input);
-    const kept = this.keptDecisions.get(org, key);
+    const kept = this.kept.decisions.get(org, key);
     if (kept) {
       this.counters.keptDecisionHits++;
       return kept;
     }
     const json = JSON.stringify(policyInput(input));
     const result = this.decisionLog ? this.decision(org.instance, json) : this.allowedOrRefused(org.instance, json);
-    this.keptDecisions.set(org, key, result === ALLOWED ? ALLOWED : frozenDecision(result));
+    this.kept.decisions.set(org, key, result === ALLOWED ? ALLOWED : frozenDecision(result));
     return result;
   }
 
@@ -175,7 +158,7 @@ export class AuthzEngine implements PolicyChangeListener {
     try {
       // It reads only the input: an answer once given stays right.
       const key = activeOrgKey(input);
-      const kept = this.activeOrgAnswers.get(key);
+      const kept = this.kept.activeOrg.get(key);
       if (kept) return kept;
       this.inputOnly ??= this.policy.instantiate();
       const result = (await this.inputOnly).evaluateJson('authz/active_org', JSON.stringify(activeOrgPolicyInput(input))) as Decision | undefined;
@@ -183,7 +166,7 @@ export class AuthzEngine implements PolicyChangeListener {
         return this.failClosed(new Error('policy returned no active-org decision'));
       }
       if (key.length <= MAX_CACHED_INPUT_CHARS) {
-        this.activeOrgAnswers.set(key, frozenDecision(result));
+        this.kept.activeOrg.set(key, frozenDecision(result));
       }
       return result;
     } catch (err) {
@@ -197,14 +180,14 @@ export class AuthzEngine implements PolicyChangeListener {
       // ready() first: it brings the document to every head seen so far, and the maps kept are those of its seqs.
       const org = await this.documents.ready(orgId);
       const key = permissionsKey(subject, orgId);
-      const cached = this.permissionMaps.get(org, key);
+      const cached = this.kept.permissionMaps.get(org, key);
       if (cached) return cached;
       const result = org.instance.evaluate('authz/permissions', { subject: subjectCopy(subject), org_id: orgId });
       if (!result || typeof result !== 'object') return {};
       // Sorting is the caller's job: sort() in wasm is quadratic on large scope sets.
       const sorted: PermissionMap = {};
       for (const action of Object.keys(result).sort()) sorted[action] = [...(result as PermissionMap)[action]!].sort();
-      this.permissionMaps.set(org, key, frozen(sorted));
+      this.kept.permissionMaps.set(org, key, frozen(sorted));
       return sorted;
     } catch (err) {
       this.failClosed(err);
@@ -219,14 +202,14 @@ export class AuthzEngine implements PolicyChangeListener {
       // ready() first: it brings the document to every head seen so far, and the answers kept are those of its seqs.
       const org = await this.documents.ready(input.org_id);
       const key = filterKey(input);
-      const kept = this.keptFilters.get(org, key);
+      const kept = this.kept.filters.get(org, key);
       if (kept) {
         this.counters.keptFilterHits++;
         return [...kept];
       }
       const result = org.instance.evaluate('authz/filter', filterPolicyInput(input));
       const indexes = Array.isArray(result) ? (result as number[]) : [];
-      this.keptFilters.set(org, key, Object.freeze([...indexes]));
+      this.kept.filters.set(org, key, Object.freeze([...indexes]));
       return indexes;
     } catch (err) {
       this.failClosed(err);
@@ -289,7 +272,7 @@ export class AuthzEngine implements PolicyChangeListener {
   stats(): EngineStats {
     let wasmBytes = 0;
     for (const org of this.documents.orgs.values()) wasmBytes += org.instance.memoryBytes;
-    return { orgs: this.documents.orgs.size, ...this.documents.counters, ...this.counters, wasmBytes, keptDecisions: this.keptDecisions.size };
+    return { orgs: this.documents.orgs.size, ...this.documents.counters, ...this.counters, wasmBytes, keptDecisions: this.kept.decisions.size };
   }
 
   private failClosed(err: unknown): Decision {
