@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import pino from 'pino';
-import { addAssignment, createRole } from '../src/accesscontrol/grants.ts';
+import { addAssignment, createRole } from '../src/accesscontrol/policy-writer.ts';
 import { AuthzEngine } from '../src/authz/engine.ts';
 import { readPolicyHeads } from '../src/db/policy-changes.ts';
 import type { AuthzInput, Subject } from '../src/authz/types.ts';

@@ -1,15 +1,27 @@
 /**
- * The keys of the engine's kept answers (src/authz/input-key.ts, and for authorize() the kept
- * decisions of src/authz/kept-decisions.ts). An answer kept for one input is given to another only
- * if it asks the same, so two inputs the policy could answer differently must never share one:
- * each field of a fully populated input, changed alone, changes both what the policy is asked with
- * and whether the kept answer is given; what the policy is asked with is the declared fields only;
- * and among inputs built to collide (ids holding the keys' own delimiters, numbers and strings),
- * none gets another question's answer.
+ * The keys of the engine's kept answers (src/authz/input-key.ts) and the cache that keeps them
+ * under the document's seqs (src/authz/decision-cache.ts). An answer kept for one input is given
+ * to another only if it asks the same, so two inputs the policy could answer differently must
+ * never share one: each field of a fully populated input, changed alone, changes both what the
+ * policy is asked with and the key; what the policy is asked with is the declared fields only;
+ * among inputs built to collide (ids holding the keys' own delimiters, numbers and strings), two
+ * keys are equal exactly when the questions are; and an answer kept at one seq is not found at
+ * another.
  */
 import { expect } from 'chai';
-import { activeOrgKey, activeOrgPolicyInput, filterKey, filterPolicyInput, policyInput, subjectCopy, subjectKey } from '../src/authz/input-key.ts';
-import { KeptDecisions } from '../src/authz/kept-decisions.ts';
+import { AnswerCache } from '../src/authz/decision-cache.ts';
+import {
+  activeOrgKey,
+  activeOrgPolicyInput,
+  decisionKey,
+  filterKey,
+  filterPolicyInput,
+  permissionsKey,
+  policyInput,
+  subjectCopy,
+  subjectKey,
+} from '../src/authz/input-key.ts';
+import type { LoadedDocument } from '../src/authz/loaded-document.ts';
 import type { ActiveOrgInput, AuthzInput, FilterInput, ResourceRef, Subject } from '../src/authz/types.ts';
 
 /** Every field any shape of T has, each required: a field added to one of the shapes must be given here. */
@@ -84,11 +96,19 @@ const asked = (input: AuthzInput) => JSON.stringify(policyInput(input));
 const askedActiveOrg = (input: ActiveOrgInput) => JSON.stringify(activeOrgPolicyInput(input));
 const askedFilter = (input: FilterInput) => JSON.stringify(filterPolicyInput(input));
 
-/** Kept decisions whose answer to each input is the question the policy is asked: a wrong answer shows as another question. */
-function keptQuestions(inputs: AuthzInput[], max = 10_000): KeptDecisions<string> {
-  const kept = new KeptDecisions<string>(max, 2048);
-  for (const input of inputs) kept.set(input, asked(input));
-  return kept;
+/** A document at these seqs, as far as the cache looks at one. */
+const at = (seq: number, globalSeq = 0) => ({ seq, globalSeq }) as LoadedDocument;
+
+/** Kept answers whose answer to each input is the question the policy is asked: a wrong answer shows as another question. */
+function keptQuestions(inputs: AuthzInput[], max = 10_000): { get(input: AuthzInput): string | undefined; size: number } {
+  const kept = new AnswerCache<{ question: string }>(max);
+  for (const input of inputs) kept.set(at(1), decisionKey(input), { question: asked(input) });
+  return {
+    get: (input) => kept.get(at(1), decisionKey(input))?.question,
+    get size() {
+      return kept.size;
+    },
+  };
 }
 
 describe('kept-answer keys', () => {
@@ -98,13 +118,14 @@ describe('kept-answer keys', () => {
     expect(all.length).to.be.greaterThan(30);
     const kept = keptQuestions([fullInput]);
     for (const { field, input } of all) {
+      expect(decisionKey(input), field).to.not.equal(decisionKey(fullInput));
       expect(kept.get(input), field).to.equal(undefined);
       expect(asked(input), field).to.not.equal(asked(fullInput));
     }
     expect(kept.get(structuredClone(fullInput)), 'the same question in another object').to.equal(asked(fullInput));
-    // and, with every variant kept, each gets its own answer or none, never another's
+    // and, with every variant kept, each gets its own answer
     const allKept = keptQuestions(all.map(({ input }) => input));
-    for (const { field, input } of all) expect([undefined, asked(input)], field).to.include(allKept.get(input));
+    for (const { field, input } of all) expect(allKept.get(input), field).to.equal(asked(input));
   });
 
   it('every field of an active-org input, changed alone, changes its key and what the policy is asked', () => {
@@ -140,6 +161,7 @@ describe('kept-answer keys', () => {
     for (const field of Object.keys(subject) as Array<keyof Subject>) {
       const other = { ...subject, [field]: changed(subject[field]) } as Subject;
       expect(subjectKey(other), field).to.not.equal(subjectKey(subject));
+      expect(permissionsKey(other, '3'), field).to.not.equal(permissionsKey(subject, '3'));
       expect(JSON.stringify(subjectCopy(other)), field).to.not.equal(JSON.stringify(subjectCopy(subject)));
     }
   });
@@ -157,6 +179,11 @@ describe('kept-answer keys', () => {
     const paddedActiveOrg = { ...fullActiveOrgInput, subject: { ...fullActiveOrgInput.subject, role: 'Admin' }, org: { is_member: true, exists: true } };
     expect(activeOrgKey(paddedActiveOrg)).to.equal(activeOrgKey(fullActiveOrgInput));
     expect(askedActiveOrg(paddedActiveOrg)).to.equal(askedActiveOrg(fullActiveOrgInput));
+  });
+
+  it('a permissions() key names the org: null and "null" are two orgs', () => {
+    expect(permissionsKey(subject, null)).to.not.equal(permissionsKey(subject, 'null'));
+    expect(permissionsKey(subject, '3')).to.not.equal(permissionsKey(subject, '4'));
   });
 
   it('never gives two different questions one key, whatever the ids hold', () => {
@@ -180,56 +207,54 @@ describe('kept-answer keys', () => {
     // a field set to null is another question than a field left out (the policy sees null)
     inputs.push({ ...base, resource: { kind: 'teams', uid: null as unknown as string } }, { ...base, resource: { kind: 'teams' } as ResourceRef });
     inputs.push({ ...base, setup: null as unknown as AuthzInput['setup'] });
-    // kept one after another, each is its own answer at once; then all asked again, none gets another's
-    const kept = new KeptDecisions<string>(inputs.length, 2048);
+    // two keys are equal exactly when the questions are
+    const questionOf = new Map<string, string>();
     for (const input of inputs) {
-      kept.set(input, asked(input));
-      expect(kept.get(input), asked(input)).to.equal(asked(input));
+      const key = decisionKey(input);
+      expect(questionOf.get(key) ?? asked(input), asked(input)).to.equal(asked(input));
+      questionOf.set(key, asked(input));
     }
-    for (const input of inputs) expect([undefined, asked(input)], asked(input)).to.include(kept.get(input));
-    expect(new Set(inputs.map(asked)).size).to.be.greaterThan(100);
+    expect(questionOf.size).to.equal(new Set(inputs.map(asked)).size);
+    expect(questionOf.size).to.be.greaterThan(100);
   });
 });
 
-describe('kept decisions', () => {
+describe('kept answers', () => {
   const question = (action: string, id = '7'): AuthzInput => ({ subject: { ...subject, id }, org_id: '3', action });
 
   it('keeps at most its bound, the least recently asked going first', () => {
     const kept = keptQuestions([question('a'), question('b')], 2);
     expect(kept.get(question('a'))).to.equal(asked(question('a')));
-    kept.set(question('c'), asked(question('c')));
-    expect(kept.size).to.equal(2);
-    expect(kept.get(question('b')), 'the least recently asked').to.equal(undefined);
-    expect(kept.get(question('a'))).to.equal(asked(question('a')));
-    expect(kept.get(question('c'))).to.equal(asked(question('c')));
+    const more = new AnswerCache<{ n: number }>(2);
+    more.set(at(1), 'a', { n: 1 });
+    more.set(at(1), 'b', { n: 2 });
+    expect(more.get(at(1), 'a')).to.deep.equal({ n: 1 });
+    more.set(at(1), 'c', { n: 3 });
+    expect(more.size).to.equal(2);
+    expect(more.get(at(1), 'b'), 'the least recently asked').to.equal(undefined);
+    expect(more.get(at(1), 'a')).to.deep.equal({ n: 1 });
+    expect(more.get(at(1), 'c')).to.deep.equal({ n: 3 });
   });
 
-  it('keeps no input longer than its bound: a long id or a long rare field', () => {
-    const kept = new KeptDecisions<string>(10, 64);
-    const longId = question('a', 'x'.repeat(80));
-    const longRare: AuthzInput = { ...question('a'), delegate: Array.from({ length: 10 }, () => ({ action: 'teams:read', scope: 'teams:*' })) };
-    for (const input of [longId, longRare, question('a')]) kept.set(input, asked(input));
+  it('keeps no question whose key is longer than 2,048 characters: a long id or a long rare field', () => {
+    const longId = question('a', 'x'.repeat(2100));
+    const longRare: AuthzInput = { ...question('a'), delegate: Array.from({ length: 80 }, () => ({ action: 'teams:read', scope: 'teams:*' })) };
+    const kept = keptQuestions([longId, longRare, question('a')]);
     expect(kept.size).to.equal(1);
     expect(kept.get(longId)).to.equal(undefined);
     expect(kept.get(longRare)).to.equal(undefined);
+    expect(kept.get(question('a'))).to.equal(asked(question('a')));
   });
 
-  it('two questions that share a place: the later replaces the earlier, and neither gets the other answer', () => {
-    // the subject's id holds the separator, so both are kept under "u\0x\0y\0undefined"
-    const first = question('x\0y', 'u');
-    const second = question('y', 'u\0x');
-    const kept = keptQuestions([first, second]);
-    expect(kept.size).to.equal(1);
-    expect(kept.get(first)).to.equal(undefined);
-    expect(kept.get(second)).to.equal(asked(second));
-  });
-
-  it('past its bound several times in a row: the latest kept remain, each answering its own question only', () => {
-    const kept = keptQuestions([question('a'), question('b')], 2);
-    for (const action of ['c', 'd', 'e']) kept.set(question(action), asked(question(action)));
-    expect(kept.size).to.equal(2);
-    for (const action of ['a', 'b', 'c']) expect(kept.get(question(action)), action).to.equal(undefined);
-    expect(kept.get(question('d'))).to.equal(asked(question('d')));
-    expect(kept.get(question('e'))).to.equal(asked(question('e')));
+  it('an answer kept at one pair of seqs is not found at another: a change of the org or of the global roles moves them', () => {
+    const kept = new AnswerCache<{ allow: boolean }>(10);
+    const key = decisionKey(question('a'));
+    kept.set(at(4, 9), key, { allow: true });
+    expect(kept.get(at(4, 9), key)).to.deep.equal({ allow: true });
+    expect(kept.get(at(5, 9), key), 'after a change of the org').to.equal(undefined);
+    expect(kept.get(at(4, 10), key), 'after a change of the global roles').to.equal(undefined);
+    // the seqs cannot run into each other or into the key
+    kept.set(at(1, 12), key, { allow: false });
+    expect(kept.get(at(11, 2), key)).to.equal(undefined);
   });
 });

@@ -4,7 +4,7 @@
  * each allow, and the teams and roles those grants come through.
  */
 import { expect } from 'chai';
-import { createRole } from '../src/accesscontrol/grants.ts';
+import { createRole } from '../src/accesscontrol/policy-writer.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import {
   api,

@@ -3,7 +3,7 @@
  * Each change asks the policy once: `roles:write` on the role (or, for a replacement, on each role
  * given or taken, as delegated `roles:write` permissions) and, by delegation, every permission
  * those roles grant. It is asked before anything is looked up for the caller to see, so an
- * unknown user, team or role is no probe. Each change reaches the policy through grants.ts, holds
+ * unknown user, team or role is no probe. Each change reaches the policy through policy-writer.ts, holds
  * from the assignee's next request without signing anyone out, and is audited on the user or team.
  */
 import type { Knex } from 'knex';
@@ -16,7 +16,7 @@ import { isOrgMember } from '../orgs/store.ts';
 import { findTeamInOrg } from '../teams/store.ts';
 import { presentAssignedRole } from './presenter.ts';
 import { assertAssignable, authorizeRoleChange, findRole, kindOfRole, roleNotFound, roleScope } from './roles.ts';
-import { addAssignment, lockAssignee, lockRole, removeAssignment } from './grants.ts';
+import { addAssignment, lockAssignee, lockRole, removeAssignment } from './policy-writer.ts';
 import { findAssignedRoles, findPermissionsByRoleIds, type AssigneeRef, type RoleRow } from './store.ts';
 
 type Route = Pick<RouteContext<unknown, unknown, unknown>, 'ctx' | 'principal' | 'orgId' | 'services' | 'authorize'>;

@@ -25,7 +25,7 @@ import {
   roleRef,
   roleTarget,
 } from './roles.ts';
-import { changeRoleAtVersion, createRole, deleteRole, lockRole } from './grants.ts';
+import { changeRoleAtVersion, createRole, deleteRole, lockRole } from './policy-writer.ts';
 import { findPermissionsByRoleIds, findRoleById, findRolesPageInOrg, isRoleUidTaken } from './store.ts';
 import { MESSAGE_SCHEMA } from '../http/responses.ts';
 

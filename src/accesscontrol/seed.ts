@@ -5,7 +5,7 @@
  */
 import type { Tx } from '../db/transaction.ts';
 import { BASIC_ROLES, FIXED_ROLES, type RoleDefinition } from './builtin-roles.ts';
-import { createRole, permissionKey, redefineRole } from './grants.ts';
+import { createRole, permissionKey, redefineRole } from './policy-writer.ts';
 import { findPermissionsByRoleIds, rolesInScope, type RoleRow } from './store.ts';
 
 export interface SeedResult {

@@ -1,7 +1,7 @@
 /**
  * SQL of alert rules. A rule lives in one folder of its org and is reached through it (rule
  * permissions are folder-scoped); its definition is JSON beside the columns the policy and the
- * lists need. Writes report the policy's `alert_rule` fragment.
+ * lists need. Writes go through folders/foldered.store.ts, which tells the policy writer.
  */
 import type { Knex } from 'knex';
 import type { Tx } from '../db/transaction.ts';

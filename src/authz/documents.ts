@@ -10,9 +10,8 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { GLOBAL_STREAM, prunePolicyChanges, readPolicyChanges, readPolicyHeads, type PolicyChange, type PolicyFragment } from '../db/policy-changes.ts';
 import { buildOrgDocument, loadFragments, type DocumentSettings } from './document.ts';
-import { forgetAnswers, MAX_CACHED_PERMISSION_MAPS, patchMirror, behind, type LoadedDocument, type OrgPolicy } from './loaded-document.ts';
+import { patchMirror, behind, type LoadedDocument, type OrgPolicy } from './loaded-document.ts';
 import type { PolicyInstance, PolicyModule } from './wasm.ts';
-import { LruMap } from '../memo.ts';
 
 /** Key of the server-level document (global roles only), used when org_id is null. */
 export const SERVER_KEY = '';
@@ -127,8 +126,6 @@ export class OrgDocuments {
           needsRebuild: true,
           refreshing: null,
           compacted: null,
-          generation: 0,
-          permissions: new LruMap(MAX_CACHED_PERMISSION_MAPS),
         };
         this.orgs.set(key, org);
       }
@@ -157,9 +154,6 @@ export class OrgDocuments {
     }
     if (!oldest) return null;
     this.orgs.delete(oldest[0]);
-    // its kept decisions no longer match (another OrgPolicy answers for the org now) and age out of
-    // keptDecisions; until they do, they hold this object, so it lets go of its permission maps
-    forgetAnswers(oldest[1]);
     return oldest[1].instance;
   }
 
@@ -172,7 +166,6 @@ export class OrgDocuments {
     if (org.compacted) {
       Object.assign(org, org.compacted);
       org.compacted = null;
-      forgetAnswers(org);
     }
     if (org.needsRebuild) {
       org.needsRebuild = false;
@@ -182,7 +175,6 @@ export class OrgDocuments {
         org.needsRebuild = true;
         throw err;
       }
-      forgetAnswers(org);
       this.counters.rebuilds++;
       return;
     }
@@ -196,7 +188,6 @@ export class OrgDocuments {
       return;
     }
     const patches = await loadFragments(this.db, orgId, fragments);
-    if (patches.length > 0) forgetAnswers(org);
     for (const patch of patches) {
       org.instance.patch(patch.path, patch.value);
       if (org.mirror) patchMirror(org.mirror, patch.path, patch.value);

@@ -1,7 +1,7 @@
 /**
  * The policy engine: the only place permissions are evaluated, against the org documents this
  * instance keeps at the change log's heads (src/authz/documents.ts), with the answers it gives
- * kept per document as loaded. It fails closed on any error.
+ * kept under the document's seqs (src/authz/decision-cache.ts). It fails closed on any error.
  */
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
@@ -13,22 +13,10 @@ import { buildOrgDocument, writesPolicyData } from './document.ts';
 import { OrgDocuments, type DocumentOptions } from './documents.ts';
 import type { OrgPolicy } from './loaded-document.ts';
 import { checkLoadedDocuments } from './drift-check.ts';
-import { activeOrgKey, activeOrgPolicyInput, filterKey, filterPolicyInput, policyInput, subjectCopy, subjectKey } from './input-key.ts';
+import { activeOrgKey, activeOrgPolicyInput, decisionKey, filterKey, filterPolicyInput, permissionsKey, policyInput, subjectCopy } from './input-key.ts';
 import type { ActiveOrgInput, AuthzInput, Decision, FilterInput, LabelRulesAnswer, LabelRulesInput, OrgDocument, PermissionMap, Subject } from './types.ts';
-import {
-  ALLOWED,
-  current,
-  frozen,
-  frozenDecision,
-  KeptDecisions,
-  MAX_CACHED_ANSWERS,
-  MAX_CACHED_INPUT_CHARS,
-  MAX_KEPT_DECISIONS,
-  MAX_KEPT_FILTERS,
-  type Kept,
-} from './kept-decisions.ts';
+import { ALLOWED, answerCaches, frozen, frozenDecision, MAX_CACHED_INPUT_CHARS } from './decision-cache.ts';
 import type { PolicyInstance, PolicyModule } from './wasm.ts';
-import { LruMap } from '../memo.ts';
 
 export interface EngineStats {
   orgs: number;
@@ -59,12 +47,8 @@ export class AuthzEngine implements PolicyChangeListener {
   private readonly counters = { keptDecisionHits: 0, keptFilterHits: 0 };
   /** An instance with no data document, for the entry points that read only their input. */
   private inputOnly: Promise<PolicyInstance> | null = null;
-  /** activeOrg() answers by activeOrgKey. */
-  private readonly activeOrgAnswers = new LruMap<string, Readonly<Decision>>(MAX_CACHED_ANSWERS);
-  /** authorize() answers by their input, which names the org (org_id). */
-  private readonly keptDecisions: KeptDecisions<Kept<Readonly<Decision>>>;
-  /** filter() answers by filterKey, which names the org. */
-  private readonly keptFilters = new LruMap<string, Kept<readonly number[]>>(MAX_KEPT_FILTERS);
+  /** The answers kept: authorize()'s by decisionKey, filter()'s by filterKey, permissions()'s by permissionsKey, activeOrg()'s by activeOrgKey. */
+  private readonly kept: ReturnType<typeof answerCaches>;
 
   constructor(
     private readonly db: Knex,
@@ -74,7 +58,7 @@ export class AuthzEngine implements PolicyChangeListener {
     private readonly observer: DecisionObserver = unobserved,
     private readonly decisionLog: DecisionLog | null = null,
   ) {
-    this.keptDecisions = new KeptDecisions(options.maxKeptDecisions ?? MAX_KEPT_DECISIONS, MAX_CACHED_INPUT_CHARS);
+    this.kept = answerCaches(options.maxKeptDecisions);
     this.documents = new OrgDocuments(db, policy, options, logger);
   }
 
@@ -83,7 +67,7 @@ export class AuthzEngine implements PolicyChangeListener {
     const started = performance.now();
     let outcome: 'allow' | 'deny' | 'error' = 'error';
     try {
-      // ready() first: it applies every change notified so far, moving the org to a new generation if the document changed.
+      // ready() first: it brings the document to every head seen so far, and the answers kept are those of its seqs.
       // Awaited only when it has work to do: an await of a loaded org would still cost a turn of the microtask queue.
       const ready = this.documents.ready(input.org_id);
       const org = ready instanceof Promise ? await ready : ready;
@@ -131,14 +115,15 @@ export class AuthzEngine implements PolicyChangeListener {
    * document, else authz/enforce (or, for the decision log, the whole authz/decision).
    */
   private enforce(org: OrgPolicy, input: AuthzInput): Readonly<Decision> {
-    const kept = current(this.keptDecisions.get(input), org);
+    const key = decisionKey(input);
+    const kept = this.kept.decisions.get(org, key);
     if (kept) {
       this.counters.keptDecisionHits++;
       return kept;
     }
     const json = JSON.stringify(policyInput(input));
     const result = this.decisionLog ? this.decision(org.instance, json) : this.allowedOrRefused(org.instance, json);
-    this.keptDecisions.set(input, { org, generation: org.generation, answer: result === ALLOWED ? ALLOWED : frozenDecision(result) });
+    this.kept.decisions.set(org, key, result === ALLOWED ? ALLOWED : frozenDecision(result));
     return result;
   }
 
@@ -173,7 +158,7 @@ export class AuthzEngine implements PolicyChangeListener {
     try {
       // It reads only the input: an answer once given stays right.
       const key = activeOrgKey(input);
-      const kept = this.activeOrgAnswers.get(key);
+      const kept = this.kept.activeOrg.get(key);
       if (kept) return kept;
       this.inputOnly ??= this.policy.instantiate();
       const result = (await this.inputOnly).evaluateJson('authz/active_org', JSON.stringify(activeOrgPolicyInput(input))) as Decision | undefined;
@@ -181,7 +166,7 @@ export class AuthzEngine implements PolicyChangeListener {
         return this.failClosed(new Error('policy returned no active-org decision'));
       }
       if (key.length <= MAX_CACHED_INPUT_CHARS) {
-        this.activeOrgAnswers.set(key, frozenDecision(result));
+        this.kept.activeOrg.set(key, frozenDecision(result));
       }
       return result;
     } catch (err) {
@@ -192,17 +177,17 @@ export class AuthzEngine implements PolicyChangeListener {
   /** What `subject` holds in the org, `{action: [scope]}`; frozen: a repeat of the same question gets the same object. */
   async permissions(subject: Subject, orgId: string | null): Promise<Readonly<PermissionMap>> {
     try {
-      // ready() first: it applies every change notified so far, emptying the cache if the document changed.
+      // ready() first: it brings the document to every head seen so far, and the maps kept are those of its seqs.
       const org = await this.documents.ready(orgId);
-      const key = subjectKey(subject);
-      const cached = org.permissions.get(key);
+      const key = permissionsKey(subject, orgId);
+      const cached = this.kept.permissionMaps.get(org, key);
       if (cached) return cached;
       const result = org.instance.evaluate('authz/permissions', { subject: subjectCopy(subject), org_id: orgId });
       if (!result || typeof result !== 'object') return {};
       // Sorting is the caller's job: sort() in wasm is quadratic on large scope sets.
       const sorted: PermissionMap = {};
       for (const action of Object.keys(result).sort()) sorted[action] = [...(result as PermissionMap)[action]!].sort();
-      org.permissions.set(key, frozen(sorted));
+      this.kept.permissionMaps.set(org, key, frozen(sorted));
       return sorted;
     } catch (err) {
       this.failClosed(err);
@@ -214,17 +199,17 @@ export class AuthzEngine implements PolicyChangeListener {
   async filter(input: FilterInput): Promise<number[]> {
     if (input.resources.length === 0) return [];
     try {
-      // ready() first: it applies every change notified so far, moving the org to a new generation if the document changed.
+      // ready() first: it brings the document to every head seen so far, and the answers kept are those of its seqs.
       const org = await this.documents.ready(input.org_id);
       const key = filterKey(input);
-      const kept = current(this.keptFilters.get(key), org);
+      const kept = this.kept.filters.get(org, key);
       if (kept) {
         this.counters.keptFilterHits++;
         return [...kept];
       }
       const result = org.instance.evaluate('authz/filter', filterPolicyInput(input));
       const indexes = Array.isArray(result) ? (result as number[]) : [];
-      this.keptFilters.set(key, { org, generation: org.generation, answer: Object.freeze([...indexes]) });
+      this.kept.filters.set(org, key, Object.freeze([...indexes]));
       return indexes;
     } catch (err) {
       this.failClosed(err);
@@ -238,9 +223,8 @@ export class AuthzEngine implements PolicyChangeListener {
       const org = await this.documents.ready(input.org_id);
       const result = org.instance.evaluate('authz/label_rules', { subject: subjectCopy(input.subject), org_id: input.org_id, resource: input.resource }) as
         LabelRulesAnswer | undefined;
-      if (!result || !['none', 'bypass', 'applied', 'denied'].includes(result.mode) || !Array.isArray(result.selectors)) {
-        throw new Error('policy returned no label-rules answer');
-      }
+      const wellFormed = result && ['none', 'bypass', 'applied', 'denied'].includes(result.mode) && Array.isArray(result.selectors);
+      if (!wellFormed) throw new Error('policy returned no label-rules answer');
       return result;
     } catch (err) {
       this.failClosed(err);
@@ -303,7 +287,7 @@ export class AuthzEngine implements PolicyChangeListener {
   stats(): EngineStats {
     let wasmBytes = 0;
     for (const org of this.documents.orgs.values()) wasmBytes += org.instance.memoryBytes;
-    return { orgs: this.documents.orgs.size, ...this.documents.counters, ...this.counters, wasmBytes, keptDecisions: this.keptDecisions.size };
+    return { orgs: this.documents.orgs.size, ...this.documents.counters, ...this.counters, wasmBytes, keptDecisions: this.kept.decisions.size };
   }
 
   private failClosed(err: unknown): Decision {

@@ -1,22 +1,21 @@
 /**
- * Keys of the engine's kept answers, and the inputs the policy is asked with. The policy reads
- * only its input and its org's document, so an answer may be kept under its input, as long as
- * the key tells apart any two inputs the policy could answer differently:
+ * Keys of the engine's kept answers (src/authz/decision-cache.ts), and the inputs the policy is
+ * asked with. The policy reads only its input and its org's document, so an answer may be kept
+ * under its input, as long as the key tells apart any two inputs the policy could answer
+ * differently:
  *
- * - The policy is asked with the input as its key describes it (policyInput, activeOrgPolicyInput):
- *   the declared fields and nothing else, so a property a caller's object carries besides the type
- *   can neither reach the policy nor be missing from the key.
+ * - The policy is asked with the input as its key describes it (policyInput, activeOrgPolicyInput,
+ *   filterPolicyInput): the declared fields and nothing else, so a property a caller's object
+ *   carries besides the type can neither reach the policy nor be missing from the key.
  * - A string goes into the key as its length and itself; a boolean, null and undefined as a letter
  *   of their own; anything else (an id given as a number, the rare fields' objects and lists) as
  *   `#` and its JSON and `#`. JSON reads back unambiguously, so no part can run into the next,
  *   whatever an attacker puts in an id.
  *
- * Written field by field rather than as the input's JSON (what the key was before): that
- * JSON.stringify, and hashing the string it made, cost about 1 µs per answer. authorize()'s
- * answers are found by a shorter key and compared field by field (src/authz/kept-decisions.ts),
- * with rareFieldsKey for the fields few decisions carry. test/input-key.test.ts changes each field
- * of a fully populated input in turn and checks that the key (or the kept decision) and the
- * policy's input change with it: a field added to these types and left out here fails it.
+ * Written field by field rather than as the input's JSON and its hash: a kept answer is found in
+ * well under a microsecond this way. test/input-key.test.ts changes each field of a fully
+ * populated input in turn and checks that the key and the policy's input change with it: a field
+ * added to these types and left out here fails it.
  */
 import { createHash } from 'node:crypto';
 import type { ActiveOrgInput, AuthzInput, FilterInput, ResourceRef, Subject } from './types.ts';
@@ -65,14 +64,21 @@ const RARE_FIELDS = Object.keys({
   author: true,
 } satisfies Record<RareField, true>) as RareField[];
 
-/**
- * The fields few decisions carry, as one key: '' when there are none (most decisions). The kept
- * decisions compare the common fields one by one (src/authz/kept-decisions.ts) and these as this key.
- */
-export function rareFieldsKey(input: AuthzInput): string {
+/** The fields few decisions carry, as one key: '' when there are none (most decisions). */
+function rareFieldsKey(input: AuthzInput): string {
   let rare = '';
   for (const field of RARE_FIELDS) if (input[field] !== undefined) rare += `${field}=${part(input[field])}`;
   return rare;
+}
+
+/** The key of an authorize() answer: every field policyInput(input) asks with. */
+export function decisionKey(input: AuthzInput): string {
+  return `${subjectKey(input.subject)}${part(input.org_id)}${part(input.action)}${resourceKey(input.resource)}${rareFieldsKey(input)}`;
+}
+
+/** The key of a permissions() answer. */
+export function permissionsKey(subject: Subject, orgId: string | null): string {
+  return `${subjectKey(subject)}${part(orgId)}`;
 }
 
 /** The input the policy is asked with for a kept authorize() answer: its declared fields. */

@@ -1,6 +1,4 @@
-/** An org's document as loaded in a wasm instance, and the answers given against it. */
-import type { LruMap } from '../memo.ts';
-import type { PermissionMap } from './types.ts';
+/** An org's document as loaded in a wasm instance, and where it is in the change log. */
 import type { PolicyInstance } from './wasm.ts';
 
 /** A document loaded into a wasm instance, at a seq of the org's stream and of the global one. */
@@ -24,21 +22,7 @@ export interface OrgPolicy extends LoadedDocument {
   refreshing: Promise<void> | null;
   /** A document compacted in the background, swapped in (and brought to the heads) by the next step. */
   compacted: LoadedDocument | null;
-  /**
-   * Answers given against the document as loaded: decisions in the engine's kept decisions under
-   * this generation, permission maps by subject (subjectKey). The policy reads only its input
-   * and this document (no clock, nothing else), so an answer changes only when the document does,
-   * and every setData or patch forgets both (forgetAnswers).
-   */
-  generation: number;
-  permissions: LruMap<string, Readonly<PermissionMap>>;
 }
-
-/**
- * At most this many permission maps are kept per org: with AUTHZ_MAX_LOADED_ORGS orgs loaded (256
- * by default), it bounds what those caches may hold.
- */
-export const MAX_CACHED_PERMISSION_MAPS = 512;
 
 /** Sets (or, with undefined, removes) the value at path, as PolicyInstance.patch does in wasm. */
 export function patchMirror(mirror: Record<string, unknown>, path: string[], value: unknown): void {
@@ -47,12 +31,6 @@ export function patchMirror(mirror: Record<string, unknown>, path: string[], val
   const last = path[path.length - 1]!;
   if (value === undefined) delete node[last];
   else node[last] = value;
-}
-
-/** Every answer given against the org's document is forgotten: the document changed. */
-export function forgetAnswers(org: OrgPolicy): void {
-  org.generation++;
-  org.permissions.clear();
 }
 
 /** Whether the document must take a step before it answers: heads it has not reached, a rebuild, or a compacted copy to swap in. */

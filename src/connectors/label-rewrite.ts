@@ -8,9 +8,9 @@
  * every rule is one matcher on the same label. What cannot be restricted is refused (400).
  */
 import type { SyntaxNode, TreeCursor } from '@lezer/common';
+import { LRUCache } from 'lru-cache';
 import { parser } from '@prometheus-io/lezer-promql';
 import { BadRequestError } from '../errors.ts';
-import { boundedMemo } from '../memo.ts';
 
 export type MatchOp = '=' | '!=' | '=~' | '!~';
 
@@ -136,7 +136,16 @@ function countChildren(node: SyntaxNode): number {
 }
 
 /** The rules' selectors as the policy gives them (canonical, checked on save), parsed once. */
-const storedSelector = boundedMemo(10_000, (text) => parseSelector(text, 'a stored label rule'));
+const storedSelectors = new LRUCache<string, LabelMatcher[]>({ max: 10_000 });
+
+function storedSelector(text: string): LabelMatcher[] {
+  let matchers = storedSelectors.get(text);
+  if (!matchers) {
+    matchers = parseSelector(text, 'a stored label rule');
+    storedSelectors.set(text, matchers);
+  }
+  return matchers;
+}
 
 export const matchersOfRules = (selectors: readonly string[]) => selectors.map(storedSelector);
 

@@ -7,7 +7,7 @@
  * and reaches the policy data in its transaction, so the next read is restricted by it.
  */
 import type { Knex } from 'knex';
-import { replaceLabelRules, type LabelRule } from '../accesscontrol/grants.ts';
+import { replaceLabelRules, type LabelRule } from '../accesscontrol/policy-writer.ts';
 import { recordAudit } from '../audit/writer.ts';
 import { BadRequestError } from '../errors.ts';
 import { actorOf } from '../http/actor.ts';

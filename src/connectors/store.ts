@@ -6,7 +6,7 @@
  * Connectors are not in the policy data (only grants on them, which their deletion removes).
  */
 import type { Knex } from 'knex';
-import { removeGrantsOnResources } from '../accesscontrol/grants.ts';
+import { removeGrantsOnResources } from '../accesscontrol/policy-writer.ts';
 import { dialectOf } from '../db/knex.ts';
 import { whereContains } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';

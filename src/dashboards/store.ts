@@ -1,7 +1,7 @@
 /**
  * SQL of dashboards. A dashboard lives in one folder of its org (null = the root) and keeps its
- * model as JSON with a version that every save bumps. Writes report the policy's `dashboard`
- * fragment (its folder, which its grants inherit from).
+ * model as JSON with a version that every save bumps. A create, a move and a
+ * delete tell the policy writer (its folder is what its grants inherit from).
  */
 import type { Knex } from 'knex';
 import { whereContains, whereInFolders, type FolderFilter } from '../db/search.ts';

@@ -4,8 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
+import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.ts';
-import { boundedMemo } from '../memo.ts';
 import { boundQueries, DEFAULT_QUERY_TIMEOUT_MS, type DriverConnection } from './query-timeout.ts';
 
 export type Dialect = 'sqlite' | 'mysql';
@@ -33,7 +33,16 @@ const MAX_PREPARED_STATEMENTS = 1000;
  * twice; SQLite prepares a statement again by itself after a schema change.
  */
 function reusePreparedStatements(conn: SqliteConnection): void {
-  conn.prepare = boundedMemo(MAX_PREPARED_STATEMENTS, conn.prepare.bind(conn));
+  const prepared = new LRUCache<string, object>({ max: MAX_PREPARED_STATEMENTS });
+  const prepare = conn.prepare.bind(conn);
+  conn.prepare = (sql) => {
+    let statement = prepared.get(sql);
+    if (!statement) {
+      statement = prepare(sql) as object;
+      prepared.set(sql, statement);
+    }
+    return statement;
+  };
 }
 
 /** The SQLite file the configuration names (DATABASE_URL `sqlite:<file>`, else the one under DATA_DIR); null for MySQL. */

@@ -7,7 +7,7 @@
  * - what a load read while a write went by is used for that request only, never kept.
  * The caches and their tables are in src/identity/caches.ts.
  */
-import { LruMap } from '../memo.ts';
+import { LRUCache } from 'lru-cache';
 import type { WriteWatch } from './write-watch.ts';
 
 /** Bounded: past it the least recently used entry goes. */
@@ -26,7 +26,7 @@ interface Entry<T> {
 }
 
 export class ReadCache<T> {
-  private readonly entries: LruMap<string, Entry<T>>;
+  private readonly entries: LRUCache<string, Entry<T>>;
   private readonly keep: (value: T) => boolean;
 
   constructor(
@@ -34,7 +34,7 @@ export class ReadCache<T> {
     private readonly ttlMs: number,
     options: ReadCacheOptions<T> = {},
   ) {
-    this.entries = new LruMap(options.maxEntries ?? MAX_ENTRIES);
+    this.entries = new LRUCache<string, Entry<T>>({ max: options.maxEntries ?? MAX_ENTRIES });
     this.keep = options.keep ?? (() => true);
     watch.onChange(() => this.entries.clear());
   }

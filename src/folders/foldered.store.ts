@@ -1,11 +1,11 @@
 /**
  * SQL shared by the resources that live in a folder (dashboards, alert rules): one row per uid
- * in its org, a folder, a title, JSON content and a version that every save bumps. Writes report
- * the resource's policy fragment (its folder is what its grants inherit from), and a delete takes
- * every grant on the resource with it.
+ * in its org, a folder, a title, JSON content and a version that every save bumps. A create, a
+ * move to another folder and a delete say so through the policy writer (resourceFiled: its folder
+ * is what its grants inherit from), and a delete takes every grant on the resource with it.
  */
 import type { Knex } from 'knex';
-import { removeGrantsOnResources } from '../accesscontrol/grants.ts';
+import { removeGrantsOnResources, resourceFiled } from '../accesscontrol/policy-writer.ts';
 import { dialectOf } from '../db/knex.ts';
 import type { Tx } from '../db/transaction.ts';
 
@@ -25,15 +25,14 @@ export interface FolderedRow {
 
 export interface FolderedKind {
   table: 'dashboards' | 'alert_rules';
-  fragment: 'dashboard' | 'alert_rule';
   grants: 'dashboardUids' | 'alertRuleUids';
   columns: readonly string[];
 }
 
 const COMMON_COLUMNS = ['org_id', 'uid', 'title', 'folder_uid', 'data', 'version', 'created_at', 'updated_at', 'created_by', 'updated_by'] as const;
 
-export const DASHBOARDS: FolderedKind = { table: 'dashboards', fragment: 'dashboard', grants: 'dashboardUids', columns: COMMON_COLUMNS };
-export const ALERT_RULES: FolderedKind = { table: 'alert_rules', fragment: 'alert_rule', grants: 'alertRuleUids', columns: [...COMMON_COLUMNS, 'rule_group'] };
+export const DASHBOARDS: FolderedKind = { table: 'dashboards', grants: 'dashboardUids', columns: COMMON_COLUMNS };
+export const ALERT_RULES: FolderedKind = { table: 'alert_rules', grants: 'alertRuleUids', columns: [...COMMON_COLUMNS, 'rule_group'] };
 
 /** What a save writes: the common columns, the kind's own (`extra`), and the content as JSON. */
 export interface FolderedContent {
@@ -83,7 +82,7 @@ export async function insertFoldered(
     created_by: createdBy,
     updated_by: createdBy,
   });
-  tx.policyChanged(orgId, { kind: kind.fragment, uid });
+  resourceFiled(tx, kind.table, orgId, uid);
 }
 
 /** Replaces the content as the next version; the grants on the resource stay. */
@@ -102,12 +101,12 @@ export async function updateFoldered(tx: Tx, kind: FolderedKind, current: Folder
       updated_by: updatedBy,
       updated_at: now,
     });
-  if (moved) tx.policyChanged(current.org_id, { kind: kind.fragment, uid: current.uid });
+  if (moved) resourceFiled(tx, kind.table, current.org_id, current.uid);
 }
 
 /** Deletes the resource and every grant on it. */
 export async function deleteFoldered(tx: Tx, kind: FolderedKind, row: FolderedRow): Promise<void> {
   await removeGrantsOnResources(tx, row.org_id, { [kind.grants]: [row.uid] });
   await tx.db(kind.table).where({ org_id: row.org_id, uid: row.uid }).delete();
-  tx.policyChanged(row.org_id, { kind: kind.fragment, uid: row.uid });
+  resourceFiled(tx, kind.table, row.org_id, row.uid);
 }

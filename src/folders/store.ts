@@ -1,12 +1,12 @@
 /**
  * SQL of the folder tree. A folder belongs to one org and names its parent by uid (null = a root
- * folder); its title is unique among its siblings, ignoring case (a unique index). Writes report
- * the policy's `folders` fragment (the precomputed ancestor chains), so the in-memory document
- * follows every create, move and delete.
+ * folder); its title is unique among its siblings, ignoring case (a unique index). Every create,
+ * move and delete says so through the policy writer (accesscontrol/policy-writer.ts: foldersPlaced,
+ * folderTreeDeleted), so the loaded documents follow the ancestor chains.
  */
 import type { Knex } from 'knex';
 import { lockRows, type RowLock } from '../db/row-lock.ts';
-import { removeGrantsOnResources } from '../accesscontrol/grants.ts';
+import { folderTreeDeleted, foldersPlaced, removeGrantsOnResources } from '../accesscontrol/policy-writer.ts';
 import { inStatementChunks, ROWS_PER_STATEMENT } from '../db/chunks.ts';
 import { whereContains, whereInFolders, type FolderFilter } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
@@ -138,7 +138,7 @@ export async function insertFolder(
     created_by: folder.createdBy,
     updated_by: folder.createdBy,
   });
-  tx.policyChanged(folder.orgId, { kind: 'folders', uids: [folder.uid] });
+  foldersPlaced(tx, folder.orgId, [folder.uid]);
 }
 
 export interface FolderChanges {
@@ -154,7 +154,7 @@ export async function updateFolder(tx: Tx, folder: FolderRow, changes: FolderCha
     .where({ org_id: folder.org_id, uid: folder.uid })
     .update({ ...changes, ...keys, updated_by: updatedBy, updated_at: now });
   // Only a move changes ancestor chains: those of the folder and everything below it.
-  if (changes.parent_uid !== undefined) tx.policyChanged(folder.org_id, { kind: 'folders', uids: (await findSubtree(tx.db, folder.org_id, folder.uid)).uids });
+  if (changes.parent_uid !== undefined) foldersPlaced(tx, folder.org_id, (await findSubtree(tx.db, folder.org_id, folder.uid)).uids);
 }
 
 export interface FolderContents {
@@ -247,10 +247,5 @@ export async function deleteFolderTree(tx: Tx, orgId: string, contents: FolderTr
   await inStatementChunks(dashboardUids, (chunk) => tx.db('dashboards').where('org_id', orgId).whereIn('uid', chunk).delete());
   await inStatementChunks(alertRuleUids, (chunk) => tx.db('alert_rules').where('org_id', orgId).whereIn('uid', chunk).delete());
   await inStatementChunks(folderUids, (chunk) => tx.db('folders').where('org_id', orgId).whereIn('uid', chunk).delete());
-  tx.policyChanged(
-    orgId,
-    { kind: 'folders', uids: folderUids },
-    ...dashboardUids.map((uid) => ({ kind: 'dashboard' as const, uid })),
-    ...alertRuleUids.map((uid) => ({ kind: 'alert_rule' as const, uid })),
-  );
+  folderTreeDeleted(tx, orgId, { folderUids, dashboardUids, alertRuleUids });
 }

@@ -8,7 +8,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Config } from '../config.ts';
-import { LruMap } from '../memo.ts';
+import { LRUCache } from 'lru-cache';
 import { randomToken, sha256Hex } from '../crypto/tokens.ts';
 import type { Tx } from '../db/transaction.ts';
 import { SESSION_COOKIE } from '../http/authenticate.ts';
@@ -54,7 +54,7 @@ export function tokenFromCookie(config: Config, value: string): string | null {
 /** Bounds the cookie values remembered as verified, per configuration. */
 const MAX_VERIFIED_COOKIES = 10_000;
 /** Per configuration (its JWT_SECRET): the SHA-256 of a verified cookie value, to the SHA-256 of its token. */
-const verifiedCookies = new WeakMap<Config, LruMap<string, string>>();
+const verifiedCookies = new WeakMap<Config, LRUCache<string, string>>();
 
 /**
  * The SHA-256 of the token inside a cookie value whose signature is ours, else null. A browser
@@ -66,7 +66,7 @@ const verifiedCookies = new WeakMap<Config, LruMap<string, string>>();
 function sessionTokenHash(config: Config, value: string): string | null {
   let verified = verifiedCookies.get(config);
   if (!verified) {
-    verified = new LruMap(MAX_VERIFIED_COOKIES);
+    verified = new LRUCache<string, string>({ max: MAX_VERIFIED_COOKIES });
     verifiedCookies.set(config, verified);
   }
   const valueHash = sha256Hex(value);

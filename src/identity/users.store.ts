@@ -1,6 +1,6 @@
 /** SQL of users and org memberships. */
 import type { Knex } from 'knex';
-import { removeUserGrants } from '../accesscontrol/grants.ts';
+import { addOrgMember as addMembership, deleteUser as deleteUserAndGrants } from '../accesscontrol/policy-writer.ts';
 import type { OrgRole } from '../authz/types.ts';
 import { newId } from '../db/ids.ts';
 import { dialectOf } from '../db/knex.ts';
@@ -73,8 +73,7 @@ export async function insertUser(db: Knex, user: NewUser, now: number): Promise<
 }
 
 export async function addOrgMember(tx: Tx, orgId: string, userId: string, role: OrgRole, now: number): Promise<void> {
-  await tx.db('org_members').insert({ org_id: orgId, user_id: userId, role, created_at: now });
-  tx.policyChanged(orgId, { kind: 'member', userId });
+  await addMembership(tx, orgId, userId, role, now);
 }
 
 export async function findMembershipsOfUser(db: Knex, userId: string): Promise<Array<{ orgId: string; name: string; role: OrgRole }>> {
@@ -207,14 +206,10 @@ export async function lockEnabledServerAdminIds(db: Knex): Promise<string[]> {
 
 /**
  * Deletes the user. Foreign keys remove memberships, teams, sessions, tokens and login links;
- * its grants go through accesscontrol/grants.ts and its preferences here. Every org it belonged
+ * its grants go through accesscontrol/policy-writer.ts and its preferences here. Every org it belonged
  * to re-reads it.
  */
 export async function deleteUser(tx: Tx, userId: string): Promise<boolean> {
-  const orgIds: string[] = await tx.db('org_members').where('user_id', userId).pluck('org_id');
-  await removeUserGrants(tx, userId);
   await deletePreferences(tx.db, 'user', userId);
-  const deleted = (await tx.db('users').where('id', userId).delete()) === 1;
-  for (const orgId of orgIds) tx.policyChanged(orgId, { kind: 'member', userId });
-  return deleted;
+  return deleteUserAndGrants(tx, userId);
 }

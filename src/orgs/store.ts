@@ -1,6 +1,6 @@
 /** SQL of orgs and their memberships. */
 import type { Knex } from 'knex';
-import { removeMemberGrants } from '../accesscontrol/grants.ts';
+import { deleteOrg, removeOrgMember, setMemberRole as setMembershipRole } from '../accesscontrol/policy-writer.ts';
 import type { OrgRole } from '../authz/types.ts';
 import { inStatementChunks } from '../db/chunks.ts';
 import { dialectOf } from '../db/knex.ts';
@@ -138,8 +138,7 @@ export async function findHumanAdminIds(db: Knex, orgId: string): Promise<string
 }
 
 export async function setMemberRole(tx: Tx, orgId: string, userId: string, role: OrgRole): Promise<void> {
-  await tx.db('org_members').where({ org_id: orgId, user_id: userId }).update({ role });
-  tx.policyChanged(orgId, { kind: 'member', userId });
+  await setMembershipRole(tx, orgId, userId, role);
 }
 
 /**
@@ -160,16 +159,13 @@ export async function moveDefaultOrgAway(db: Knex, orgId: string, userId?: strin
 
 /**
  * Takes a user out of an org with everything that gave them rights there (Grafana's
- * RemoveOrgUser): team memberships, and through accesscontrol/grants.ts role assignments, their
+ * RemoveOrgUser): team memberships, and through accesscontrol/policy-writer.ts role assignments, their
  * managed role of resource grants and legacy ACL entries, so that being added again starts from
  * the org role alone.
  */
 export async function removeOrgMembership(tx: Tx, orgId: string, userId: string): Promise<void> {
   await moveDefaultOrgAway(tx.db, orgId, userId);
-  await tx.db('team_members').where('user_id', userId).whereIn('team_id', tx.db('teams').where('org_id', orgId).select('id')).delete();
-  await removeMemberGrants(tx, orgId, userId);
-  await tx.db('org_members').where({ org_id: orgId, user_id: userId }).delete();
-  tx.policyChanged(orgId, { kind: 'member', userId });
+  await removeOrgMember(tx, orgId, userId);
 }
 
 /**
@@ -193,9 +189,7 @@ export async function deleteOrgAndDependents(tx: Tx, orgId: string): Promise<{ s
     await deletePreferences(db, 'user', chunk);
     await db('users').whereIn('id', chunk).where('is_service_account', true).delete();
   });
-  await db('orgs').where('id', orgId).delete();
-  // The org's document goes as a whole: nothing of it is left to patch.
-  tx.policyChanged(orgId);
+  await deleteOrg(tx, orgId);
   return { serviceAccountIds, teams: Number(teamCount?.total ?? 0) };
 }
 

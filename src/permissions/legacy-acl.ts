@@ -8,7 +8,7 @@
  */
 import { Ajv } from 'ajv';
 import type { Knex } from 'knex';
-import { grantManagedToEach, replaceLegacyAcl, takeLegacyAcl, type GrantHolder, type LegacyAclEntry } from '../accesscontrol/grants.ts';
+import { grantManagedToEach, replaceLegacyAcl, takeLegacyAcl, type GrantHolder, type LegacyAclEntry } from '../accesscontrol/policy-writer.ts';
 import { recordAudit, type Actor } from '../audit/writer.ts';
 import { findDashboardsByUids } from '../dashboards/store.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';

@@ -1,13 +1,13 @@
 /**
  * What the resource-permission endpoints share: a grant item names exactly one principal (a
  * member of the org, a team of the org, or an org role) and a level; a POST replaces the
- * resource's whole set of direct grants in that family through accesscontrol/grants.ts, and each
+ * resource's whole set of direct grants in that family through accesscontrol/policy-writer.ts, and each
  * principal whose level changed is audited (`permission.granted` / `permission.revoked`).
  */
 import type { Knex } from 'knex';
 import { recordAudits, type Actor, type AuditEvent } from '../audit/writer.ts';
 import type { Permission } from '../accesscontrol/builtin-roles.ts';
-import { grantManaged, grantManagedToEach, managedRoleUid, replaceManagedGrants, type GrantHolder } from '../accesscontrol/grants.ts';
+import { grantManaged, grantManagedToEach, managedRoleUid, replaceManagedGrants, type GrantHolder } from '../accesscontrol/policy-writer.ts';
 import { findManagedPermissionsOnScopes } from '../accesscontrol/store.ts';
 import type { Tx } from '../db/transaction.ts';
 import { BadRequestError } from '../errors.ts';

@@ -3,7 +3,7 @@
  * org (its role is that membership's). A hidden one stands behind a legacy API key.
  */
 import type { Knex } from 'knex';
-import { removeUserGrants } from '../accesscontrol/grants.ts';
+import { addOrgMember, deleteUser, setMemberRole } from '../accesscontrol/policy-writer.ts';
 import { builtinRoleUids } from '../authz/document.ts';
 import type { DelegatedPermission, OrgRole } from '../authz/types.ts';
 import { newId } from '../db/ids.ts';
@@ -134,8 +134,7 @@ export async function insertServiceAccount(tx: Tx, account: NewServiceAccount, n
     created_at: now,
     updated_at: now,
   });
-  await db('org_members').insert({ org_id: account.orgId, user_id: row.id, role: account.role, created_at: now });
-  tx.policyChanged(account.orgId, { kind: 'member', userId: row.id });
+  await addOrgMember(tx, account.orgId, row.id, account.role, now);
   return row;
 }
 
@@ -150,8 +149,7 @@ export async function updateServiceAccount(
   if (changes.isDisabled !== undefined) userChanges.is_disabled = changes.isDisabled;
   await tx.db('users').where('id', account.id).update(userChanges);
   if (changes.role !== undefined) {
-    await tx.db('org_members').where({ org_id: account.org_id, user_id: account.id }).update({ role: changes.role });
-    tx.policyChanged(account.org_id, { kind: 'member', userId: account.id });
+    await setMemberRole(tx, account.org_id, account.id, changes.role);
   }
 }
 
@@ -162,13 +160,11 @@ async function isLoginTaken(db: Knex, login: string): Promise<boolean> {
 
 /**
  * Deletes the account. Foreign keys remove its membership, tokens, role assignments and team
- * memberships; its grants go through accesscontrol/grants.ts, its preferences here.
+ * memberships; its grants go through accesscontrol/policy-writer.ts, its preferences here.
  */
 export async function deleteServiceAccount(tx: Tx, account: ServiceAccountRow): Promise<void> {
-  await removeUserGrants(tx, account.id);
   await deletePreferences(tx.db, 'user', account.id);
-  await tx.db('users').where({ id: account.id, is_service_account: true }).delete();
-  tx.policyChanged(account.org_id, { kind: 'member', userId: account.id });
+  await deleteUser(tx, account.id, { serviceAccount: true });
 }
 
 /**

@@ -1,6 +1,6 @@
 /** SQL of teams and their members. A team belongs to one org; every lookup names the org. */
 import type { Knex } from 'knex';
-import { removeTeamGrants } from '../accesscontrol/grants.ts';
+import { addTeamMember, deleteTeam as deleteTeamAndGrants, insertTeam as insertTeamRow, removeTeamMember } from '../accesscontrol/policy-writer.ts';
 import { newId } from '../db/ids.ts';
 import { lockRows } from '../db/row-lock.ts';
 import type { Tx } from '../db/transaction.ts';
@@ -43,8 +43,7 @@ export async function findTeamByName(db: Knex, orgId: string, name: string): Pro
 
 export async function insertTeam(tx: Tx, orgId: string, team: { name: string; email: string }, now: number): Promise<string> {
   const id = newId('team');
-  await tx.db('teams').insert({ id, org_id: orgId, name: team.name, email: team.email, created_at: now, updated_at: now });
-  tx.policyChanged(orgId, { kind: 'team', teamId: id });
+  await insertTeamRow(tx, orgId, id, team, now);
   return id;
 }
 
@@ -129,8 +128,7 @@ export async function findTeamsOfUserInOrg(db: Knex, orgId: string, userId: stri
 
 /** Team memberships are policy data: the member's teams decide the roles it holds. */
 export async function insertTeamMember(tx: Tx, team: TeamRow, userId: string, permission: TeamPermission, now: number): Promise<void> {
-  await tx.db('team_members').insert({ team_id: team.id, user_id: userId, permission, created_at: now });
-  tx.policyChanged(team.org_id, { kind: 'member', userId });
+  await addTeamMember(tx, team, userId, permission, now);
 }
 
 /** The permission itself is not policy data: the team-admin rights it stands for are grants (team-admins.ts). */
@@ -139,8 +137,7 @@ export async function setTeamMemberPermission(db: Knex, teamId: string, userId: 
 }
 
 export async function deleteTeamMember(tx: Tx, team: TeamRow, userId: string): Promise<void> {
-  await tx.db('team_members').where({ team_id: team.id, user_id: userId }).delete();
-  tx.policyChanged(team.org_id, { kind: 'member', userId });
+  await removeTeamMember(tx, team, userId);
 }
 
 /**
@@ -170,16 +167,11 @@ export async function findOrgMemberForTeam(
 }
 
 /**
- * Deletes the team and everything that names it: its grants (accesscontrol/grants.ts: its
+ * Deletes the team and everything that names it: its grants (accesscontrol/policy-writer.ts: its
  * managed role, assignments, legacy ACL entries and every permission on `teams:id:<id>`, its
  * admins' among them), members and the preferences row. Returns the members it had.
  */
 export async function deleteTeam(tx: Tx, team: TeamRow): Promise<{ memberIds: string[] }> {
-  const memberIds: string[] = await tx.db('team_members').where('team_id', team.id).pluck('user_id');
-  await removeTeamGrants(tx, team.org_id, team.id);
   await deletePreferences(tx.db, 'team', team.id);
-  await tx.db('team_members').where('team_id', team.id).delete();
-  await tx.db('teams').where('id', team.id).delete();
-  tx.policyChanged(team.org_id, { kind: 'team', teamId: team.id }, ...memberIds.map((userId) => ({ kind: 'member' as const, userId })));
-  return { memberIds };
+  return deleteTeamAndGrants(tx, team);
 }

@@ -1,12 +1,12 @@
 /**
  * Team admins, the Grafana way: as data the policy already understands. A member with
  * permission 4 holds the team-admin actions on `teams:id:<teamId>` through its managed role
- * `managed:users:<userId>:permissions` in the team's org (accesscontrol/grants.ts creates it on
+ * `managed:users:<userId>:permissions` in the team's org (accesscontrol/policy-writer.ts creates it on
  * demand, hidden, assigned to the user in that org). So a team admin manages its own team and no
  * other, and losing the Admin permission, the membership or the team takes the rights away.
  */
 import type { Permission } from '../accesscontrol/builtin-roles.ts';
-import { grantManaged, revokeManaged } from '../accesscontrol/grants.ts';
+import { grantManaged, revokeManaged } from '../accesscontrol/policy-writer.ts';
 import type { Tx } from '../db/transaction.ts';
 
 /** What a team admin may do on its team: read and rename it, and manage its members. */

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { addAssignment, createRole, grantManaged, type GrantHolder, type LegacyAclEntry } from '../../src/accesscontrol/grants.ts';
+import { addAssignment, createRole, grantManaged, type GrantHolder, type LegacyAclEntry } from '../../src/accesscontrol/policy-writer.ts';
 import { SYSTEM_ACTOR } from '../../src/audit/writer.ts';
 import { importLegacyAcl } from '../../src/permissions/legacy-acl.ts';
 import type { Permission } from '../../src/accesscontrol/builtin-roles.ts';

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { buildOrgDocument } from '../../src/authz/document.ts';
 import type { AuthzEngine } from '../../src/authz/engine.ts';
 import type { AuthzInput, Subject } from '../../src/authz/types.ts';
-import { addAssignment, createRole } from '../../src/accesscontrol/grants.ts';
+import { addAssignment, createRole } from '../../src/accesscontrol/policy-writer.ts';
 import { SYSTEM_ACTOR } from '../../src/audit/writer.ts';
 import { findAncestors, findFolder, updateFolder } from '../../src/folders/store.ts';
 import { FOLDER_GRANTS } from '../../src/permissions/levels.ts';

@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import knexFactory from 'knex';
-import { grantManaged, revokeManaged } from '../../src/accesscontrol/grants.ts';
+import { grantManaged, revokeManaged } from '../../src/accesscontrol/policy-writer.ts';
 import type { AuthzInput } from '../../src/authz/types.ts';
 import type { Services } from '../../src/services.ts';
 import { inProcessServices } from './in-process.ts';

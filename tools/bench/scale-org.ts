@@ -4,7 +4,7 @@
  * permissions of managed roles. Deterministic for a given seed.
  */
 import type { Knex } from 'knex';
-import { managedRoleRow } from '../../src/accesscontrol/grants.ts';
+import { managedRoleRow } from '../../src/accesscontrol/policy-writer.ts';
 import type { AuthzInput, Subject } from '../../src/authz/types.ts';
 import { siblingKeys } from '../../src/folders/store.ts';
 import { prng } from '../../test/helpers/generated-org.ts';

@@ -1,16 +1,21 @@
 /**
- * The one writer of grants: roles, their permissions and their assignments (the managed roles
- * of resource grants and team admins included), the legacy dashboard ACL and connectors' label
- * rules. Every function
- * reports the fragments of the policy data it changed, so no caller names them: a write that
- * names none is caught at its commit (src/db/transaction.ts), and one that names the wrong
- * fragment by the test-mode document check (AUTHZ_VERIFY_DOCUMENTS) after every commit.
+ * The policy writer: the one module that records a change of the policy data, and the writer of
+ * the tables a policy document is built from. Grants (roles, their permissions and assignments,
+ * the managed roles of resource grants and team admins, the legacy dashboard ACL), connectors' label rules, org and team
+ * memberships, teams and orgs are written here, each write with the change it makes, in the same
+ * transaction (src/db/transaction.ts appends it to the change log). The resources that live in
+ * the folder tree (folders, dashboards, alert rules) are written by their stores, which say what
+ * happened through the functions of the last section: no other module names a policy fragment
+ * (test/policy-writes.test.ts reads src/ for it). A write of a policy table that records nothing
+ * is still caught at its commit, and a wrong fragment by the test-mode document check
+ * (AUTHZ_VERIFY_DOCUMENTS) after every commit.
  */
 import type { Knex } from 'knex';
 import type { PolicyFragment } from '../db/policy-changes.ts';
 import { inStatementChunks } from '../db/chunks.ts';
 import { lockRows, type RowLock } from '../db/row-lock.ts';
 import type { Tx } from '../db/transaction.ts';
+import type { OrgRole } from '../authz/types.ts';
 import { managedBuiltinRoleUid, managedTeamRoleUid, managedUserRoleUid, type Permission, type RoleDefinition } from './builtin-roles.ts';
 import { findAssigneesOfRole, findPermissionsByRoleIds, type AssigneeRef, type RoleAssignees, type RoleFields, type RoleRow } from './store.ts';
 
@@ -488,4 +493,104 @@ async function removeLabelRules(tx: Tx, orgId: string, connectorUids: string[]):
   if (ruled.length === 0) return;
   await tx.db('connector_label_rules').where('org_id', orgId).whereIn('connector_uid', ruled).delete();
   tx.policyChanged(orgId, ...ruled.map((connectorUid): PolicyFragment => ({ kind: 'label_rules', connectorUid })));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memberships, teams and orgs
+
+const memberFragment = (userId: string): PolicyFragment => ({ kind: 'member', userId });
+
+/** Makes the user (or service account) a member of the org with `role`. */
+export async function addOrgMember(tx: Tx, orgId: string, userId: string, role: OrgRole, now: number): Promise<void> {
+  await tx.db('org_members').insert({ org_id: orgId, user_id: userId, role, created_at: now });
+  tx.policyChanged(orgId, memberFragment(userId));
+}
+
+/** Gives the org member another org role. */
+export async function setMemberRole(tx: Tx, orgId: string, userId: string, role: OrgRole): Promise<void> {
+  await tx.db('org_members').where({ org_id: orgId, user_id: userId }).update({ role });
+  tx.policyChanged(orgId, memberFragment(userId));
+}
+
+/**
+ * Takes a user out of an org with everything that gave them rights there: its team memberships,
+ * role assignments, managed role of resource grants and legacy ACL entries (removeMemberGrants),
+ * then the membership itself.
+ */
+export async function removeOrgMember(tx: Tx, orgId: string, userId: string): Promise<void> {
+  await tx.db('team_members').where('user_id', userId).whereIn('team_id', tx.db('teams').where('org_id', orgId).select('id')).delete();
+  await removeMemberGrants(tx, orgId, userId);
+  await tx.db('org_members').where({ org_id: orgId, user_id: userId }).delete();
+  tx.policyChanged(orgId, memberFragment(userId));
+}
+
+/**
+ * Deletes a user (with `serviceAccount`, only a service account) and its grants; foreign keys take
+ * its memberships, team memberships and assignments. Every org it belonged to re-reads it.
+ * Returns whether the user was there.
+ */
+export async function deleteUser(tx: Tx, userId: string, options: { serviceAccount?: boolean } = {}): Promise<boolean> {
+  const orgIds: string[] = await tx.db('org_members').where('user_id', userId).pluck('org_id');
+  await removeUserGrants(tx, userId);
+  const query = tx.db('users').where('id', userId);
+  if (options.serviceAccount) query.where('is_service_account', true);
+  const deleted = (await query.delete()) === 1;
+  for (const orgId of orgIds) tx.policyChanged(orgId, memberFragment(userId));
+  return deleted;
+}
+
+/** Creates a team of the org under `id`. */
+export async function insertTeam(tx: Tx, orgId: string, id: string, team: { name: string; email: string }, now: number): Promise<void> {
+  await tx.db('teams').insert({ id, org_id: orgId, name: team.name, email: team.email, created_at: now, updated_at: now });
+  tx.policyChanged(orgId, { kind: 'team', teamId: id });
+}
+
+/** Team memberships are policy data: the member's teams decide the roles it holds. */
+export async function addTeamMember(tx: Tx, team: { id: string; org_id: string }, userId: string, permission: number, now: number): Promise<void> {
+  await tx.db('team_members').insert({ team_id: team.id, user_id: userId, permission, created_at: now });
+  tx.policyChanged(team.org_id, memberFragment(userId));
+}
+
+export async function removeTeamMember(tx: Tx, team: { id: string; org_id: string }, userId: string): Promise<void> {
+  await tx.db('team_members').where({ team_id: team.id, user_id: userId }).delete();
+  tx.policyChanged(team.org_id, memberFragment(userId));
+}
+
+/** Deletes the team with its grants (removeTeamGrants) and its members; returns the members it had. */
+export async function deleteTeam(tx: Tx, team: { id: string; org_id: string }): Promise<{ memberIds: string[] }> {
+  const memberIds: string[] = await tx.db('team_members').where('team_id', team.id).pluck('user_id');
+  await removeTeamGrants(tx, team.org_id, team.id);
+  await tx.db('team_members').where('team_id', team.id).delete();
+  await tx.db('teams').where('id', team.id).delete();
+  tx.policyChanged(team.org_id, { kind: 'team', teamId: team.id }, ...memberIds.map(memberFragment));
+  return { memberIds };
+}
+
+/** Deletes the org row; foreign keys take everything of its policy data, and its document goes as a whole. */
+export async function deleteOrg(tx: Tx, orgId: string): Promise<void> {
+  await tx.db('orgs').where('id', orgId).delete();
+  tx.policyChanged(orgId);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The folder tree and what lives in it, written by their stores (src/folders): what happened
+
+/** Folders made or moved: `uids` are those whose ancestor chain changed (a moved folder's whole subtree). */
+export function foldersPlaced(tx: Tx, orgId: string, uids: string[]): void {
+  tx.policyChanged(orgId, { kind: 'folders', uids });
+}
+
+/** A subtree deleted: its folders, dashboards and alert rules (their grants went with removeGrantsOnResources). */
+export function folderTreeDeleted(tx: Tx, orgId: string, deleted: { folderUids: string[]; dashboardUids: string[]; alertRuleUids: string[] }): void {
+  tx.policyChanged(
+    orgId,
+    { kind: 'folders', uids: deleted.folderUids },
+    ...deleted.dashboardUids.map((uid): PolicyFragment => ({ kind: 'dashboard', uid })),
+    ...deleted.alertRuleUids.map((uid): PolicyFragment => ({ kind: 'alert_rule', uid })),
+  );
+}
+
+/** A dashboard or alert rule created, moved to another folder, or deleted: where its grants inherit from changed. */
+export function resourceFiled(tx: Tx, table: 'dashboards' | 'alert_rules', orgId: string, uid: string): void {
+  tx.policyChanged(orgId, table === 'dashboards' ? { kind: 'dashboard', uid } : { kind: 'alert_rule', uid });
 }
