@@ -5,6 +5,7 @@ import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { buildApp } from './app.ts';
 import { startAuditRetention } from './audit/retention.ts';
+import { startAuditStream } from './audit/stream.ts';
 import type { PolicyManifest } from './authz/manifest.ts';
 import { bootstrap } from './bootstrap.ts';
 import { assertDataDirWritable, ConfigError, describeDatabase, loadConfig, type Config } from './config.ts';
@@ -94,6 +95,7 @@ async function main(): Promise<void> {
   services.metrics.collectProcessMetrics();
   await bootstrap(services);
   const stopRetention = startAuditRetention(services);
+  const stopAuditStream = startAuditStream(services);
   const { app } = buildApp(services);
   const server = createServer(app);
   const address = await listenOrExplain(server, config);
@@ -114,10 +116,13 @@ async function main(): Promise<void> {
     }, config.shutdownTimeoutMs);
     server.close(() => {
       clearTimeout(deadline);
-      void services.db.destroy().then(() => {
-        logger.info('stopped');
-        process.exit(0);
-      });
+      // a batch under way finishes (or fails) before the pool closes: what it sent is deleted, or sent again by the next instance
+      void stopAuditStream()
+        .then(() => services.db.destroy())
+        .then(() => {
+          logger.info('stopped');
+          process.exit(0);
+        });
     });
   };
   process.on('SIGINT', shutdown);
