@@ -7,78 +7,12 @@
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { startAuditStream } from '../src/audit/stream.ts';
-import { DEFAULT_ORG_ID } from '../src/orgs/store.ts';
-import { startTestApp, testConfig, type TestApp } from './helpers/app.ts';
-import { startReceiver, startRecordingProxy, type Receiver, type RecordingProxy } from './helpers/audit-sink.ts';
-import { api, buildOrgWithPeople, createUser, type TestUser } from './helpers/factories.ts';
+import { effectiveSettings } from '../src/config/load.ts';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+import { eventually, expectDeliveredInOrder, inParallel, startReceiver, startRecordingProxy, storedEntries, type Receiver } from './helpers/audit-sink.ts';
+import { api, buildOrgWithPeople, buildTeam, createUser, DEFAULT_PASSWORD, type TestUser } from './helpers/factories.ts';
 import { requirePeer } from './helpers/peers.ts';
 import { startVictoriaLogs, type RunningVictoriaLogs } from './helpers/victoria-logs.ts';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `check` until it is true, at most `ms`. */
-async function eventually(what: string, ms: number, check: () => Promise<boolean> | boolean): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
-/** Runs `work` over `items`, `width` at a time. */
-async function inParallel<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < items.length) await work(items[next++]!);
-    }),
-  );
-}
-
-interface Stored {
-  id: string;
-  seq: number;
-  org: string;
-}
-
-/** Every audit entry VictoriaLogs holds for tenant `accountId`, repeats included. */
-export async function storedEntries(victoriaLogs: RunningVictoriaLogs, accountId: number): Promise<Stored[]> {
-  const body = new URLSearchParams({ query: '* | fields id, seq, org', start: '0' });
-  const res = await fetch(`${victoriaLogs.url}/select/logsql/query`, { method: 'POST', body, headers: { AccountID: String(accountId), ProjectID: '0' } });
-  expect(res.status).to.equal(200);
-  return (await res.text())
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as { id: string; seq: string; org: string })
-    .map((line) => ({ id: line.id, seq: Number(line.seq), org: line.org }));
-}
-
-/**
- * The stream's promise, checked on what arrived: after dropping repeats by id, every id of
- * `expectedIds` exactly once and nothing else; each org's numbers 1..n without a gap; and the
- * lines that went through the proxy in each org's order (a repeat comes after its first delivery).
- */
-export function expectDeliveredInOrder(stored: Stored[], expectedIds: string[], proxy: RecordingProxy): void {
-  const unique = new Map(stored.map((entry) => [entry.id, entry]));
-  expect(unique.size).to.equal(expectedIds.length);
-  expect([...unique.keys()].sort()).to.deep.equal([...expectedIds].sort());
-  const byOrg = new Map<string, number[]>();
-  for (const entry of unique.values()) byOrg.set(entry.org, [...(byOrg.get(entry.org) ?? []), entry.seq]);
-  for (const [org, seqs] of byOrg)
-    expect(
-      seqs.sort((a, b) => a - b),
-      org,
-    ).to.deep.equal(seqs.map((_, i) => i + 1));
-  const firstSeen = new Map<string, number>();
-  const lastSeqOf = new Map<string, number>();
-  for (const line of proxy.taken) {
-    if (firstSeen.has(line.id as string)) continue;
-    firstSeen.set(line.id as string, Number(line.seq));
-    const previous = lastSeqOf.get(line.org as string) ?? 0;
-    expect(Number(line.seq), `org ${line.org as string}: ${line.seq as number} after ${previous}`).to.equal(previous + 1);
-    lastSeqOf.set(line.org as string, Number(line.seq));
-  }
-}
 
 async function auditIds(app: { db: TestApp['db'] }): Promise<string[]> {
   return (await app.db('audit_log').select('id')).map((row: { id: string }) => row.id);
@@ -128,6 +62,245 @@ describe('audit stream', function () {
       await stop();
       await app.close();
       await proxy.close();
+    }
+  });
+});
+
+/** An app streaming to `receiver` with `env`, its deliverer started; `close` stops both. */
+async function streamingApp(env: Record<string, string>): Promise<{ app: TestApp; close(): Promise<void> }> {
+  const app = await startTestApp({ env: { AUDIT_STREAM_INTERVAL_MS: '20', AUDIT_STREAM_MAX_BACKOFF_MS: '100', ...env } });
+  const stop = startAuditStream(app.services);
+  return {
+    app,
+    async close() {
+      await stop();
+      await app.close();
+    },
+  };
+}
+
+const entriesOf = (request: { body: string }) => JSON.parse(request.body) as Array<Record<string, any>>;
+
+describe('audit stream sinks', function () {
+  this.timeout(60_000);
+  let receiver: Receiver;
+  beforeEach(async () => {
+    receiver = await startReceiver();
+  });
+  afterEach(async () => {
+    await receiver.close();
+  });
+
+  it('signs each webhook body with HMAC-SHA256 of AUDIT_STREAM_SECRET in X-Gatehouse-Signature, and streams no token or password', async () => {
+    const secret = 'webhook-signing-key-0123456789';
+    const { app, close } = await streamingApp({
+      AUDIT_STREAM: 'webhook',
+      AUDIT_STREAM_URL: `${receiver.url}/hooks/audit?channel=ops`,
+      AUDIT_STREAM_SECRET: secret,
+      AUDIT_STREAM_BEARER_TOKEN: 'sink-bearer-token-xyz',
+    });
+    try {
+      expect(effectiveSettings(app.services.config)).to.include({
+        AUDIT_STREAM: 'webhook',
+        AUDIT_STREAM_SECRET: '*****',
+        AUDIT_STREAM_BEARER_TOKEN: '*****',
+        AUDIT_STREAM_BASIC_AUTH: null,
+        AUDIT_STREAM_HEADERS: null,
+      });
+      const { orgId, admin } = await buildOrgWithPeople(app);
+      const account = await api(app, admin, orgId).post('/api/serviceaccounts', { name: 'streamed robot', role: 'Viewer' });
+      expect(account.status).to.equal(201);
+      const token = await api(app, admin, orgId).post(`/api/serviceaccounts/${account.body.id}/tokens`, { name: 'streamed key' });
+      expect(token.status).to.equal(201);
+      const newPassword = 'a brand new streamed password';
+      expect((await api(app, admin).put('/api/user/password', { oldPassword: DEFAULT_PASSWORD, newPassword })).status).to.equal(200);
+      const expected = (await app.db('audit_log').select('id')).map((row: { id: string }) => row.id);
+      await eventually('every entry at the webhook', 30_000, () => new Set(receiver.requests.flatMap(entriesOf).map((e) => e.id)).size >= expected.length);
+
+      for (const request of receiver.requests) {
+        expect(request.method).to.equal('POST');
+        expect(request.path).to.equal('/hooks/audit?channel=ops');
+        expect(request.headers['content-type']).to.equal('application/json');
+        expect(request.headers.authorization).to.equal('Bearer sink-bearer-token-xyz');
+        // what a receiver does: the HMAC of the exact bytes received, compared in constant time
+        const signature = request.headers['x-gatehouse-signature'] as string;
+        expect(signature).to.equal(`sha256=${createHmac('sha256', secret).update(request.body).digest('hex')}`);
+        expect(signature).not.to.equal(`sha256=${createHmac('sha256', 'another key').update(request.body).digest('hex')}`);
+        for (const leaked of [token.body.key as string, newPassword, DEFAULT_PASSWORD, secret, 'sink-bearer-token-xyz'])
+          expect(request.body).not.to.include(leaked);
+      }
+      const entries = receiver.requests.flatMap(entriesOf);
+      expect(new Set(entries.map((e) => e.id))).to.deep.equal(new Set(expected));
+      const issued = entries.find((entry) => entry.action === 'service_account.token_issued')!;
+      expect(issued).to.include({ orgId, actorId: admin.id, outcome: 'success' });
+      expect(Object.keys(issued).sort()).to.deep.equal(
+        [
+          'actorId',
+          'actorName',
+          'actorType',
+          'action',
+          'id',
+          'ip',
+          'metadata',
+          'orgId',
+          'outcome',
+          'seq',
+          'targetId',
+          'targetName',
+          'targetType',
+          'timestamp',
+          'userAgent',
+        ].sort(),
+      );
+      expect(issued.id).to.match(/^aud_/);
+    } finally {
+      await close();
+    }
+  });
+
+  it('pushes to Loki one stream per org, entries as JSON lines at their time in nanoseconds, with basic auth and the tenant header', async () => {
+    const { app, close } = await streamingApp({
+      AUDIT_STREAM: 'loki',
+      AUDIT_STREAM_URL: `${receiver.url}/loki-gateway/`,
+      AUDIT_STREAM_BASIC_AUTH: 'audit-writer:loki pass:word',
+      AUDIT_STREAM_HEADERS: 'X-Scope-OrgID: audit-tenant',
+    });
+    try {
+      const orgs = await Promise.all([1, 2].map(() => buildOrgWithPeople(app)));
+      for (const { orgId, admin } of orgs) for (const theme of ['light', 'dark', 'light']) await api(app, admin, orgId).put('/api/org/preferences', { theme });
+      const expected = (await app.db('audit_log').select('id')).map((row: { id: string }) => row.id);
+      const lines = () =>
+        receiver.requests.flatMap((request) =>
+          (JSON.parse(request.body) as { streams: Array<{ stream: Record<string, string>; values: Array<[string, string]> }> }).streams.flatMap(
+            ({ stream, values }) => values.map(([at, line]) => ({ stream, at, entry: JSON.parse(line) as Record<string, any> })),
+          ),
+        );
+      await eventually('every entry at Loki', 30_000, () => new Set(lines().map((line) => line.entry.id)).size >= expected.length);
+
+      for (const request of receiver.requests) {
+        expect(request.method).to.equal('POST');
+        expect(request.path).to.equal('/loki-gateway/loki/api/v1/push');
+        expect(request.headers['content-type']).to.equal('application/json');
+        expect(request.headers.authorization).to.equal(`Basic ${Buffer.from('audit-writer:loki pass:word').toString('base64')}`);
+        expect(request.headers['x-scope-orgid']).to.equal('audit-tenant');
+      }
+      for (const { stream, at, entry } of lines()) {
+        expect(stream).to.deep.equal({ service_name: 'gatehouse', source: 'audit', org: entry.orgId ?? '-' });
+        expect(at).to.equal(`${Date.parse(entry.timestamp as string)}000000`);
+      }
+      for (const { orgId } of orgs) {
+        const ofOrg = lines().filter((line) => line.stream.org === orgId);
+        expect(ofOrg.map((line) => line.entry.seq)).to.deep.equal(ofOrg.map((_, i) => i + 1));
+        expect(ofOrg.filter((line) => line.entry.action === 'org.preferences_updated')).to.have.length(3);
+      }
+    } finally {
+      await close();
+    }
+  });
+
+  it('gives an entry the sink keeps refusing up after AUDIT_STREAM_MAX_ATTEMPTS, counts it in /metrics and the status, and delivers the rest in order', async () => {
+    const { app, close } = await streamingApp({
+      AUDIT_STREAM: 'webhook',
+      AUDIT_STREAM_URL: `${receiver.url}/hook`,
+      AUDIT_STREAM_SECRET: 'k',
+      AUDIT_STREAM_MAX_ATTEMPTS: '3',
+    });
+    const poisoned = (entry: Record<string, any>) => entry.action === 'team.updated' && entry.metadata?.previousName === 'poison';
+    receiver.answer = (request) => (entriesOf(request).some(poisoned) ? { status: 422, body: 'entry rejected by schema' } : { status: 204 });
+    try {
+      const server = await createUser(app, { svcAdmin: true });
+      const { orgId, admin } = await buildOrgWithPeople(app);
+      const team = await buildTeam(app, { orgId, name: 'poison' });
+      expect((await api(app, admin, orgId).put(`/api/teams/${team.id}`, { name: 'renamed' })).status).to.equal(200);
+      for (const theme of ['light', 'dark']) expect((await api(app, admin, orgId).put('/api/org/preferences', { theme })).status).to.equal(200);
+      const [poison] = await app.db('audit_log').where({ action: 'team.updated' }).select('id');
+      const status = async () => (await app.request('GET', '/api/admin/audit-stream', { cookie: server.cookie })).body;
+      await eventually('the dead letter and an empty outbox', 30_000, async () => (await status()).pending === 0);
+
+      const body = await status();
+      expect(body).to.include({ deadLetters: 1, pending: 0 });
+      expect(body.lastError).to.equal('the sink answered 422: entry rejected by schema');
+      expect(body.recentDeadLetters).to.have.length(1);
+      expect(body.recentDeadLetters[0]).to.include({ id: poison.id, orgId, error: 'the sink answered 422: entry rejected by schema' });
+      // sent alone three times, then given up
+      expect(receiver.requests.filter((request) => entriesOf(request).length === 1 && entriesOf(request).some(poisoned))).to.have.length(3);
+      const delivered = receiver.requests.filter((request) => !entriesOf(request).some(poisoned)).flatMap(entriesOf);
+      const expected = (await app.db('audit_log').whereNot({ id: poison.id }).select('id')).map((row: { id: string }) => row.id);
+      expect(new Set(delivered.map((entry) => entry.id))).to.deep.equal(new Set(expected));
+      const ofOrg = delivered.filter((entry) => entry.orgId === orgId).map((entry) => entry.seq as number);
+      expect(ofOrg).to.deep.equal([...ofOrg].sort((a, b) => a - b));
+      expect(new Set(ofOrg).size + 1).to.equal(Math.max(...ofOrg));
+      const metrics = (await app.request<string>('GET', '/metrics')).body;
+      expect(metrics).to.match(/^gatehouse_audit_stream_dead_letters_total 1$/m);
+      expect(metrics).to.match(/^gatehouse_audit_stream_failures_total [1-9]\d*$/m);
+      expect(metrics).to.match(/^gatehouse_audit_stream_pending 0$/m);
+    } finally {
+      await close();
+    }
+  });
+
+  it('GET /api/admin/audit-stream: 401 without a session, 403 to an org admin, the lag and the last error to a server admin', async () => {
+    receiver.down = true;
+    const { app, close } = await streamingApp({
+      AUDIT_STREAM: 'webhook',
+      AUDIT_STREAM_URL: `${receiver.url}/hook?token=in-the-query`,
+      AUDIT_STREAM_SECRET: 'k',
+    });
+    try {
+      const server: TestUser = await createUser(app, { svcAdmin: true });
+      const { orgId, admin } = await buildOrgWithPeople(app);
+      expect((await app.request('GET', '/api/admin/audit-stream')).status).to.equal(401);
+      const refused = await app.request('GET', '/api/admin/audit-stream', { cookie: admin.cookie });
+      expect(refused.status).to.equal(403);
+      expect(refused.body.message).to.equal('permission denied: you need audit:read to do this');
+      expect((await api(app, admin, orgId).put('/api/org/preferences', { theme: 'light' })).status).to.equal(200);
+      const read = async () => (await app.request('GET', '/api/admin/audit-stream', { cookie: server.cookie })).body;
+      await eventually('a failed delivery', 30_000, async () => (await read()).lastError !== null);
+      app.clock.advance(90_000);
+      const body = await read();
+      const pending = await app.count('audit_outbox');
+      expect(body).to.deep.include({
+        enabled: true,
+        kind: 'webhook',
+        target: `${receiver.url}/hook`,
+        pending,
+        delivered: 0,
+        deadLetters: 0,
+        lastDeliveryAt: null,
+      });
+      expect(pending).to.be.greaterThan(0);
+      expect(body.lagSeconds).to.equal(90);
+      expect(body.oldestPendingAt).to.equal(new Date(app.clock.now() - 90_000).toISOString());
+      expect(body.lastError).to.match(/^backend 127\.0\.0\.1:\d+ unreachable: connection reset$/);
+    } finally {
+      await close();
+    }
+  });
+
+  it('GET /api/admin/audit-stream says when the stream is off, and audit entries then skip the outbox', async () => {
+    const app = await startTestApp();
+    try {
+      const server = await createUser(app, { svcAdmin: true });
+      const res = await app.request('GET', '/api/admin/audit-stream', { cookie: server.cookie });
+      expect(res.status).to.equal(200);
+      expect(res.body).to.deep.equal({
+        enabled: false,
+        kind: null,
+        target: null,
+        pending: 0,
+        oldestPendingAt: null,
+        lagSeconds: 0,
+        lastDeliveryAt: null,
+        delivered: 0,
+        lastError: null,
+        lastErrorAt: null,
+        deadLetters: 0,
+        recentDeadLetters: [],
+      });
+      expect(await app.count('audit_log')).to.be.greaterThan(0);
+      expect(await app.count('audit_outbox')).to.equal(0);
+    } finally {
+      await app.close();
     }
   });
 });

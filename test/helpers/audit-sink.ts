@@ -5,6 +5,8 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import type { RunningVictoriaLogs } from './victoria-logs.ts';
 
 export interface ReceivedRequest {
   method: string;
@@ -92,4 +94,70 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
   });
   proxy.url = await listen(server);
   return proxy;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `check` until it is true, at most `ms`. */
+export async function eventually(what: string, ms: number, check: () => Promise<boolean> | boolean): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/** Runs `work` over `items`, `width` at a time. */
+export async function inParallel<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
+}
+
+export interface Stored {
+  id: string;
+  seq: number;
+  org: string;
+}
+
+/** Every audit entry VictoriaLogs holds for tenant `accountId`, repeats included. */
+export async function storedEntries(victoriaLogs: RunningVictoriaLogs, accountId: number): Promise<Stored[]> {
+  const body = new URLSearchParams({ query: '* | fields id, seq, org', start: '0' });
+  const res = await fetch(`${victoriaLogs.url}/select/logsql/query`, { method: 'POST', body, headers: { AccountID: String(accountId), ProjectID: '0' } });
+  expect(res.status).to.equal(200);
+  return (await res.text())
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { id: string; seq: string; org: string })
+    .map((line) => ({ id: line.id, seq: Number(line.seq), org: line.org }));
+}
+
+/**
+ * The stream's promise, checked on what arrived: after dropping repeats by id, every id of
+ * `expectedIds` exactly once and nothing else; each org's numbers 1..n without a gap; and the
+ * lines that went through the proxy in each org's order (a repeat comes after its first delivery).
+ */
+export function expectDeliveredInOrder(stored: Stored[], expectedIds: string[], proxy: RecordingProxy): void {
+  const unique = new Map(stored.map((entry) => [entry.id, entry]));
+  expect(unique.size).to.equal(expectedIds.length);
+  expect([...unique.keys()].sort()).to.deep.equal([...expectedIds].sort());
+  const byOrg = new Map<string, number[]>();
+  for (const entry of unique.values()) byOrg.set(entry.org, [...(byOrg.get(entry.org) ?? []), entry.seq]);
+  for (const [org, seqs] of byOrg)
+    expect(
+      seqs.sort((a, b) => a - b),
+      org,
+    ).to.deep.equal(seqs.map((_, i) => i + 1));
+  const firstSeen = new Map<string, number>();
+  const lastSeqOf = new Map<string, number>();
+  for (const line of proxy.taken) {
+    if (firstSeen.has(line.id as string)) continue;
+    firstSeen.set(line.id as string, Number(line.seq));
+    const previous = lastSeqOf.get(line.org as string) ?? 0;
+    expect(Number(line.seq), `org ${line.org as string}: ${line.seq as number} after ${previous}`).to.equal(previous + 1);
+    lastSeqOf.set(line.org as string, Number(line.seq));
+  }
 }
