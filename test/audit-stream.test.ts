@@ -7,7 +7,7 @@
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { startAuditStream } from '../src/audit/stream.ts';
-import { effectiveSettings } from '../src/config/load.ts';
+import { effectiveSettings, loadConfig } from '../src/config/load.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { eventually, expectDeliveredInOrder, inParallel, startReceiver, startRecordingProxy, storedEntries, type Receiver } from './helpers/audit-sink.ts';
 import { api, buildOrgWithPeople, buildTeam, createUser, DEFAULT_PASSWORD, type TestUser } from './helpers/factories.ts';
@@ -19,7 +19,8 @@ async function auditIds(app: { db: TestApp['db'] }): Promise<string[]> {
 }
 
 describe('audit stream', function () {
-  this.timeout(180_000);
+  // under load, MariaDB takes minutes for the thousand writes
+  this.timeout(480_000);
   let victoriaLogs: RunningVictoriaLogs;
 
   before(async function () {
@@ -82,7 +83,7 @@ async function streamingApp(env: Record<string, string>): Promise<{ app: TestApp
 const entriesOf = (request: { body: string }) => JSON.parse(request.body) as Array<Record<string, any>>;
 
 describe('audit stream sinks', function () {
-  this.timeout(60_000);
+  this.timeout(240_000);
   let receiver: Receiver;
   beforeEach(async () => {
     receiver = await startReceiver();
@@ -302,5 +303,37 @@ describe('audit stream sinks', function () {
     } finally {
       await app.close();
     }
+  });
+});
+
+describe('audit stream configuration', () => {
+  const base = { NODE_ENV: 'test', DATA_DIR: 'data', AUDIT_STREAM: 'victorialogs', AUDIT_STREAM_URL: 'http://logs.example:9428' };
+
+  it('reads the stream only when AUDIT_STREAM is set, in any case', () => {
+    expect(loadConfig({ NODE_ENV: 'test', DATA_DIR: 'data', AUDIT_STREAM_URL: 'http://logs.example:9428' }).auditStream).to.equal(null);
+    expect(loadConfig({ ...base, AUDIT_STREAM: ' VictoriaLogs ' }).auditStream).to.deep.include({
+      kind: 'victorialogs',
+      url: 'http://logs.example:9428',
+      headers: [],
+    });
+    expect(loadConfig({ ...base, AUDIT_STREAM_HEADERS: 'AccountID: 12, ProjectID: 3' }).auditStream!.headers).to.deep.equal([
+      { name: 'AccountID', value: '12' },
+      { name: 'ProjectID', value: '3' },
+    ]);
+  });
+
+  it('names the variable of a refused value', () => {
+    const refused = (env: Record<string, string>, message: string) => expect(() => loadConfig({ ...base, ...env })).to.throw(message);
+    refused({ AUDIT_STREAM: 'kafka' }, 'AUDIT_STREAM must be victorialogs, loki or webhook, got "kafka"');
+    refused({ AUDIT_STREAM_URL: '' }, 'AUDIT_STREAM_URL is required when AUDIT_STREAM is set');
+    refused({ AUDIT_STREAM_URL: 'ftp://logs.example' }, 'AUDIT_STREAM_URL must be an http(s) URL, got "ftp://logs.example"');
+    refused({ AUDIT_STREAM_BASIC_AUTH: 'no-colon' }, 'AUDIT_STREAM_BASIC_AUTH must be `user:password`');
+    refused(
+      { AUDIT_STREAM_BASIC_AUTH: 'a:b', AUDIT_STREAM_BEARER_TOKEN: 't' },
+      'only one of AUDIT_STREAM_BEARER_TOKEN and AUDIT_STREAM_BASIC_AUTH may set Authorization',
+    );
+    refused({ AUDIT_STREAM_HEADERS: 'no header name' }, 'AUDIT_STREAM_HEADERS must be a comma-separated list of `Name: value` headers');
+    refused({ AUDIT_STREAM_BATCH_SIZE: '0' }, 'AUDIT_STREAM_BATCH_SIZE must be at least 1, got 0');
+    refused({ AUDIT_STREAM: 'webhook' }, 'AUDIT_STREAM_SECRET is required when AUDIT_STREAM=webhook');
   });
 });
