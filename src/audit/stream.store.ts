@@ -252,6 +252,11 @@ export interface StreamStatus {
 
 const nullableNumber = (value: number | string | null | undefined) => (value === null || value === undefined ? null : Number(value));
 
+/** Whether any entry waits: an idle round asks only this, taking no lock and writing nothing. */
+export async function hasPending(db: Knex): Promise<boolean> {
+  return (await db('audit_outbox').first('stream')) !== undefined;
+}
+
 export async function readBacklog(db: Knex): Promise<{ pending: number; oldestPendingAt: number | null }> {
   const [row] = await db('audit_outbox').select(db.raw('count(*) as ??', ['pending']), db.raw('min(created_at) as ??', ['oldest']));
   return { pending: Number(row?.pending ?? 0), oldestPendingAt: nullableNumber(row?.oldest) };

@@ -34,6 +34,7 @@ import {
   countAttempt,
   deleteDelivered,
   enableAuditOutbox,
+  hasPending,
   holdsLease,
   lockDeliverer,
   moveToDeadLetters,
@@ -50,6 +51,9 @@ export type AuditStreamConfig = NonNullable<Config['auditStream']>;
 
 /** Answers that say the entries themselves are refused: sent again they would be refused again. */
 const REFUSING_STATUSES = new Set([400, 413, 415, 422]);
+
+/** How often the backlog gauges are counted (a count over the whole outbox) while batches follow one another. */
+const OBSERVE_INTERVAL_MS = 1000;
 
 /** How much longer than the longest send the SQLite lease lasts. */
 const LEASE_MARGIN_MS = 5000;
@@ -94,6 +98,7 @@ export class AuditStreamDeliverer {
   private running: Promise<void> | null = null;
   private stopped = false;
   private failures = 0;
+  private observedAt = 0;
   /** After a batch was refused, its entries go one at a time, so the one refused is found and the rest pass. */
   private alone = 0;
 
@@ -138,7 +143,11 @@ export class AuditStreamDeliverer {
       this.services.metrics.auditStreamFailure();
       this.services.logger.warn({ error: round.error, failures: this.failures }, 'audit stream delivery failed');
     } else this.failures = 0;
-    await this.observeBacklog().catch(() => undefined);
+    // while batches follow one another, at most once a second
+    if (round.kind !== 'more' || Date.now() - this.observedAt >= OBSERVE_INTERVAL_MS) {
+      this.observedAt = Date.now();
+      await this.observeBacklog().catch(() => undefined);
+    }
     const { intervalMs, maxBackoffMs } = this.stream;
     if (round.kind === 'more') return this.schedule(0);
     if (round.kind === 'failed') return this.schedule(Math.min(maxBackoffMs, intervalMs * 2 ** Math.min(this.failures, 20)));
@@ -154,6 +163,7 @@ export class AuditStreamDeliverer {
   /** One batch, sent by this instance if it holds the deliverers' lock. */
   async round(): Promise<Round> {
     const { db } = this.services;
+    if (!(await hasPending(db))) return { kind: 'idle' };
     if (dialectOf(db) === 'mysql') {
       return db.transaction(
         async (trx) => {
