@@ -63,7 +63,8 @@ async function write(session: Session, count: number, label: string): Promise<vo
 }
 
 describe('audit stream across crashes', function () {
-  this.timeout(300_000);
+  // several boots of a TypeScript process, slow on a loaded machine
+  this.timeout(600_000);
   let victoriaLogs: RunningVictoriaLogs;
   let proxy: RecordingProxy;
   let database: Database;
@@ -146,7 +147,7 @@ describe('audit stream across crashes', function () {
     expect(await third.exited).to.equal(0);
   });
 
-  it('refuses an unknown AUDIT_STREAM, a stream without AUDIT_STREAM_URL, a webhook without AUDIT_STREAM_SECRET and a forbidden header: one line, exit code 2', async () => {
+  it('refuses an unknown AUDIT_STREAM, a stream without AUDIT_STREAM_URL and a header it may not send: one line, exit code 2', async () => {
     const refused = async (env: Record<string, string>, message: string) => {
       const service = startServiceProcess({ DATA_DIR: dataDir, ...env });
       running.push(service);
@@ -156,7 +157,6 @@ describe('audit stream across crashes', function () {
     await Promise.all([
       refused({ AUDIT_STREAM: 'kafka', AUDIT_STREAM_URL: 'http://127.0.0.1:9' }, 'AUDIT_STREAM must be victorialogs, loki or webhook, got "kafka"'),
       refused({ AUDIT_STREAM: 'loki' }, 'AUDIT_STREAM_URL is required when AUDIT_STREAM is set'),
-      refused({ AUDIT_STREAM: 'webhook', AUDIT_STREAM_URL: 'http://127.0.0.1:9/hook' }, 'AUDIT_STREAM_SECRET is required when AUDIT_STREAM=webhook'),
       refused(
         { AUDIT_STREAM: 'loki', AUDIT_STREAM_URL: 'http://127.0.0.1:9', AUDIT_STREAM_HEADERS: 'Host: elsewhere' },
         'AUDIT_STREAM_HEADERS: the header Host cannot be set on a connector',
