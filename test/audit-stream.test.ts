@@ -8,7 +8,7 @@ import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { startAuditStream } from '../src/audit/stream.ts';
 import { effectiveSettings, loadConfig } from '../src/config/load.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { createTestDatabase, startTestApp, type Database, type TestApp } from './helpers/app.ts';
 import { eventually, expectDeliveredInOrder, inParallel, startReceiver, startRecordingProxy, storedEntries, type Receiver } from './helpers/audit-sink.ts';
 import { api, buildOrgWithPeople, buildTeam, createUser, DEFAULT_PASSWORD, type TestUser } from './helpers/factories.ts';
 import { requirePeer } from './helpers/peers.ts';
@@ -68,11 +68,12 @@ describe('audit stream', function () {
 });
 
 /** An app streaming to `receiver` with `env`, its deliverer started; `close` stops both. */
-async function streamingApp(env: Record<string, string>): Promise<{ app: TestApp; close(): Promise<void> }> {
-  const app = await startTestApp({ env: { AUDIT_STREAM_INTERVAL_MS: '20', AUDIT_STREAM_MAX_BACKOFF_MS: '100', ...env } });
+async function streamingApp(env: Record<string, string>, database?: Database): Promise<{ app: TestApp; stop(): Promise<void>; close(): Promise<void> }> {
+  const app = await startTestApp({ env: { AUDIT_STREAM_INTERVAL_MS: '20', AUDIT_STREAM_MAX_BACKOFF_MS: '100', ...env }, ...(database && { database }) });
   const stop = startAuditStream(app.services);
   return {
     app,
+    stop,
     async close() {
       await stop();
       await app.close();
@@ -224,8 +225,8 @@ describe('audit stream sinks', function () {
       expect(body.recentDeadLetters).to.have.length(1);
       expect(body.recentDeadLetters[0]).to.include({ id: poison.id, orgId, error: 'the sink answered 422: entry rejected by schema' });
       // sent alone three times, then given up
-      expect(receiver.requests.filter((request) => entriesOf(request).length === 1 && entriesOf(request).some(poisoned))).to.have.length(3);
-      const delivered = receiver.requests.filter((request) => !entriesOf(request).some(poisoned)).flatMap(entriesOf);
+      expect(receiver.refused.filter((request) => entriesOf(request).length === 1 && entriesOf(request).some(poisoned))).to.have.length(3);
+      const delivered = receiver.requests.flatMap(entriesOf);
       const expected = (await app.db('audit_log').whereNot({ id: poison.id }).select('id')).map((row: { id: string }) => row.id);
       expect(new Set(delivered.map((entry) => entry.id))).to.deep.equal(new Set(expected));
       const ofOrg = delivered.filter((entry) => entry.orgId === orgId).map((entry) => entry.seq as number);
@@ -237,6 +238,40 @@ describe('audit stream sinks', function () {
       expect(metrics).to.match(/^gatehouse_audit_stream_pending 0$/m);
     } finally {
       await close();
+    }
+  });
+
+  it('sends from one instance at a time when two share the database, each org in order', async () => {
+    receiver.delayMs = 25;
+    const database = await createTestDatabase();
+    const env = { AUDIT_STREAM: 'webhook', AUDIT_STREAM_URL: `${receiver.url}/hook`, AUDIT_STREAM_SECRET: 'k', AUDIT_STREAM_BATCH_SIZE: '7' };
+    const instances = [await streamingApp(env, database), await streamingApp(env, database)];
+    try {
+      const [one, two] = instances.map((instance) => instance.app) as [TestApp, TestApp];
+      const orgs = await Promise.all([1, 2, 3].map(() => buildOrgWithPeople(one)));
+      await inParallel(
+        Array.from({ length: 120 }, (_, i) => i),
+        12,
+        async (i) => {
+          const { orgId, admin } = orgs[i % orgs.length]!;
+          const res = await api(i % 2 ? one : two, admin, orgId).put('/api/org/preferences', { theme: i % 4 < 2 ? 'light' : 'dark' });
+          expect(res.status).to.equal(200);
+        },
+      );
+      const expected = (await one.db('audit_log').select('id')).map((row: { id: string }) => row.id);
+      await eventually('every entry at the webhook', 120_000, () => new Set(receiver.requests.flatMap(entriesOf).map((e) => e.id)).size >= expected.length);
+      expect(receiver.maxInFlight).to.equal(1);
+      const delivered = receiver.requests.flatMap(entriesOf);
+      expect(delivered.map((entry) => entry.id).sort()).to.deep.equal([...expected].sort());
+      for (const { orgId } of orgs) {
+        const seqs = delivered.filter((entry) => entry.orgId === orgId).map((entry) => entry.seq as number);
+        expect(seqs).to.deep.equal(seqs.map((_, i) => i + 1));
+        expect(seqs).to.have.length(40);
+      }
+    } finally {
+      for (const instance of instances) await instance.stop();
+      for (const instance of instances) await instance.close();
+      await database.drop();
     }
   });
 

@@ -17,10 +17,17 @@ export interface ReceivedRequest {
 
 export interface Receiver {
   url: string;
+  /** The requests it took (answered 2xx), in order. */
   requests: ReceivedRequest[];
+  /** The requests it refused. */
+  refused: ReceivedRequest[];
   /** Decides each answer (default 204); `down` resets every connection instead. */
   answer: (request: ReceivedRequest) => { status: number; body?: string };
   down: boolean;
+  /** How long each answer takes. */
+  delayMs: number;
+  /** The most requests it held at once. */
+  maxInFlight: number;
   close(): Promise<void>;
 }
 
@@ -40,11 +47,15 @@ function readBody(req: http.IncomingMessage): Promise<string> {
 
 /** A sink played by the test. */
 export async function startReceiver(): Promise<Receiver> {
+  let inFlight = 0;
   const receiver: Receiver = {
     url: '',
     requests: [],
+    refused: [],
     answer: () => ({ status: 204 }),
     down: false,
+    delayMs: 0,
+    maxInFlight: 0,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -52,9 +63,14 @@ export async function startReceiver(): Promise<Receiver> {
   };
   const server = http.createServer(async (req, res) => {
     if (receiver.down) return req.socket.destroy();
+    inFlight++;
+    receiver.maxInFlight = Math.max(receiver.maxInFlight, inFlight);
     const request = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: await readBody(req) };
-    receiver.requests.push(request);
+    if (receiver.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, receiver.delayMs));
     const { status, body } = receiver.answer(request);
+    if (status >= 200 && status < 300) receiver.requests.push(request);
+    else receiver.refused.push(request);
+    inFlight--;
     res.writeHead(status, { 'content-type': 'text/plain' }).end(body ?? '');
   });
   receiver.url = await listen(server);
