@@ -5,6 +5,7 @@ import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { buildApp } from './app.ts';
 import { startAuditRetention } from './audit/retention.ts';
+import { startAuditStream } from './audit/stream.ts';
 import type { PolicyManifest } from './authz/manifest.ts';
 import { bootstrap } from './bootstrap.ts';
 import { assertDataDirWritable, ConfigError, describeDatabase, loadConfig, type Config } from './config.ts';
@@ -94,6 +95,7 @@ async function main(): Promise<void> {
   services.metrics.collectProcessMetrics();
   await bootstrap(services);
   const stopRetention = startAuditRetention(services);
+  const stopAuditStream = startAuditStream(services);
   const built = buildApp(services);
   const { app } = built;
   const server = createServer(app);
@@ -115,9 +117,9 @@ async function main(): Promise<void> {
     }, config.shutdownTimeoutMs);
     server.close(() => {
       clearTimeout(deadline);
-      // the rate limit's last counts go to the database for the other instances, then it closes
-      void built
-        .stop()
+      // the rate limit's last counts go to the database for the other instances, and a batch of the
+      // audit stream under way finishes (or fails: it is sent again) before the pool closes
+      void Promise.all([built.stop(), stopAuditStream()])
         .then(() => services.db.destroy())
         .then(() => {
           logger.info('stopped');

@@ -1,5 +1,6 @@
 /** Opens the database, migrates it, checks and loads the policy, and assembles the services. */
 import type { Logger } from 'pino';
+import { prepareAuditStream } from './audit/stream.ts';
 import { DecisionLog, readPolicyBuildInfo } from './authz/decision-log.ts';
 import { AuthzEngine } from './authz/engine.ts';
 import { PolicyModule } from './authz/wasm.ts';
@@ -24,6 +25,7 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
   const decisionLog = config.decisionLog && DecisionLog.open(config.decisionLog, readPolicyBuildInfo(config.policyWasmPath));
   const db = createDb(config);
   try {
+    prepareAuditStream(config, db);
     await waitForDatabase(db, config.dbConnectTimeoutMs, logger);
     await migrateToLatest(db, logger);
     await checkSecrets(db, config, clock.now());

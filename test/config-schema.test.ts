@@ -47,8 +47,18 @@ function everythingOn(dataDir: string): Env {
       ]),
     ),
     OAUTH_GENERIC_ISSUER_URL: 'https://sso.example/realms/main',
+    AUDIT_STREAM: 'webhook',
+    AUDIT_STREAM_URL: 'https://audit.example/hook',
+    AUDIT_STREAM_BEARER_TOKEN: 'audit-stream-bearer-value',
+    AUDIT_STREAM_HEADERS: 'X-Audit-Key: audit-stream-header-value',
+    AUDIT_STREAM_SECRET: 'audit-stream-signing-value',
   };
 }
+
+/** Secrets another one excludes (both would set one header): each is shown with the other unset. */
+const EXCLUSIVE: Record<string, Env> = {
+  AUDIT_STREAM_BASIC_AUTH: { AUDIT_STREAM_BASIC_AUTH: 'audit-writer:audit-stream-password-value', AUDIT_STREAM_BEARER_TOKEN: '' },
+};
 
 describe('configuration schema', () => {
   let dataDir: string;
@@ -101,18 +111,20 @@ describe('configuration schema', () => {
   });
 
   it('shows every variable in the settings, each secret only as set', () => {
-    const env = everythingOn(dataDir);
-    const settings = effectiveSettings(loadConfig(env));
-    expect(Object.keys(settings).sort()).to.deep.equal(VARIABLES.map((variable) => variable.name).sort());
-    const text = JSON.stringify(settings);
+    const base = everythingOn(dataDir);
+    const baseSettings = effectiveSettings(loadConfig(base));
+    expect(Object.keys(baseSettings).sort()).to.deep.equal(VARIABLES.map((variable) => variable.name).sort());
     for (const variable of VARIABLES.filter((candidate) => candidate.secret)) {
+      const env = { ...base, ...EXCLUSIVE[variable.name] };
+      const settings = EXCLUSIVE[variable.name] ? effectiveSettings(loadConfig(env)) : baseSettings;
+      const text = JSON.stringify(settings);
       const value = env[variable.name]!;
       expect(value, variable.name).to.be.a('string');
       expect(JSON.stringify(settings[variable.name]), variable.name).to.include(REDACTED);
       expect(text, variable.name).to.not.include(variable.name === 'API_KEYS' ? value.split(':')[2] : value);
     }
-    expect(settings.SEED_ADMIN_PASSWORD).to.equal(REDACTED);
-    expect(settings.API_KEYS).to.deep.equal([`grafana:Viewer:${REDACTED}`]);
+    expect(baseSettings.SEED_ADMIN_PASSWORD).to.equal(REDACTED);
+    expect(baseSettings.API_KEYS).to.deep.equal([`grafana:Viewer:${REDACTED}`]);
   });
 
   it('names the variable and the expected form in its error', () => {

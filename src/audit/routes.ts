@@ -3,6 +3,56 @@ import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { AUDIT_PAGE_SCHEMA, presentAuditEntry } from './presenter.ts';
 import { findAuditEntries } from './store.ts';
+import { readStreamStatus } from './stream.store.ts';
+
+const nullableText = { type: ['string', 'null'] } as const;
+
+const AUDIT_STREAM_STATUS_SCHEMA = {
+  type: 'object',
+  properties: {
+    enabled: { type: 'boolean' },
+    kind: { type: ['string', 'null'], enum: ['victorialogs', 'loki', 'webhook', null] },
+    target: nullableText,
+    pending: { type: 'integer' },
+    oldestPendingAt: nullableText,
+    lagSeconds: { type: 'number' },
+    lastDeliveryAt: nullableText,
+    delivered: { type: 'integer' },
+    lastError: nullableText,
+    lastErrorAt: nullableText,
+    deadLetters: { type: 'integer' },
+    recentDeadLetters: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { id: { type: 'string' }, orgId: nullableText, seq: { type: 'integer' }, error: { type: 'string' }, failedAt: { type: 'string' } },
+        required: ['id', 'orgId', 'seq', 'error', 'failedAt'],
+      },
+    },
+  },
+  required: [
+    'enabled',
+    'kind',
+    'target',
+    'pending',
+    'oldestPendingAt',
+    'lagSeconds',
+    'lastDeliveryAt',
+    'delivered',
+    'lastError',
+    'lastErrorAt',
+    'deadLetters',
+    'recentDeadLetters',
+  ],
+} as const;
+
+const isoOrNull = (millis: number | null) => (millis === null ? null : new Date(millis).toISOString());
+
+/** The sink without what may be secret in its URL (a query string, a fragment). */
+function targetOf(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.origin}${parsed.pathname}`;
+}
 
 /** `from`/`to` accept ISO 8601 or epoch milliseconds. */
 function parseInstant(name: string, value: string | undefined): number | undefined {
@@ -41,6 +91,34 @@ export const auditRoutes: RouteModule = (routes) => {
         page,
       );
       ctx.body = { totalCount, page: page.page, perPage: page.perPage, items: rows.map(presentAuditEntry) };
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/admin/audit-stream',
+    access: 'authenticated',
+    level: 'server',
+    summary: 'How the audit stream keeps up: entries waiting and for how long, the last delivery, the last error and the dead letters (server admin).',
+    responses: { 200: AUDIT_STREAM_STATUS_SCHEMA },
+    async handler({ ctx, services, authorize }) {
+      await authorize('audit:read');
+      const stream = services.config.auditStream;
+      const status = await readStreamStatus(services.db);
+      ctx.body = {
+        enabled: stream !== null,
+        kind: stream?.kind ?? null,
+        target: stream ? targetOf(stream.url) : null,
+        pending: status.pending,
+        oldestPendingAt: isoOrNull(status.oldestPendingAt),
+        lagSeconds: status.oldestPendingAt === null ? 0 : Math.max(0, (services.clock.now() - status.oldestPendingAt) / 1000),
+        lastDeliveryAt: isoOrNull(status.lastDeliveryAt),
+        delivered: status.delivered,
+        lastError: status.lastError,
+        lastErrorAt: isoOrNull(status.lastErrorAt),
+        deadLetters: status.deadLetters,
+        recentDeadLetters: status.recentDeadLetters.map((letter) => ({ ...letter, failedAt: new Date(letter.failedAt).toISOString() })),
+      };
     },
   });
 };

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { inStatementChunks } from '../db/chunks.ts';
 import type { Services } from '../services.ts';
+import { appendToOutbox, writesAuditOutbox } from './stream.store.ts';
 
 export const ACTOR_TYPES = ['user', 'service_account', 'system'] as const;
 export type ActorType = (typeof ACTOR_TYPES)[number];
@@ -62,7 +63,16 @@ export async function recordAudits(db: Knex, actor: Actor, events: AuditEvent[],
     ip: actor.ip,
     user_agent: actor.userAgent,
   }));
-  await inStatementChunks(rows, (chunk) => db('audit_log').insert(chunk));
+  if (!writesAuditOutbox(db)) {
+    await inStatementChunks(rows, (chunk) => db('audit_log').insert(chunk));
+    return;
+  }
+  // With the audit stream on, the entries enter the outbox in their own transaction (audit/stream.ts).
+  const write = async (trx: Knex) => {
+    await inStatementChunks(rows, (chunk) => trx('audit_log').insert(chunk));
+    await appendToOutbox(trx, rows, timestamp);
+  };
+  await (db.isTransaction ? write(db) : db.transaction(write));
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { access } from './sections/access.ts';
 import { accounts } from './sections/accounts.ts';
+import { auditStream } from './sections/audit.ts';
 import { connectors } from './sections/connectors.ts';
 import { ldap, saml } from './sections/directory.ts';
 import { oauth } from './sections/oauth.ts';
@@ -26,6 +27,11 @@ export const SECTIONS: readonly Section[] = [
   { title: 'Secrets, sessions and local accounts', members: accounts },
   { title: 'Access control and quotas', members: access },
   { title: 'Connectors and outbound requests', members: connectors },
+  {
+    title: 'Audit stream',
+    intro: 'Off until `AUDIT_STREAM` is set; the other variables are read only then. See [the audit stream](operating.md#audit-stream).',
+    members: { auditStream },
+  },
   { title: 'LDAP', intro: 'See [LDAP](identity-providers.md#ldap) for the file `LDAP_CONFIG_FILE` names.', members: { ldap } },
   {
     title: 'SAML',
@@ -40,6 +46,6 @@ export const SECTIONS: readonly Section[] = [
   },
 ];
 
-export const schema = { ...service, ...storage, ...accounts, ...access, ...connectors, ldap, saml, oauth };
+export const schema = { ...service, ...storage, ...accounts, ...access, ...connectors, auditStream, ldap, saml, oauth };
 
 export type Config = Infer<typeof schema>;

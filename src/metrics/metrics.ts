@@ -89,6 +89,36 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly auditStreamDelivered = new Counter({
+    name: 'gatehouse_audit_stream_delivered_total',
+    help: 'Audit entries this instance delivered to the audit stream (a redelivery counts again)',
+    registers: [this.registry],
+  });
+
+  private readonly auditStreamFailures = new Counter({
+    name: 'gatehouse_audit_stream_failures_total',
+    help: 'Deliveries to the audit stream that failed (the sink unreachable, failing or refusing), retried with backoff',
+    registers: [this.registry],
+  });
+
+  private readonly auditStreamDeadLetters = new Counter({
+    name: 'gatehouse_audit_stream_dead_letters_total',
+    help: 'Audit entries this instance gave up after AUDIT_STREAM_MAX_ATTEMPTS refusals by the sink',
+    registers: [this.registry],
+  });
+
+  private readonly auditStreamPending = new Gauge({
+    name: 'gatehouse_audit_stream_pending',
+    help: 'Audit entries waiting for delivery, as this instance last counted them',
+    registers: [this.registry],
+  });
+
+  private readonly auditStreamOldestAge = new Gauge({
+    name: 'gatehouse_audit_stream_oldest_pending_age_seconds',
+    help: 'How long the oldest audit entry waiting for delivery has waited, as this instance last looked (0 when none)',
+    registers: [this.registry],
+  });
+
   constructor() {
     const documents: Gauge = new Gauge({
       name: 'gatehouse_policy_documents_loaded',
@@ -178,6 +208,23 @@ export class Metrics {
   login(provider: string, outcome: LoginOutcome): void {
     this.logins.inc({ provider, outcome });
     if (outcome === 'locked_out') this.lockouts.inc();
+  }
+
+  auditStreamDelivery(entries: number): void {
+    this.auditStreamDelivered.inc(entries);
+  }
+
+  auditStreamFailure(): void {
+    this.auditStreamFailures.inc();
+  }
+
+  auditStreamDeadLetter(): void {
+    this.auditStreamDeadLetters.inc();
+  }
+
+  auditStreamBacklog(pending: number, oldestAgeSeconds: number): void {
+    this.auditStreamPending.set(pending);
+    this.auditStreamOldestAge.set(oldestAgeSeconds);
   }
 
   get contentType(): string {
