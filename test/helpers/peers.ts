@@ -17,8 +17,6 @@ interface PeerCheck {
   label: string;
   /** The programs it needs; it is present when they all exist. */
   programs: () => string[];
-  /** What installs it, when not `npm run peers`. */
-  command?: string;
 }
 
 const PEERS = {
@@ -82,9 +80,7 @@ export function peerLabel(peer: Peer | Database): string {
 
 /** The command that makes the skipped tests of `peer` run. */
 export function enablingCommand(peer: Peer | Database): string {
-  if (peer in DATABASES) return DATABASES[peer as Database].command;
-  const check: PeerCheck = PEERS[peer as Peer];
-  return check.command ?? PEERS_COMMAND;
+  return peer in DATABASES ? DATABASES[peer as Database].command : PEERS_COMMAND;
 }
 
 function record(entry: PeerRecord): void {
