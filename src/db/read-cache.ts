@@ -4,7 +4,9 @@
  *   it, so the request after a change reads the database again;
  * - a write made by another instance is seen within the cache's time to live: no entry is used
  *   longer than that after it was loaded (0 turns the cache off);
- * - what a load read while a write went by is used for that request only, never kept.
+ * - what a load read while a write went by is used for that request only, never kept;
+ * - requests that miss the same key while its load is under way share that load, unless a write
+ *   on this instance went by since it started (then they read again).
  * The caches and their tables are in src/identity/caches.ts.
  */
 import { LRUCache } from 'lru-cache';
@@ -28,6 +30,8 @@ interface Entry<T> {
 export class ReadCache<T> {
   private readonly entries: LRUCache<string, Entry<T>>;
   private readonly keep: (value: T) => boolean;
+  /** The loads under way, with the write generation each started in. */
+  private readonly loading = new Map<string, { generation: number; value: Promise<T | null> }>();
 
   constructor(
     private readonly watch: WriteWatch,
@@ -50,8 +54,21 @@ export class ReadCache<T> {
     return this.load(key, now, load);
   }
 
-  private async load(key: string, now: number, load: () => Promise<T | null>): Promise<T | null> {
+  private load(key: string, now: number, load: () => Promise<T | null>): Promise<T | null> {
     const generation = this.watch.generation;
+    if (this.ttlMs <= 0) return this.loadAndKeep(key, now, generation, load);
+    const pending = this.loading.get(key);
+    if (pending && pending.generation === generation) return pending.value;
+    const loading = { generation, value: this.loadAndKeep(key, now, generation, load) };
+    this.loading.set(key, loading);
+    const settled = () => {
+      if (this.loading.get(key) === loading) this.loading.delete(key);
+    };
+    loading.value.then(settled, settled);
+    return loading.value;
+  }
+
+  private async loadAndKeep(key: string, now: number, generation: number, load: () => Promise<T | null>): Promise<T | null> {
     const value = await load();
     if (value !== null && this.ttlMs > 0 && this.watch.generation === generation && this.keep(value)) {
       this.entries.set(key, { value, loadedAt: now });
@@ -62,6 +79,7 @@ export class ReadCache<T> {
   /** Forgets `key` (its rows changed in a way the caller knows of). */
   forget(key: string): void {
     this.entries.delete(key);
+    this.loading.delete(key);
   }
 
   get size(): number {
