@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { auditEntries, buildServiceAccount, buildUser, DEFAULT_PASSWORD, sessionCookie } from './helpers/factories.ts';
+import { auditEntries, buildServiceAccount, buildUser, createOrg, DEFAULT_PASSWORD, sessionCookie } from './helpers/factories.ts';
 import { startCodehostServer, type CodehostAccount, type CodehostServer } from './helpers/codehost-server.ts';
 import { defaultMappings, PEOPLE, startDirectory, userDn, writeLdapConfig, type Slapd } from './helpers/ldap.ts';
 import { CLIENT_ID, CLIENT_SECRET, loginAtProvider, signInAtProvider, startOidcProvider, type TestOidcProvider } from './helpers/oidc-provider.ts';
@@ -171,12 +171,17 @@ describe('external logins and existing accounts', function () {
       const [linked] = await auditEntries(app, { action: 'user.auth_link_added', target_id: waiting.id });
       expect(linked!.metadata).to.deep.equal({ authModule: 'oauth_generic', via: 'email' });
 
+      // provisioned by the SCIM of the org the provider signs its users into: joined like any other
+      const provisioned = await buildUser(app, { email: 'provisioned-here@corp.test', passwordless: true });
+      await app.db('scim_users').insert({ org_id: 'org_main', user_id: provisioned.id, external_id: null, created_at: 0, updated_at: 0 });
+      expect((await userOf(app, await oidcSignIn(app, oidcAccount({ email: 'provisioned-here@corp.test' })))).id).to.equal(provisioned.id);
+
       const samlWaiting = await buildUser(app, { email: 'saml-invited@corp.test', passwordless: true });
       const { response } = await saml.login({ nameId: 'saml-invited', attributes: { mail: ['saml-invited@corp.test'] } });
       expect((await userOf(app, response)).id).to.equal(samlWaiting.id);
     });
 
-    it('refuses an account with a password, a server-admin flag, another login or a service account, and an unverified email', async () => {
+    it("refuses an account with a password, a server-admin flag, another login, another org's SCIM or a service account, and an unverified email", async () => {
       const cases: Array<{ account: () => Promise<{ id: string }>; reason: string }> = [
         { account: () => buildUser(app, { email: 'pw@corp.test' }), reason: 'the account has a local password' },
         { account: () => buildUser(app, { email: 'admin@corp.test', passwordless: true, svcAdmin: true }), reason: 'the account is a server admin' },
@@ -188,6 +193,16 @@ describe('external logins and existing accounts', function () {
             return user;
           },
           reason: 'the account is linked to another login',
+        },
+        {
+          // another org's SCIM client chose this email: the provider signs its users into org_main
+          account: async () => {
+            const user = await buildUser(app, { email: 'provisioned@corp.test', passwordless: true });
+            const orgId = await createOrg(app);
+            await app.db('scim_users').insert({ org_id: orgId, user_id: user.id, external_id: null, created_at: 0, updated_at: 0 });
+            return user;
+          },
+          reason: 'the account was provisioned by SCIM for another org',
         },
       ];
       for (const { account, reason } of cases) {

@@ -129,6 +129,12 @@ export async function deleteScimUserLink(db: Knex, orgId: string, userId: string
   await db('scim_users').where({ org_id: orgId, user_id: userId }).delete();
 }
 
+/** The org whose SCIM provisioned the user, if one did. */
+export async function findProvisioningOrg(db: Knex, userId: string): Promise<string | undefined> {
+  const row: { org_id: string } | undefined = await db('scim_users').where('user_id', userId).first('org_id');
+  return row?.org_id;
+}
+
 /** Whether SCIM of any org provisioned the user: such an account is never a server admin. */
 export async function isScimProvisioned(db: Knex, userId: string): Promise<boolean> {
   return !!(await db('scim_users').where('user_id', userId).first('user_id'));

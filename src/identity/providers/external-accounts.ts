@@ -18,6 +18,7 @@ import type { OrgRole } from '../../authz/types.ts';
 import type { Config } from '../../config.ts';
 import type { Tx } from '../../db/transaction.ts';
 import { findOrgById } from '../../orgs/store.ts';
+import { findProvisioningOrg } from '../../scim/store.ts';
 import { enforceOrgQuota } from '../../quotas/org-quotas.ts';
 import { countAuthLinksOfUser, findAuthLink, findLinkOfUser } from '../auth-links.store.ts';
 import { userTarget } from '../session-revocation.ts';
@@ -32,14 +33,20 @@ export interface ExternalProvider {
   label: string;
   /** OAUTH_<P>_ALLOW_EMAIL_LINKING, SAML_ALLOW_EMAIL_LINKING, LDAP_ALLOW_EMAIL_LINKING. */
   allowEmailLinking: boolean;
+  /** The org it signs new users into; null when none is fixed (LDAP: its group mappings decide). */
+  orgId: string | null;
 }
 
 /** Why an account may not be joined by an identity's email alone; undefined when it may. */
-async function emailLinkRefusal(tx: Tx, account: UserRow): Promise<string | undefined> {
+async function emailLinkRefusal(tx: Tx, provider: ExternalProvider, account: UserRow): Promise<string | undefined> {
   if (account.is_service_account) return 'the account is a service account';
   if (account.password_hash) return 'the account has a local password';
   if (account.is_svc_admin) return 'the account is a server admin';
   if ((await countAuthLinksOfUser(tx.db, account.id)) > 0) return 'the account is linked to another login';
+  // An org's SCIM client chooses the emails of the accounts it provisions: joining one by email
+  // would hand a login to that org unless the provider signs its users into that org anyway.
+  const provisioningOrg = await findProvisioningOrg(tx.db, account.id);
+  if (provisioningOrg !== undefined && provisioningOrg !== provider.orgId) return 'the account was provisioned by SCIM for another org';
   return undefined;
 }
 
@@ -58,7 +65,7 @@ export async function accountToJoinByEmail(tx: Tx, provider: ExternalProvider, v
   if (!provider.allowEmailLinking) throw refuse(`email linking is off for ${provider.authModule}`);
   // Locked, so a password or a flag set meanwhile cannot slip past the check.
   const account = (await lockUser(tx.db, holder.id))!;
-  const refusal = await emailLinkRefusal(tx, account);
+  const refusal = await emailLinkRefusal(tx, provider, account);
   if (refusal) throw refuse(refusal);
   return account;
 }

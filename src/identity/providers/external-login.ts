@@ -28,6 +28,7 @@ const accountRulesOf = (provider: LoginProvider): ExternalProvider => ({
   authModule: provider.authModule,
   label: provider.label,
   allowEmailLinking: provider.settings.allowEmailLinking,
+  orgId: provider.settings.defaultOrgId,
 });
 
 /** The user this identity signs in as, joining or creating one as the rules allow. */

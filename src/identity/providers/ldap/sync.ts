@@ -70,7 +70,12 @@ function profileOf(entry: DirectoryEntry) {
   return { login, email, name };
 }
 
-const ldapProvider = (config: Config): ExternalProvider => ({ authModule: LDAP_AUTH_MODULE, label: 'LDAP', allowEmailLinking: config.ldap.allowEmailLinking });
+const ldapProvider = (config: Config): ExternalProvider => ({
+  authModule: LDAP_AUTH_MODULE,
+  label: 'LDAP',
+  allowEmailLinking: config.ldap.allowEmailLinking,
+  orgId: null,
+});
 
 async function resolveUser(tx: Tx, sync: SyncContext, entry: DirectoryEntry): Promise<SyncOutcome> {
   const link = await findLinkOfIdentity(tx.db, LDAP_AUTH_MODULE, identityKey(entry.dn));

@@ -74,7 +74,12 @@ export function profileOf(assertion: SamlAssertion, mapping: SamlAttributeMappin
   };
 }
 
-const SAML_PROVIDER = (allowEmailLinking: boolean): ExternalProvider => ({ authModule: SAML_AUTH_MODULE, label: 'SAML', allowEmailLinking });
+const SAML_PROVIDER = (allowEmailLinking: boolean): ExternalProvider => ({
+  authModule: SAML_AUTH_MODULE,
+  label: 'SAML',
+  allowEmailLinking,
+  orgId: DEFAULT_ORG_ID,
+});
 
 async function resolveUser(tx: Tx, services: Services, actor: Actor, profile: SamlProfile, now: number): Promise<{ user: UserRow; linked: boolean }> {
   const linkedId = await findSamlLinkedUserId(tx.db, profile.nameId);
