@@ -22,7 +22,7 @@ import {
   type TestUser,
 } from './helpers/factories.ts';
 
-const SEEDED_ROLES = 60;
+const SEEDED_ROLES = 61;
 
 describe('orgs at server level (/api/orgs)', () => {
   let app: TestApp;
