@@ -1,8 +1,8 @@
 /**
  * A real VictoriaLogs (Apache-2.0; built once by tools/victoria-logs.sh with `go install`) on a
  * free loopback port, owned by the test: its own temp dir, stopped by pid. `ingest` writes
- * newline-delimited JSON lines through `/insert/jsonline` and waits until a query finds them
- * (they are searchable about a second after the write).
+ * newline-delimited JSON lines through `/insert/jsonline` and waits until a query over their
+ * time range finds them (they are searchable about a second after the write).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -39,12 +39,22 @@ function tenantHeaders(tenant: Tenant = {}): Record<string, string> {
   return { AccountID: String(tenant.accountId ?? 0), ProjectID: String(tenant.projectId ?? 0) };
 }
 
-async function countLines(url: string, tenant?: Tenant): Promise<number> {
-  const body = new URLSearchParams({ query: '* | stats count() as n', start: '0' });
+/** The tenant's lines from `start` on (RFC 3339 or unix seconds), by a stats query over that range. */
+async function countLines(url: string, tenant?: Tenant, start = '0'): Promise<number> {
+  const body = new URLSearchParams({ query: '* | stats count() as n', start, end: new Date(Date.now() + 3_600_000).toISOString() });
   const res = await fetch(`${url}/select/logsql/query`, { method: 'POST', body, headers: tenantHeaders(tenant) });
   if (res.status !== 200) throw new Error(`victoria-logs count: ${res.status} ${await res.text()}`);
   const text = (await res.text()).trim();
   return text ? Number((JSON.parse(text.split('\n')[0]!) as { n: string }).n) : 0;
+}
+
+async function hasStreamFields(url: string, tenant: Tenant | undefined, start: string, fields: readonly string[]): Promise<boolean> {
+  if (fields.length === 0) return true;
+  const params = new URLSearchParams({ query: '*', start });
+  const res = await fetch(`${url}/select/logsql/stream_field_names?${params}`, { headers: tenantHeaders(tenant) });
+  if (res.status !== 200) throw new Error(`victoria-logs stream field names: ${res.status} ${await res.text()}`);
+  const names = new Set(((await res.json()) as { values: Array<{ value: string }> }).values.map((entry) => entry.value));
+  return fields.every((field) => names.has(field));
 }
 
 async function waitUntilHealthy(url: string, exited: () => number | null, logs: () => string): Promise<void> {
@@ -80,7 +90,9 @@ export async function startVictoriaLogs(): Promise<RunningVictoriaLogs> {
     fs.rmSync(dir, { recursive: true, force: true });
   };
   const ingest: RunningVictoriaLogs['ingest'] = async (lines, options = {}) => {
-    const before = await countLines(url, options.tenant);
+    // counted over the lines' own time range, the way a reader asks for them
+    const since = lines.map((line) => line.ts).sort()[0] ?? '0';
+    const before = await countLines(url, options.tenant, since);
     const params = new URLSearchParams({ _time_field: 'ts', _msg_field: 'msg', _stream_fields: (options.streamFields ?? []).join(',') });
     const res = await fetch(`${url}/insert/jsonline?${params}`, {
       method: 'POST',
@@ -88,8 +100,11 @@ export async function startVictoriaLogs(): Promise<RunningVictoriaLogs> {
       body: lines.map((line) => JSON.stringify(line)).join('\n'),
     });
     if (res.status !== 200 && res.status !== 204) throw new Error(`victoria-logs ingest: ${res.status} ${await res.text()}`);
+    const streamFields = options.streamFields ?? [];
     for (let attempt = 0; attempt < 200; attempt++) {
-      if ((await countLines(url, options.tenant)) >= before + lines.length) return;
+      const counted = (await countLines(url, options.tenant, since)) >= before + lines.length;
+      // the streams' index too: the field-name endpoints read it rather than the lines
+      if (counted && (await hasStreamFields(url, options.tenant, since, streamFields))) return;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     throw new Error(`victoria-logs: ${lines.length} ingested lines did not become searchable`);
