@@ -1,7 +1,8 @@
 import { BadRequestError } from '../errors.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
-import { AUDIT_PAGE_SCHEMA, presentAuditEntry } from './presenter.ts';
+import { auditEntryOf } from './entry.ts';
+import { AUDIT_PAGE_SCHEMA } from './presenter.ts';
 import { findAuditEntries } from './store.ts';
 import { readStreamStatus } from './stream.store.ts';
 
@@ -90,7 +91,7 @@ export const auditRoutes: RouteModule = (routes) => {
         { from: parseInstant('from', query.from), to: parseInstant('to', query.to), action: query.action, actorId: query.actorId, outcome: query.outcome },
         page,
       );
-      ctx.body = { totalCount, page: page.page, perPage: page.perPage, items: rows.map(presentAuditEntry) };
+      ctx.body = { totalCount, page: page.page, perPage: page.perPage, items: rows.map(auditEntryOf) };
     },
   });
 

@@ -4,6 +4,8 @@
  */
 import type { Knex } from 'knex';
 import { inStatementChunks } from '../db/chunks.ts';
+import { auditEntryOf, type AuditEntry } from './entry.ts';
+import type { AuditRow } from './store.ts';
 
 /** The stream of the entries that belong to no org. */
 export const NO_ORG_STREAM = '-';
@@ -11,67 +13,14 @@ export const NO_ORG_STREAM = '-';
 /** How many dead letters are kept for the operator to read; older ones are only counted. */
 export const DEAD_LETTERS_KEPT = 1000;
 
-/** An audit_log row as the writer inserts it. */
-export interface AuditLogRow {
-  id: string;
-  timestamp: number;
-  action: string;
-  actor_type: string;
-  actor_id: string | null;
-  actor_name: string | null;
-  org_id: string | null;
-  target_type: string | null;
-  target_id: string | null;
-  target_name: string | null;
-  outcome: string;
-  metadata: string | null;
-  ip: string | null;
-  user_agent: string | null;
-}
-
 /**
- * One streamed entry: the fields of GET /api/admin/audit-log (the audit writer is told never to
- * record a password, token or hash, so none is here) and `seq`, the entry's place in its org's
- * stream. `id` is the audit row's own id, the same on every instance and every redelivery: a
- * sink drops duplicates by it.
+ * One streamed entry: the fields of GET /api/admin/audit-log and `seq`, the entry's place in its
+ * org's stream. `id` is the audit row's own id, the same on every instance and every redelivery:
+ * a sink drops duplicates by it.
  */
-export interface StreamedEntry {
-  id: string;
-  seq: number;
-  timestamp: string;
-  action: string;
-  actorType: string;
-  actorId: string | null;
-  actorName: string | null;
-  orgId: string | null;
-  targetType: string | null;
-  targetId: string | null;
-  targetName: string | null;
-  outcome: string;
-  metadata: Record<string, unknown> | null;
-  ip: string | null;
-  userAgent: string | null;
-}
+export type StreamedEntry = AuditEntry & { seq: number };
 
-function streamedEntry(row: AuditLogRow, seq: number): StreamedEntry {
-  return {
-    id: row.id,
-    seq,
-    timestamp: new Date(row.timestamp).toISOString(),
-    action: row.action,
-    actorType: row.actor_type,
-    actorId: row.actor_id,
-    actorName: row.actor_name,
-    orgId: row.org_id,
-    targetType: row.target_type,
-    targetId: row.target_id,
-    targetName: row.target_name,
-    outcome: row.outcome,
-    metadata: row.metadata ? (JSON.parse(row.metadata) as Record<string, unknown>) : null,
-    ip: row.ip,
-    userAgent: row.user_agent,
-  };
-}
+const streamedEntry = (row: AuditRow, seq: number): StreamedEntry => ({ ...auditEntryOf(row), seq });
 
 /** The databases whose audit entries go to the outbox: those of an instance with AUDIT_STREAM set. */
 const streamed = new WeakSet<object>();
@@ -95,8 +44,8 @@ export function writesAuditOutbox(db: Knex): boolean {
  * reads the committed rows never finds a gap that fills in later. The heads are taken in stream
  * order so that two writers of the same orgs cannot deadlock on them.
  */
-export async function appendToOutbox(trx: Knex, rows: readonly AuditLogRow[], nowMs: number): Promise<void> {
-  const byStream = new Map<string, AuditLogRow[]>();
+export async function appendToOutbox(trx: Knex, rows: readonly AuditRow[], nowMs: number): Promise<void> {
+  const byStream = new Map<string, AuditRow[]>();
   for (const row of rows) {
     const stream = row.org_id ?? NO_ORG_STREAM;
     byStream.set(stream, [...(byStream.get(stream) ?? []), row]);
