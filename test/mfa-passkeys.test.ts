@@ -39,6 +39,22 @@ declare const SimpleWebAuthnBrowser: {
   startAuthentication(options: { optionsJSON: unknown }): Promise<unknown>;
 };
 
+/** Chromium's virtual authenticator on `page` (CDP): a platform passkey that verifies the user at once. */
+async function addVirtualAuthenticator(context: BrowserContext, page: Page): Promise<void> {
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+}
+
 describe('passkeys in chromium', function () {
   this.timeout(120_000);
   let app: TestApp;
@@ -85,18 +101,7 @@ describe('passkeys in chromium', function () {
     context = await browser.newContext();
     page = await context.newPage();
     await page.goto(`http://localhost:${pages.port}/`);
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
+    await addVirtualAuthenticator(context, page);
   });
 
   after(async () => {
@@ -157,18 +162,7 @@ describe('passkeys in chromium', function () {
     // a look-alike site (another origin) relays the options to the victim's browser
     const phishingPage = await context.newPage();
     await phishingPage.goto(`http://localhost:${phishing.port}/`);
-    const cdp = await context.newCDPSession(phishingPage);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
+    await addVirtualAuthenticator(context, phishingPage);
     const elsewhereOptions = await api(app, victim).post('/api/user/mfa/webauthn/registration/options', { password: victim.password });
     const elsewhere = await phishingPage.evaluate((optionsJSON) => SimpleWebAuthnBrowser.startRegistration({ optionsJSON }), elsewhereOptions.body);
     const refused = await api(app, victim).post('/api/user/mfa/webauthn/registration', { credential: elsewhere });
