@@ -9,6 +9,7 @@ import { expect } from 'chai';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, loadConfig } from '../src/config.ts';
 import { createTestDatabase, startTestApp, statementsDuring, TestClock, type TestApp } from './helpers/app.ts';
 import { createLineLogger } from '../src/logging/line-writer.ts';
+import { eventually } from './helpers/audit-sink.ts';
 import { buildServiceAccount, buildToken, createUser, DEFAULT_PASSWORD, passwordLogin } from './helpers/factories.ts';
 
 const LIMIT = 3;
@@ -194,12 +195,15 @@ describe('rate limit', () => {
       const user = await createUser(a);
       const on = (instance: TestApp) => instance.request('GET', '/api/user', { cookie: user.cookie });
       expect(await statuses(LIMIT, () => on(a))).to.deep.equal([200, 200, 200]);
-      let refused = false;
-      for (let i = 0; i < 500 && !refused; i++) {
-        refused = (await on(b)).status === 429;
-        if (!refused) await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      expect(refused, 'b refuses once the flushes carried the counts').to.equal(true);
+      // a's flush carried its counts to the database; b lets a caller it never saw through once,
+      // and its next flush reads the totals back: its own count (2) is under the limit, so only
+      // the shared counts can refuse the second request
+      await eventually('a flush of a', 30_000, async () => Number((await a.db('rate_limit_counters').sum({ hits: 'hits' }))[0]!.hits ?? 0) >= LIMIT);
+      expect((await on(b)).status).to.equal(200);
+      await eventually('a flush of b', 30_000, async () => Number((await a.db('rate_limit_counters').sum({ hits: 'hits' }))[0]!.hits ?? 0) >= LIMIT + 1);
+      const afterFlush = Date.now();
+      await eventually('slices after that flush', 30_000, () => Date.now() - afterFlush >= 250);
+      expect((await on(b)).status, 'b refuses once the flushes carried the counts').to.equal(429);
       expect((await on(a)).status).to.equal(429);
     } finally {
       await a.close();
