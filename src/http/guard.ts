@@ -13,6 +13,22 @@ const ajv = new Ajv({ allErrors: false, coerceTypes: false, useDefaults: true, r
 /** Query strings and path params arrive as strings; their schemas coerce them. */
 const coercingAjv = new Ajv({ allErrors: false, coerceTypes: true, useDefaults: true, strict: true });
 
+const compiled = new WeakMap<Ajv, Map<string, ValidateFunction>>();
+
+/**
+ * `schema` compiled by `ajv`, once per process for each distinct schema: every app built in a
+ * process (a test suite builds hundreds) shares the validators, where compiling them all again
+ * costs about a second. A validator is a pure function of its schema and the instance's options.
+ */
+export function compileOnce(instance: Ajv, schema: object): ValidateFunction {
+  let byText = compiled.get(instance);
+  if (!byText) compiled.set(instance, (byText = new Map()));
+  const text = JSON.stringify(schema);
+  let validate = byText.get(text);
+  if (!validate) byText.set(text, (validate = instance.compile(schema)));
+  return validate;
+}
+
 function describe(part: string, error: ErrorObject): string {
   const where = error.instancePath ? `${part}${error.instancePath.replace(/\//g, '.')}` : part;
   if (error.keyword === 'required') return `${where}.${(error.params as { missingProperty: string }).missingProperty} is required`;
@@ -73,10 +89,10 @@ export interface Guard {
 export function compileGuard(part: 'body' | 'query' | 'params' | `body.${string}`, schema: JSONSchema): Guard {
   assertBoundedNumbers(part, schema);
   const coercing = part === 'query' || part === 'params';
-  const validate: ValidateFunction = (coercing ? coercingAjv : ajv).compile(schema as object);
+  const validate = compileOnce(coercing ? coercingAjv : ajv, schema as object);
   // ajv coerces "1e400" to Infinity and then skips the bounds of a number that is not finite:
   // the coerced value is checked once more, without coercion, which refuses it.
-  const recheck: ValidateFunction | null = coercing ? ajv.compile(schema as object) : null;
+  const recheck = coercing ? compileOnce(ajv, schema as object) : null;
   // a body whose every field is optional may be left out (`POST …/reject` without a reason)
   const fallback = part === 'body' && !(schema as { required?: unknown[] }).required?.length ? {} : undefined;
   return (value) => {

@@ -14,7 +14,7 @@
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import { ServiceError } from '../errors.ts';
-import type { JSONSchema } from './guard.ts';
+import { compileOnce, type JSONSchema } from './guard.ts';
 
 export type ResponseSchemas = Readonly<Record<number, JSONSchema | null>>;
 
@@ -54,7 +54,7 @@ function jsonOrText(body: Buffer | string): unknown {
 /** The check of one route's answers: throws a 500 describing how the answer breaks the declaration. */
 export function compileResponseCheck(route: string, responses: ResponseSchemas): (status: number, body: unknown) => void {
   const validators = new Map<number, ValidateFunction | null>(
-    Object.entries(responses).map(([status, schema]) => [Number(status), schema === null ? null : ajv.compile(closed(schema) as object)]),
+    Object.entries(responses).map(([status, schema]) => [Number(status), schema === null ? null : compileOnce(ajv, closed(schema) as object)]),
   );
   return (status, body) => {
     if (!validators.has(status)) {
