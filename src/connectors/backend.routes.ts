@@ -51,7 +51,8 @@ const METRICS_API: BackendApi = {
 function backendApiOf(connector: ConnectorRow, services: Services): { backend: Backend; api: BackendApi } {
   const type = connector.type as ConnectorType;
   const logs = type === 'logstore' ? logsApiOf(logBackendOf(jsonDataOf(connector))) : undefined;
-  const api: BackendApi | undefined = type === 'tsmetrics' ? METRICS_API : logs && { ...logs, query: (backend, query, streamFilter) => logs.query(backend, query, {}, streamFilter) };
+  const api: BackendApi | undefined =
+    type === 'tsmetrics' ? METRICS_API : logs && { ...logs, query: (backend, query, streamFilter) => logs.query(backend, query, {}, streamFilter) };
   if (connector.type === 'kubernetes')
     throw new BadRequestError('a kubernetes connector is read through POST /api/connectors/:uid/ops/read and changed through plans');
   if (!api) throw new BadRequestError('a changes connector has no backend: its entries are recorded through the API');

@@ -80,5 +80,6 @@ export function checkStreamSelector(text: string, what: string): void {
   const expressions: SyntaxNode[] = [];
   for (let child = top.firstChild; child; child = child.nextSibling) if (child.name !== 'LineComment') expressions.push(child);
   const log = expressions.length === 1 ? expressions[0]!.getChild('LogExpr') : null;
-  if (!log || log.firstChild?.name !== 'Selector' || log.firstChild.nextSibling) throw new BadRequestError(`${what} must be a stream selector such as {app="checkout"}`);
+  if (!log || log.firstChild?.name !== 'Selector' || log.firstChild.nextSibling)
+    throw new BadRequestError(`${what} must be a stream selector such as {app="checkout"}`);
 }

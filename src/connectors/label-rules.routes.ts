@@ -134,7 +134,8 @@ export const connectorLabelRuleRoutes: RouteModule = (routes) => {
     level: 'org',
     params: uidParams,
     body: RULES_SCHEMA,
-    summary: "Replaces a metrics or logs connector's label rules; once it has one, a reader no rule applies to is refused (org and connector Admins read everything).",
+    summary:
+      "Replaces a metrics or logs connector's label rules; once it has one, a reader no rule applies to is refused (org and connector Admins read everything).",
     responses: { 200: RULES_RESPONSE },
     async handler({ ctx, params, body, principal, orgId, services, authorize }) {
       await authorize('connectors.permissions:write', connectorResource(params.uid));

@@ -176,7 +176,15 @@ function parse(query: string): { log: LogExpr } | { metric: MetricExpr } {
   return result;
 }
 
-const fullMatch = (pattern: string) => new RegExp(`^(?:${pattern})$`);
+/** A label regex as Loki reads it (RE2, anchored; a leading `(?i)` makes it case-insensitive); one JavaScript cannot read is Loki's parse error. */
+function fullMatch(pattern: string): RegExp {
+  const insensitive = pattern.startsWith('(?i)');
+  try {
+    return new RegExp(`^(?:${insensitive ? pattern.slice(4) : pattern})$`, insensitive ? 'i' : '');
+  } catch {
+    throw new ParseError(`parse error : error parsing regexp: invalid or unsupported Perl syntax: \`${pattern}\``);
+  }
+}
 
 function matches(labels: Record<string, string>, matchers: Matcher[]): boolean {
   return matchers.every(({ name, op, value }) => {
