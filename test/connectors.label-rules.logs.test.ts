@@ -259,6 +259,50 @@ describe('connectors: label rules on logs connectors', function () {
     });
   }
 
+  describe('explained: evaluate and who-can', () => {
+    it('evaluate shows the label rules of a connectors:query: applied with the selectors, bypass, denied; none for other actions', async () => {
+      const { uid } = backends[0]!;
+      const evaluate = (who: TestUser, body: Record<string, unknown>) => api(app, who).post('/api/access-control/evaluate', body);
+      const asked = { action: 'connectors:query', resource: { kind: 'connectors', uid } };
+      const checkout = await evaluate(admin, { ...asked, userId: checkoutMember.id });
+      expect(checkout.status, JSON.stringify(checkout.body)).to.equal(200);
+      expect(checkout.body.allow).to.equal(true);
+      expect(checkout.body.labelRules).to.deep.equal({ mode: 'applied', selectors: ['{namespace="checkout"}'] });
+      expect((await evaluate(paymentsMember, asked)).body.labelRules).to.deep.equal({ mode: 'applied', selectors: ['{namespace="payments"}'] });
+      expect((await evaluate(admin, asked)).body.labelRules).to.deep.equal({ mode: 'bypass', selectors: [] });
+      expect((await evaluate(admin, { ...asked, userId: connectorAdmin.id })).body.labelRules).to.deep.equal({ mode: 'bypass', selectors: [] });
+      expect((await evaluate(admin, { ...asked, userId: noRule.id })).body.labelRules).to.deep.equal({ mode: 'denied', selectors: [] });
+      expect((await evaluate(admin, { ...asked, action: 'connectors:read' })).body).to.not.have.property('labelRules');
+      // asking about another user still needs the right to read their permissions
+      expect((await evaluate(checkoutMember, { ...asked, userId: paymentsMember.id })).status).to.equal(403);
+      expect((await app.request('POST', '/api/access-control/evaluate', { body: asked })).status).to.equal(401);
+    });
+
+    it('who-can lists each holder of connectors:query with its label rules, and the selectors naming each team and org role', async () => {
+      const { uid } = backends[0]!;
+      const res = await api(app, admin).get(`/api/access-control/resources/connectors/${uid}/principals?action=connectors:query`);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const ruleOf = (user: TestUser) => res.body.users.find((holder: { userId: string }) => holder.userId === user.id)?.labelRules;
+      expect(ruleOf(checkoutMember)).to.deep.equal({ mode: 'applied', selectors: ['{namespace="checkout"}'] });
+      expect(ruleOf(paymentsMember)).to.deep.equal({ mode: 'applied', selectors: ['{namespace="payments"}'] });
+      expect(ruleOf(noRule)).to.deep.equal({ mode: 'denied', selectors: [] });
+      expect(ruleOf(admin)).to.deep.equal({ mode: 'bypass', selectors: [] });
+      expect(res.body.orgRoles.find((entry: { role: string }) => entry.role === 'Viewer').labelSelectors).to.deep.equal([]);
+      // a rule naming the Viewer role: shown on the role, and applied to the Viewer no other rule names
+      await putRules(uid, [...defaultRules(), { role: 'Viewer', selector: '{app="shop"}' }]);
+      const withRole = await api(app, admin).get(`/api/access-control/resources/connectors/${uid}/principals?action=connectors:query`);
+      expect(withRole.body.orgRoles.find((entry: { role: string }) => entry.role === 'Viewer').labelSelectors).to.deep.equal(['{app="shop"}']);
+      expect(withRole.body.users.find((holder: { userId: string }) => holder.userId === noRule.id).labelRules).to.deep.equal({
+        mode: 'applied',
+        selectors: ['{app="shop"}'],
+      });
+      await putRules(uid, defaultRules());
+      const read = await api(app, admin).get(`/api/access-control/resources/connectors/${uid}/principals?action=connectors:read`);
+      expect(read.body.users.every((holder: object) => !('labelRules' in holder))).to.equal(true);
+      expect((await api(app, checkoutMember).get(`/api/access-control/resources/connectors/${uid}/principals?action=connectors:query`)).status).to.equal(403);
+    });
+  });
+
   /** Queries that try to read payments' or checkout-eu's lines as the checkout member; none has a foreign marker in its text. */
   const LOGQL_ATTACKS = [
     '{namespace="payments"}',
