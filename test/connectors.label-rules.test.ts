@@ -105,7 +105,7 @@ describe('connectors: label rules', function () {
       expect((await api(app, admin).get(`/api/connectors/${uid}/label-rules`)).body.rules).to.have.length(2);
     });
 
-    it('400 naming the rule for a selector that does not parse or is not a matcher set, two principals, an unknown principal, or a logs connector', async () => {
+    it('400 naming the rule for a selector that does not parse or is not a matcher set, two principals, an unknown principal, or a changes connector', async () => {
       const { uid } = backends[0]!;
       const account = await buildServiceAccount(app);
       const cases: Array<[unknown[], string | RegExp]> = [
@@ -136,10 +136,10 @@ describe('connectors: label rules', function () {
       expect((await api(app, admin).put(`/api/connectors/${uid}/label-rules`, { rules: [{ role: 'Viewer', selector: CHECKOUT, extra: 1 }] })).status).to.equal(
         400,
       );
-      const logs = await api(app, admin).post('/api/connectors', { name: 'lr-logs', type: 'logstore', url: prometheus.url });
-      const refused = await api(app, admin).put(`/api/connectors/${logs.body.uid}/label-rules`, { rules: [{ role: 'Viewer', selector: CHECKOUT }] });
+      const changes = await api(app, admin).post('/api/connectors', { name: 'lr-changes', type: 'changes' });
+      const refused = await api(app, admin).put(`/api/connectors/${changes.body.uid}/label-rules`, { rules: [{ role: 'Viewer', selector: CHECKOUT }] });
       expect(refused.status).to.equal(400);
-      expect(refused.body.message).to.equal('label rules are supported on metrics connectors');
+      expect(refused.body.message).to.equal('label rules are supported on metrics and logs connectors');
       expect((await api(app, admin).get('/api/connectors/no-such-connector/label-rules')).status).to.equal(404);
       expect((await api(app, admin).get(`/api/connectors/${uid}/label-rules`)).body.rules).to.have.length(2);
     });

@@ -1,6 +1,7 @@
 /**
  * The decision log (DECISION_LOG=file|stdout, DECISION_LOG_PATH, DECISION_LOG_SAMPLE): a JSON line
- * per sampled authorize() decision with OPA's decision-log field names, and never a secret: the
+ * per sampled authorize() decision with OPA's decision-log field names, and per label-rules answer
+ * a connector read is restricted by (`authz/label_rules`), and never a secret: the
  * requests below carry a password, a new password, a token and connector secrets, and none of them
  * reaches the file.
  */
@@ -8,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { DecisionLog, type DecisionLogEntry } from '../src/authz/decision-log.ts';
+import { DecisionLog, type DecisionLogEntry, type LabelRulesLogEntry } from '../src/authz/decision-log.ts';
 import type { AuthzInput } from '../src/authz/types.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { readManifest } from '../src/authz/manifest.ts';
@@ -70,6 +71,24 @@ describe('decision log', () => {
       // the policy's result as it gives it, reasons as data: what opa eval answers for the same input
       expect(denied.result).to.deep.equal({ allow: false, reasons: [{ kind: 'missing', action: 'teams:create' }] });
       expect(allowed.result.reasons).to.deep.include({ kind: 'grant', role: 'basic:viewer', action: 'teams:read' });
+    });
+
+    it('writes the label rules a connector read is given: the mode and the selectors applied', async () => {
+      const reader = await createUser(app, { role: 'Viewer' });
+      const created = await api(app, admin).post('/api/connectors', { name: 'decision-log-logs', type: 'logstore', url: 'http://logs.example.test' });
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      const uid = created.body.uid as string;
+      const rules = { rules: [{ userId: reader.id, selector: '{namespace="checkout"}' }] };
+      expect((await api(app, admin).put(`/api/connectors/${uid}/label-rules`, rules)).status).to.equal(200);
+      const subject = { id: reader.id, kind: 'user' as const, server_admin: false, disabled: false };
+      // the read path asks it (connectors/label-rules.ts); evaluate and who-can ask explainLabelRules, which is not logged
+      await app.services.engine.labelRules({ subject, org_id: 'org_main', resource: { kind: 'connectors', uid } });
+      await app.services.engine.explainLabelRules({ subject: { ...subject, id: admin.id }, org_id: 'org_main', resource: { kind: 'connectors', uid } });
+      const logged = (entries() as unknown as LabelRulesLogEntry[]).filter((entry) => entry.path === 'authz/label_rules');
+      expect(logged).to.have.length(1);
+      expect(logged[0]!.input).to.deep.equal({ subject, org_id: 'org_main', resource: { kind: 'connectors', uid } });
+      expect(logged[0]!.result).to.deep.equal({ mode: 'applied', selectors: ['{namespace="checkout"}'] });
+      expect(logged[0]!.decision_id).to.match(UUID);
     });
 
     it('never holds a password, a token, a session or connector secrets', async () => {

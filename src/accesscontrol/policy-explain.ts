@@ -118,6 +118,24 @@ function withNames(reason: Reason, show: (name: Name) => string): Reason {
   }
 }
 
+/**
+ * The label rules a principal's reads of a connector are given (authz/label_rules), as evaluate
+ * and who-can show them beside a `connectors:query` decision.
+ */
+export const LABEL_RULES_SCHEMA = {
+  type: 'object',
+  description:
+    'For connectors:query on a connector: none (it has no label rule), bypass (an org or connector Admin reads everything), applied (reads what any of selectors matches) or denied (it has rules and none applies: reads are refused).',
+  properties: { mode: { enum: ['none', 'bypass', 'applied', 'denied'] }, selectors: { type: 'array', items: { type: 'string' } } },
+  required: ['mode', 'selectors'],
+} as const;
+
+/** The connector whose label rules an explanation of `action` on `resource` shows: a query of a connector named by uid. */
+export function labelRulesConnector(action: Action, resource: ResourceRef | undefined): { kind: 'connectors'; uid: string } | null {
+  if (action !== 'connectors:query' || !resource || !('uid' in resource) || resource.kind !== 'connectors') return null;
+  return { kind: 'connectors', uid: resource.uid };
+}
+
 /** A decision as evaluate answers it: the reasons in English, and the same reasons as data. */
 export interface ExplainedDecision {
   allow: boolean;
@@ -164,6 +182,7 @@ export const DECISION_SCHEMA = {
     allow: { type: 'boolean' },
     reasons: { type: 'array', items: { type: 'string' }, description: 'The reasons in English, in the order of reasonDetails.' },
     reasonDetails: { type: 'array', items: REASON_SCHEMA, description: 'The same reasons as data: {kind, ...} (policies/README.md, "Reasons").' },
+    labelRules: LABEL_RULES_SCHEMA,
   },
   required: ['allow', 'reasons', 'reasonDetails'],
 } as const;

@@ -5,13 +5,13 @@
  * second model of it in TypeScript.
  */
 import type { Knex } from 'knex';
-import { ORG_ROLES, type OrgDocument, type ResourceRef, type Subject } from '../authz/types.ts';
+import { ORG_ROLES, type LabelRulesAnswer, type OrgDocument, type ResourceRef, type Subject } from '../authz/types.ts';
 import { findConnector } from '../connectors/store.ts';
 import { findDashboard } from '../dashboards/store.ts';
 import { NotFoundError, BadRequestError } from '../errors.ts';
 import { findFolder } from '../folders/store.ts';
 import type { RouteModule } from '../http/route.ts';
-import { ownRecord } from '../http/subject.ts';
+import { ownRecord, subjectOf } from '../http/subject.ts';
 import { findUserById } from '../identity/users.store.ts';
 import { isOrgMember } from '../orgs/store.ts';
 import { findTeamInOrg, findTeamsByIds } from '../teams/store.ts';
@@ -20,6 +20,8 @@ import {
   DECISION_SCHEMA,
   grantsOf,
   HELD_GRANT_SCHEMA,
+  LABEL_RULES_SCHEMA,
+  labelRulesConnector,
   MEMBER_GRANT_SCHEMA,
   redactDecision,
   resourceProblem,
@@ -67,6 +69,7 @@ interface Holder {
   login: string;
   name: string;
   grants: Grant[];
+  labelRules?: LabelRulesAnswer;
 }
 
 /** A grant held by a team, a role or an org role itself: what it holds where, without a member's path to it. */
@@ -154,8 +157,21 @@ const POLICY_DATA_SCHEMA = {
 
 const holderSchema = {
   type: 'object',
-  properties: { userId: { type: 'string' }, login: { type: 'string' }, name: { type: 'string' }, grants: { type: 'array', items: MEMBER_GRANT_SCHEMA } },
+  properties: {
+    userId: { type: 'string' },
+    login: { type: 'string' },
+    name: { type: 'string' },
+    grants: { type: 'array', items: MEMBER_GRANT_SCHEMA },
+    labelRules: LABEL_RULES_SCHEMA,
+  },
   required: ['userId', 'login', 'name', 'grants'],
+} as const;
+
+/** The selectors of the label rules that name a team or an org role on a connector (connectors:query only). */
+const labelSelectorsSchema = {
+  type: 'array',
+  items: { type: 'string' },
+  description: 'For connectors:query on a connector with label rules: the selectors of the rules naming this holder.',
 } as const;
 
 /** Who-can's answer: the action, the resource as the policy names it, and each kind of holder with the grants that give it. */
@@ -175,7 +191,12 @@ const WHO_CAN_SCHEMA = {
       type: 'array',
       items: {
         type: 'object',
-        properties: { teamId: { type: 'string' }, name: { type: 'string' }, grants: { type: 'array', items: HELD_GRANT_SCHEMA } },
+        properties: {
+          teamId: { type: 'string' },
+          name: { type: 'string' },
+          grants: { type: 'array', items: HELD_GRANT_SCHEMA },
+          labelSelectors: labelSelectorsSchema,
+        },
         required: ['teamId', 'name', 'grants'],
       },
     },
@@ -191,7 +212,7 @@ const WHO_CAN_SCHEMA = {
       type: 'array',
       items: {
         type: 'object',
-        properties: { role: { enum: ORG_ROLES }, grants: { type: 'array', items: HELD_GRANT_SCHEMA } },
+        properties: { role: { enum: ORG_ROLES }, grants: { type: 'array', items: HELD_GRANT_SCHEMA }, labelSelectors: labelSelectorsSchema },
         required: ['role', 'grants'],
       },
     },
@@ -234,17 +255,23 @@ export const policyRoutes: RouteModule = (routes) => {
       await authorize('users.permissions:read', aboutAnother ? { kind: 'users', id: body.userId! } : ownRecord(principal));
       let subjectId = principal.user.id;
       let subject: Subject | undefined;
+      let labelRulesSubject = subjectOf(principal);
       if (aboutAnother) {
         const user = await findUserById(services.db, body.userId!);
         if (!user || !(await isOrgMember(services.db, orgId, user.id))) throw new NotFoundError(`user ${body.userId} not found in this org`);
         subjectId = user.id;
         subject = subjectOfUser(user);
+        labelRulesSubject = subject;
       }
       const resource = body.resource as ResourceRef | undefined;
       const decision = await explain(body.action, resource, subject);
       const problem = resourceProblem(decision);
       if (problem) throw new BadRequestError(`resource: ${problem}`);
-      ctx.body = await redactDecision(decision, subjectId, resource, (action, items) => filter(action, items, (item) => item));
+      const explained = await redactDecision(decision, subjectId, resource, (action, items) => filter(action, items, (item) => item));
+      // a query of a connector: the label rules its reads would be given
+      const connector = labelRulesConnector(body.action as Action, resource);
+      const labelRules = connector && (await services.engine.explainLabelRules({ subject: labelRulesSubject, org_id: orgId, resource: connector }));
+      ctx.body = labelRules ? { ...explained, labelRules } : explained;
     },
   });
 
@@ -282,6 +309,7 @@ export const policyRoutes: RouteModule = (routes) => {
       );
       const grantsOfSubject = (index: number) => grantsOf(decisions[index]!.reasons, hypothetical.document, subjects[index]!.id, resource);
 
+      const subjectsById = new Map(members.map((member, index) => [member.id, subjects[index]!]));
       const users: Holder[] = [];
       const serviceAccounts: Holder[] = [];
       members.forEach((member, index) => {
@@ -293,6 +321,17 @@ export const policyRoutes: RouteModule = (routes) => {
           grants: grantsOfSubject(index),
         });
       });
+      // a query of a connector: each member's label rules there, and the rules naming each team and org role
+      const connector = labelRulesConnector(action, resource);
+      if (connector) {
+        const members = [...users, ...serviceAccounts];
+        const answers = await Promise.all(
+          members.map((holder) => services.engine.explainLabelRules({ subject: subjectsById.get(holder.userId)!, org_id: orgId, resource: connector })),
+        );
+        members.forEach((holder, index) => (holder.labelRules = answers[index]));
+      }
+      const ruled = connector ? document.label_rules[connector.uid] : undefined;
+      const labelSelectors = (key: string) => (ruled ? { labelSelectors: ruled[key] ?? [] } : {});
       const holders = { team: new Map<string, Grant[]>(), role: new Map<string, Grant[]>(), orgRole: new Map<string, Grant[]>() };
       hypothetical.standIns.forEach((standIn, offset) => {
         const index = members.length + offset;
@@ -304,9 +343,11 @@ export const policyRoutes: RouteModule = (routes) => {
         resource,
         users,
         serviceAccounts,
-        teams: teams.map((team) => ({ teamId: team.id, name: team.name, grants: holders.team.get(team.id)! })).sort((a, b) => byText(a.name, b.name)),
+        teams: teams
+          .map((team) => ({ teamId: team.id, name: team.name, grants: holders.team.get(team.id)!, ...labelSelectors(`team:${team.id}`) }))
+          .sort((a, b) => byText(a.name, b.name)),
         roles: [...holders.role].sort(([a], [b]) => byText(a, b)).map(([uid, grants]) => ({ uid, grants: grants.map(withoutRole) })),
-        orgRoles: [...holders.orgRole].map(([role, grants]) => ({ role, grants })),
+        orgRoles: [...holders.orgRole].map(([role, grants]) => ({ role, grants, ...labelSelectors(`role:${role}`) })),
       };
     },
   });

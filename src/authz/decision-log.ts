@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import { ConfigError } from '../config.ts';
-import type { AuthzInput, Decision, ResourceRef } from './types.ts';
+import type { AuthzInput, Decision, LabelRulesAnswer, LabelRulesInput, ResourceRef } from './types.ts';
 
 export interface DecisionLogSettings {
   target: 'file' | 'stdout';
@@ -27,6 +27,7 @@ export interface PolicyBuildInfo {
 
 export interface DecisionLogEntry {
   decision_id: string;
+  /** `authz/decision` for authorize(); `authz/label_rules` in a LabelRulesLogEntry. */
   path: string;
   input: LoggedInput;
   result: Decision;
@@ -35,6 +36,9 @@ export interface DecisionLogEntry {
   labels: { id: string; app: 'gatehouse'; version: string | null };
   bundles: { authz: { revision: string | null } };
 }
+
+/** The label rules a connector read was given (authz/label_rules): who read which connector, and the mode and selectors applied. */
+export type LabelRulesLogEntry = Omit<DecisionLogEntry, 'input' | 'result'> & { input: LabelRulesInput; result: LabelRulesAnswer };
 
 type LoggedInput = Pick<
   AuthzInput,
@@ -105,12 +109,28 @@ export class DecisionLog {
   }
 
   record(input: AuthzInput, result: Decision, evalNanoseconds: number, at: Date): void {
+    const logged = { allow: result.allow, reasons: result.reasons, ...(result.message !== undefined && { message: result.message }) };
+    this.write('authz/decision', loggedInput(input), logged, evalNanoseconds, at);
+  }
+
+  /** The label rules a read of a connector was restricted by: the mode and the selectors applied. */
+  recordLabelRules(input: LabelRulesInput, result: LabelRulesAnswer, evalNanoseconds: number, at: Date): void {
+    const { subject } = input;
+    const logged: LabelRulesInput = {
+      subject: { id: subject.id, kind: subject.kind, server_admin: subject.server_admin, disabled: subject.disabled },
+      org_id: input.org_id,
+      resource: { kind: input.resource.kind, uid: input.resource.uid },
+    };
+    this.write('authz/label_rules', logged, { mode: result.mode, selectors: [...result.selectors] }, evalNanoseconds, at);
+  }
+
+  private write(path: string, input: LoggedInput | LabelRulesInput, result: Decision | LabelRulesAnswer, evalNanoseconds: number, at: Date): void {
     if (this.settings.sample < 1 && this.random() >= this.settings.sample) return;
-    const entry: DecisionLogEntry = {
+    const entry: Omit<DecisionLogEntry, 'input' | 'result'> & { input: LoggedInput | LabelRulesInput; result: Decision | LabelRulesAnswer } = {
       decision_id: randomUUID(),
-      path: 'authz/decision',
-      input: loggedInput(input),
-      result: { allow: result.allow, reasons: result.reasons, ...(result.message !== undefined && { message: result.message }) },
+      path,
+      input,
+      result,
       timestamp: at.toISOString(),
       metrics: { timer_rego_query_eval_ns: evalNanoseconds },
       labels: { id: this.instanceId, app: 'gatehouse', version: this.build.opaVersion },

@@ -217,8 +217,19 @@ export class AuthzEngine implements PolicyChangeListener {
     }
   }
 
-  /** Which label rules apply to a read of a connector (authz/label_rules); `denied` when the policy fails. */
+  /**
+   * Which label rules apply to a read of a connector (authz/label_rules); `denied` when the policy
+   * fails. Written to the decision log, when on, as the restriction the read was given.
+   */
   async labelRules(input: LabelRulesInput): Promise<LabelRulesAnswer> {
+    const evaluated = performance.now();
+    const answer = await this.explainLabelRules(input);
+    this.decisionLog?.recordLabelRules(input, answer, Math.round((performance.now() - evaluated) * 1e6), new Date());
+    return answer;
+  }
+
+  /** The label rules that would apply to a read of a connector (evaluate, who-can): the same answer, not logged. */
+  async explainLabelRules(input: LabelRulesInput): Promise<LabelRulesAnswer> {
     try {
       const org = await this.documents.ready(input.org_id);
       const result = org.instance.evaluate('authz/label_rules', { subject: subjectCopy(input.subject), org_id: input.org_id, resource: input.resource }) as

@@ -4,7 +4,8 @@
  * (`jsonData.backend`). A range query unless told otherwise: Loki answers log lines to range
  * queries only. Lines are bounded by `limit` (100 unless given); a metric query
  * (`count_over_time(...)`) or a stats query (`| stats … by (…)`) answers series, capped as
- * metrics_query's are.
+ * metrics_query's are. The caller's label rules on the connector bind the agent it drives as they
+ * bind the caller (connectors/label-rules.ts).
  */
 import type { CappedSeries, LogsResult } from '../connectors/backends/answers.ts';
 import { logsApiOf } from '../connectors/backends/logs.ts';
@@ -13,6 +14,7 @@ import { logBackendOf } from '../connectors/settings.ts';
 import { LOG_QUERY_FIELDS, QUERY_FIELDS, RANGE_BY_DEFAULT } from '../connectors/query-fields.ts';
 import { backendOf } from '../connectors/backends/request.ts';
 import { connectorResource } from '../connectors/target.ts';
+import { readLanguageOf, readRestriction, restrictedRead } from '../connectors/label-rules.ts';
 import { STREAMS_RESULT_PROPERTIES } from '../connectors/responses.ts';
 import { chooseConnector, CONNECTOR_CHOICE_SCHEMA, connectorArgSchema, presentChoice } from './connector-choice.ts';
 import { CAPPED_SERIES_PROPERTIES, DEFAULT_MAX_SERIES, maxSeriesSchema } from './series-cap.ts';
@@ -43,12 +45,19 @@ export const logsQuery = defineTool({
       },
     ],
   },
-  async run({ args, orgId, services, authorize }) {
+  async run({ args, orgId, services, subject, authorize }) {
     const { connector: named, maxSeries, ...query } = args;
     const connector = await chooseConnector(services.db, orgId, 'logs', named);
     await authorize('connectors:query', connectorResource(connector.uid));
+    const restriction = await readRestriction(services, subject, orgId, connector);
+    const read = restrictedRead(restriction, readLanguageOf(connector), query.query, 'body.args.query');
     const api = logsApiOf(logBackendOf(jsonDataOf(connector)));
-    const json = await api.query(backendOf(connector, services), { ...query, type: query.type ?? 'range' }, { maxSeries: maxSeries ?? DEFAULT_MAX_SERIES });
+    const json = await api.query(
+      backendOf(connector, services),
+      { ...query, query: read.query, type: query.type ?? 'range' },
+      { maxSeries: maxSeries ?? DEFAULT_MAX_SERIES },
+      read.streamFilter,
+    );
     return { connector: presentChoice(connector), ...(JSON.parse(json.toString('utf8')) as LogsResult | CappedSeries) };
   },
 });

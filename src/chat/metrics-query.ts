@@ -8,7 +8,7 @@ import { queryPrometheus } from '../connectors/backends/prometheus.ts';
 import { INSTANT_BY_DEFAULT, QUERY_FIELDS } from '../connectors/query-fields.ts';
 import { backendOf } from '../connectors/backends/request.ts';
 import { connectorResource } from '../connectors/target.ts';
-import { readRestriction, restrictedQuery } from '../connectors/label-rules.ts';
+import { readRestriction, restrictedRead } from '../connectors/label-rules.ts';
 import { chooseConnector, CONNECTOR_CHOICE_SCHEMA, connectorArgSchema, presentChoice } from './connector-choice.ts';
 import { CAPPED_SERIES_PROPERTIES, DEFAULT_MAX_SERIES, maxSeriesSchema } from './series-cap.ts';
 import { defineTool } from './tool.ts';
@@ -39,7 +39,7 @@ export const metricsQuery = defineTool({
     const restriction = await readRestriction(services, subject, orgId, connector);
     const json = await queryPrometheus(
       backendOf(connector, services),
-      { ...query, query: restrictedQuery(restriction, query.query, 'body.args.query'), type: query.type ?? 'instant' },
+      { ...query, query: restrictedRead(restriction, 'promql', query.query, 'body.args.query').query, type: query.type ?? 'instant' },
       { maxSeries: maxSeries ?? DEFAULT_MAX_SERIES },
     );
     return { connector: presentChoice(connector), ...(JSON.parse(json.toString('utf8')) as CappedSeries) };

@@ -21,21 +21,22 @@ import { backendOf, type Backend } from './backends/request.ts';
 import { jsonDataOf } from './presenter.ts';
 import { connectivitySchema, QUERY_RESULT_SCHEMA } from './responses.ts';
 import { logBackendOf } from './settings.ts';
-import { announceRestriction, readRestriction, restrictedProxyParams, restrictedQuery } from './label-rules.ts';
+import { announceRestriction, readLanguageOf, readRestriction, restrictedProxyParams, restrictedRead } from './label-rules.ts';
 import { subjectOf } from '../http/subject.ts';
 import type { ConnectorRow } from './store.ts';
 import { connectorResource, findConnectorOrFail, type ConnectorType } from './target.ts';
 
 interface BackendApi {
   test(backend: Backend): Promise<ConnectivityResult>;
-  /** The JSON of the result. */
-  query(backend: Backend, query: LogsQuery): Promise<Buffer>;
+  /** The JSON of the result; `streamFilter` is VictoriaLogs' `extra_stream_filters` (label rules). */
+  query(backend: Backend, query: LogsQuery, streamFilter?: string): Promise<Buffer>;
   isReadPath(path: string): boolean;
 }
 
 const METRICS_API: BackendApi = {
   test: testPrometheus,
-  query(backend, query) {
+  query(backend, query, streamFilter) {
+    if (streamFilter !== undefined) throw new Error('Prometheus takes no stream filter');
     // Caught here rather than ignored: a caller who sets them expects them to matter.
     if (query.limit !== undefined || query.direction !== undefined) throw new BadRequestError('limit and direction apply to logs connectors only');
     return queryPrometheus(backend, query);
@@ -49,7 +50,9 @@ const METRICS_API: BackendApi = {
  */
 function backendApiOf(connector: ConnectorRow, services: Services): { backend: Backend; api: BackendApi } {
   const type = connector.type as ConnectorType;
-  const api = type === 'tsmetrics' ? METRICS_API : type === 'logstore' ? logsApiOf(logBackendOf(jsonDataOf(connector))) : undefined;
+  const logs = type === 'logstore' ? logsApiOf(logBackendOf(jsonDataOf(connector))) : undefined;
+  const api: BackendApi | undefined =
+    type === 'tsmetrics' ? METRICS_API : logs && { ...logs, query: (backend, query, streamFilter) => logs.query(backend, query, {}, streamFilter) };
   if (connector.type === 'kubernetes')
     throw new BadRequestError('a kubernetes connector is read through POST /api/connectors/:uid/ops/read and changed through plans');
   if (!api) throw new BadRequestError('a changes connector has no backend: its entries are recorded through the API');
@@ -104,9 +107,9 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
       const connector = await findConnectorOrFail(services.db, orgId, params.uid);
       const { backend, api } = backendApiOf(connector, services);
       const restriction = await readRestriction(services, subjectOf(principal), orgId, connector);
-      const query = { ...(body as LogsQuery), query: restrictedQuery(restriction, body.query, 'body.query') };
+      const read = restrictedRead(restriction, readLanguageOf(connector), body.query, 'body.query');
       // the result's JSON as made off the event loop (backends/answer-pool.ts)
-      ctx.body = await api.query(backend, query);
+      ctx.body = await api.query(backend, { ...(body as LogsQuery), query: read.query }, read.streamFilter);
       announceRestriction(ctx, restriction);
       ctx.type = 'application/json';
     },
@@ -138,7 +141,7 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
         const query = new URLSearchParams(ctx.querystring);
         query.delete('orgId');
         const form = typeof ctx.request.body === 'string' ? new URLSearchParams(ctx.request.body) : new URLSearchParams();
-        const sent = restrictedProxyParams(restriction, params.path, method === 'get' ? query : form);
+        const sent = restrictedProxyParams(restriction, readLanguageOf(connector), params.path, method === 'get' ? query : form);
         const response = await backend.stream({ method: method === 'get' ? 'GET' : 'POST', path: params.path, params: sent });
         announceRestriction(ctx, restriction);
         if (response.status >= 500) noteBackendFailure(ctx, `backend answered ${response.status}`);

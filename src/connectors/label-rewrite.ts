@@ -191,7 +191,7 @@ function splice(text: string, insertions: readonly Insertion[], matchers: string
  * One matcher equal to the union of the rules, when each rule is a single `=` or `=~` matcher on
  * the same label: `namespace=~"checkout|payments"` (Prometheus anchors regexes, so it is exact).
  */
-function unionMatcher(rules: readonly LabelMatcher[][]): LabelMatcher | null {
+export function unionMatcher(rules: readonly LabelMatcher[][]): LabelMatcher | null {
   const name = rules[0]?.[0]?.name;
   if (!rules.every((rule) => rule.length === 1 && rule[0]!.name === name && (rule[0]!.op === '=' || rule[0]!.op === '=~'))) return null;
   const alternatives = rules.map(([matcher]) => (matcher!.op === '=' ? escapeRegex(matcher!.value) : `(?:${matcher!.value})`));

@@ -1,8 +1,10 @@
 /**
- * `GET/PUT /api/connectors/:uid/label-rules`: which series of a metrics connector each principal
- * may read, `{rules: [{userId | serviceAccountId | teamId | role, selector}]}`. A PUT replaces the
- * whole set (`[]` removes every rule); each selector is a PromQL label-matcher set, checked by the
- * parser and saved in its canonical form. Reading them needs `connectors.permissions:read` on the
+ * `GET/PUT /api/connectors/:uid/label-rules`: which series of a metrics connector, or which log
+ * streams of a logs connector, each principal may read,
+ * `{rules: [{userId | serviceAccountId | teamId | role, selector}]}`. A PUT replaces the whole set
+ * (`[]` removes every rule); each selector is a label-matcher set (`{namespace="checkout"}`, the
+ * same in PromQL, LogQL and VictoriaLogs' stream filters), checked by the parser and saved in its
+ * canonical form. Reading them needs `connectors.permissions:read` on the
  * connector, changing them `connectors.permissions:write` (a connector Admin); a change is audited
  * and reaches the policy data in its transaction, so the next read is restricted by it.
  */
@@ -16,6 +18,7 @@ import type { RouteModule } from '../http/route.ts';
 import { findTeamsByIds } from '../teams/store.ts';
 import { MAX_SELECTOR_LENGTH, parseSelector, renderSelector } from './label-rewrite.ts';
 import { findLabelRules, findMemberKinds, type LabelRuleRow } from './store.ts';
+import { RULED_TYPES, RULED_TYPES_ONLY } from './label-rules.ts';
 import { connectorAuditTarget, connectorResource, findConnectorOrFail } from './target.ts';
 
 const MAX_RULES = 100;
@@ -115,7 +118,7 @@ export const connectorLabelRuleRoutes: RouteModule = (routes) => {
     access: 'authenticated',
     level: 'org',
     params: uidParams,
-    summary: "Lists a metrics connector's label rules: which series each principal may read.",
+    summary: "Lists a metrics or logs connector's label rules: which series or log streams each principal may read.",
     responses: { 200: RULES_RESPONSE },
     async handler({ ctx, params, orgId, services, authorize }) {
       await authorize('connectors.permissions:read', connectorResource(params.uid));
@@ -131,14 +134,15 @@ export const connectorLabelRuleRoutes: RouteModule = (routes) => {
     level: 'org',
     params: uidParams,
     body: RULES_SCHEMA,
-    summary: "Replaces a metrics connector's label rules; once it has one, a reader no rule applies to is refused (org and connector Admins read everything).",
+    summary:
+      "Replaces a metrics or logs connector's label rules; once it has one, a reader no rule applies to is refused (org and connector Admins read everything).",
     responses: { 200: RULES_RESPONSE },
     async handler({ ctx, params, body, principal, orgId, services, authorize }) {
       await authorize('connectors.permissions:write', connectorResource(params.uid));
       const now = services.clock.now();
       const saved = await services.transact(async (tx) => {
         const connector = await findConnectorOrFail(tx.db, orgId, params.uid, true);
-        if (connector.type !== 'tsmetrics' && body.rules.length > 0) throw new BadRequestError('label rules are supported on metrics connectors');
+        if (!RULED_TYPES.has(connector.type) && body.rules.length > 0) throw new BadRequestError(RULED_TYPES_ONLY);
         const rules = await resolveRules(tx, orgId, body.rules as RuleInput[]);
         await replaceLabelRules(tx, orgId, connector.uid, rules, now);
         await recordAudit(

@@ -1,16 +1,22 @@
 /**
  * Label rules at read time: the policy (authz/label_rules) says which selectors apply to the
- * caller on a connector, and every read of a metrics connector goes through here: a query is
- * restricted (label-rewrite.ts), a label or series request gets its `match[]` from the rules, and
- * a path that cannot be restricted is refused. Once a connector has a rule, a caller no rule names
- * is refused (403), except org and connector Admins. The answer says which applied in the header
+ * caller on a connector, and every read of a metrics or logs connector goes through here, in the
+ * connector's query language. PromQL and LogQL queries are restricted by their syntax tree
+ * (label-rewrite.ts, label-rewrite-logql.ts), a Prometheus or Loki label or series request gets
+ * its selectors from the rules; a VictoriaLogs read gets the rules as its `extra_stream_filters`,
+ * which VictoriaLogs ANDs with the query and every subquery in it. A path that cannot be
+ * restricted is refused. Once a connector has a rule, a caller no rule names is refused (403),
+ * except org and connector Admins. The answer says which applied in the header
  * `X-Gatehouse-Label-Rules: none | bypass | applied`.
  */
 import type { Context } from 'koa';
 import type { Subject } from '../authz/types.ts';
 import { BadRequestError, ForbiddenError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { matchersOfRules, restrictMatches, restrictQuery, type LabelMatcher } from './label-rewrite.ts';
+import { checkStreamSelector, logRuleMatchers, restrictLogQuery } from './label-rewrite-logql.ts';
+import { matchersOfRules, renderMatcher, renderSelector, restrictMatches, restrictQuery, type LabelMatcher } from './label-rewrite.ts';
+import { jsonDataOf } from './presenter.ts';
+import { logBackendOf } from './settings.ts';
 import type { ConnectorRow } from './store.ts';
 
 export const LABEL_RULES_HEADER = 'X-Gatehouse-Label-Rules';
@@ -23,6 +29,39 @@ export interface ReadRestriction {
 
 export const NO_RESTRICTION: ReadRestriction = { mode: 'none', rules: [] };
 
+/** The connector types label rules may be saved on and are applied to. */
+export const RULED_TYPES: ReadonlySet<string> = new Set(['tsmetrics', 'logstore']);
+export const RULED_TYPES_ONLY = 'label rules are supported on metrics and logs connectors';
+
+/** The query language a connector's reads speak: PromQL (metrics), LogQL (Loki) or LogsQL (VictoriaLogs). */
+export type ReadLanguage = 'promql' | 'logql' | 'logsql';
+
+export function readLanguageOf(connector: ConnectorRow): ReadLanguage {
+  if (connector.type !== 'logstore') return 'promql';
+  return logBackendOf(jsonDataOf(connector)) === 'victorialogs' ? 'logsql' : 'logql';
+}
+
+/** A query as the restriction lets it read: its text restricted, or (LogsQL) as given with VictoriaLogs' stream filter beside it. */
+export interface RestrictedRead {
+  query: string;
+  /** VictoriaLogs' `extra_stream_filters`, made from the rules only. */
+  streamFilter?: string;
+}
+
+/**
+ * The rules as one VictoriaLogs stream filter, their union: each rule's matchers ANDed (`,`),
+ * the rules OR-ed (`or` binds looser than `,` there), `{namespace="checkout", env="prod" or team="payments"}`.
+ */
+export const streamFilterOf = (rules: readonly LabelMatcher[][]) => `{${rules.map((rule) => rule.map(renderMatcher).join(', ')).join(' or ')}}`;
+
+/** A query in the connector's language as the restriction lets it read; `what` names it in a 400. */
+export function restrictedRead(restriction: ReadRestriction, language: ReadLanguage, query: string, what: string): RestrictedRead {
+  if (restriction.mode !== 'applied') return { query };
+  if (language === 'promql') return { query: restrictQuery(query, restriction.rules, what) };
+  if (language === 'logql') return { query: restrictLogQuery(query, restriction.rules, what) };
+  return { query, streamFilter: streamFilterOf(restriction.rules) };
+}
+
 /**
  * The restriction on `subject`'s reads of the connector, from the policy; 403 when the connector
  * has rules and none names the subject, its teams or its org role. Call it after authorize().
@@ -31,8 +70,8 @@ export async function readRestriction(services: Services, subject: Subject, orgI
   const answer = await services.engine.labelRules({ subject, org_id: orgId, resource: { kind: 'connectors', uid: connector.uid } });
   if (answer.mode === 'denied') throw new ForbiddenError('permission denied: this connector has label rules, and none of them applies to you');
   if (answer.mode !== 'applied') return { mode: answer.mode, rules: [] };
-  // rules are saved on metrics connectors only: any other reader has no way to apply them
-  if (connector.type !== 'tsmetrics') throw new BadRequestError('label rules are supported on metrics connectors');
+  // rules are saved on metrics and logs connectors only: any other reader has no way to apply them
+  if (!RULED_TYPES.has(connector.type)) throw new BadRequestError(RULED_TYPES_ONLY);
   return { mode: 'applied', rules: matchersOfRules(answer.selectors) };
 }
 
@@ -41,38 +80,101 @@ export function announceRestriction(ctx: Context, restriction: ReadRestriction):
   ctx.set(LABEL_RULES_HEADER, restriction.mode);
 }
 
-/** A PromQL query as the restriction lets it read. */
-export const restrictedQuery = (restriction: ReadRestriction, query: string, what?: string) =>
-  restriction.mode === 'applied' ? restrictQuery(query, restriction.rules, what) : query;
-
 const QUERY_PATHS = new Set(['api/v1/query', 'api/v1/query_range']);
 const MATCH_PATH = /^api\/v1\/(labels|series|label\/[^/]+\/values)$/;
-/** The parameters each kind of path takes under rules: Prometheus' own; anything else could mean something to another backend. */
+/** The parameters each kind of path takes under rules: the backend's own; anything else could mean something to another backend. */
 const QUERY_PARAMS = new Set(['query', 'time', 'start', 'end', 'step', 'timeout', 'limit', 'stats']);
 const MATCH_PARAMS = new Set(['match[]', 'start', 'end', 'limit']);
+const LOKI_QUERY_PATHS = new Set(['loki/api/v1/query', 'loki/api/v1/query_range']);
+const LOKI_QUERY_PARAMS = new Set(['query', 'time', 'start', 'end', 'since', 'step', 'interval', 'limit', 'direction']);
+const LOKI_LABEL_PATH = /^loki\/api\/v1\/(labels|label\/[^/]+\/values)$/;
+const LOKI_LABEL_PARAMS = new Set(['query', 'start', 'end', 'since']);
+const LOKI_SERIES_PARAMS = new Set(['match[]', 'start', 'end', 'since']);
+/** VictoriaLogs' read parameters; `extra_filters` and `extra_stream_filters` are the rules' alone. */
+const LOGSQL_PARAMS = new Set(['query', 'time', 'start', 'end', 'step', 'limit', 'offset', 'field', 'fields_limit', 'timeout']);
+const MAX_MATCHES = 20;
 
-/**
- * The parameters a proxied read sends under the restriction: the query restricted, `match[]`
- * made from the rules (an incoming one intersected with them). Under rules, only the query, label
- * and series paths are forwarded, with Prometheus' parameters only; everything is written anew,
- * so the backend reads exactly what was checked.
- */
-export function restrictedProxyParams(restriction: ReadRestriction, path: string, params: URLSearchParams): URLSearchParams {
-  if (restriction.mode !== 'applied') return params;
-  const isQuery = QUERY_PATHS.has(path);
-  if (!isQuery && !MATCH_PATH.test(path)) throw new BadRequestError(`label rules apply to this connector, and ${path} cannot be restricted by labels`);
-  const accepted = isQuery ? QUERY_PARAMS : MATCH_PARAMS;
+function acceptOnly(path: string, params: URLSearchParams, accepted: ReadonlySet<string>): void {
   for (const name of new Set(params.keys())) {
     if (!accepted.has(name)) throw new BadRequestError(`label rules apply to this connector, and ${path} takes no parameter ${name} then`);
   }
-  const restricted = new URLSearchParams();
-  for (const [name, value] of params) if (name !== 'query' && name !== 'match[]') restricted.append(name, value);
-  if (isQuery) {
-    const queries = params.getAll('query');
-    if (queries.length !== 1) throw new BadRequestError('give the parameter query exactly once');
-    restricted.set('query', restrictQuery(queries[0]!, restriction.rules));
-  } else {
-    for (const selector of restrictMatches(params.getAll('match[]'), restriction.rules)) restricted.append('match[]', selector);
-  }
+}
+
+function theOne(params: URLSearchParams, name: string): string {
+  const values = params.getAll(name);
+  if (values.length !== 1) throw new BadRequestError(`give the parameter ${name} exactly once`);
+  return values[0]!;
+}
+
+/** The parameters but `dropped`, in order. */
+function without(params: URLSearchParams, ...dropped: string[]): URLSearchParams {
+  const kept = new URLSearchParams();
+  for (const [name, value] of params) if (!dropped.includes(name)) kept.append(name, value);
+  return kept;
+}
+
+function prometheusParams(rules: LabelMatcher[][], path: string, params: URLSearchParams): URLSearchParams {
+  const isQuery = QUERY_PATHS.has(path);
+  if (!isQuery && !MATCH_PATH.test(path)) throw new BadRequestError(`label rules apply to this connector, and ${path} cannot be restricted by labels`);
+  acceptOnly(path, params, isQuery ? QUERY_PARAMS : MATCH_PARAMS);
+  const restricted = without(params, 'query', 'match[]');
+  if (isQuery) restricted.set('query', restrictQuery(theOne(params, 'query'), rules));
+  else for (const selector of restrictMatches(params.getAll('match[]'), rules)) restricted.append('match[]', selector);
   return restricted;
+}
+
+function lokiParams(rules: LabelMatcher[][], path: string, params: URLSearchParams): URLSearchParams {
+  if (LOKI_QUERY_PATHS.has(path)) {
+    acceptOnly(path, params, LOKI_QUERY_PARAMS);
+    const restricted = without(params, 'query');
+    restricted.set('query', restrictLogQuery(theOne(params, 'query'), rules));
+    return restricted;
+  }
+  if (LOKI_LABEL_PATH.test(path)) {
+    // Loki's `query` here is a stream selector: the caller's narrowed by the rules, else the rules'
+    acceptOnly(path, params, LOKI_LABEL_PARAMS);
+    const restricted = without(params, 'query');
+    const given = params.getAll('query');
+    if (given.length > 1) throw new BadRequestError('give the parameter query at most once');
+    if (given.length === 1) checkStreamSelector(given[0]!, 'query');
+    restricted.set('query', given.length === 1 ? restrictLogQuery(given[0]!, rules, 'query') : renderSelector(logRuleMatchers(rules)));
+    return restricted;
+  }
+  if (path === 'loki/api/v1/series') {
+    // Loki ORs the match[] selectors: each incoming one intersected with each rule is their union exactly
+    acceptOnly(path, params, LOKI_SERIES_PARAMS);
+    const incoming = params.getAll('match[]');
+    if (incoming.length > MAX_MATCHES) throw new BadRequestError(`give at most ${MAX_MATCHES} match[] selectors`);
+    const restricted = without(params, 'match[]');
+    if (incoming.length === 0) for (const rule of rules) restricted.append('match[]', renderSelector(rule));
+    for (const [index, selector] of incoming.entries()) {
+      const what = `match[] ${index + 1}`;
+      checkStreamSelector(selector, what);
+      for (const rule of rules) restricted.append('match[]', restrictLogQuery(selector, [rule], what));
+    }
+    return restricted;
+  }
+  throw new BadRequestError(`label rules apply to this connector, and ${path} cannot be restricted by labels`);
+}
+
+function victoriaLogsParams(rules: LabelMatcher[][], path: string, params: URLSearchParams): URLSearchParams {
+  acceptOnly(path, params, LOGSQL_PARAMS);
+  const restricted = new URLSearchParams(params);
+  restricted.set('extra_stream_filters', streamFilterOf(rules));
+  return restricted;
+}
+
+/**
+ * The parameters a proxied read sends under the restriction, in the connector's language. Under
+ * rules only the backend's own read parameters are forwarded (any other is a 400, and so is a
+ * caller's `extra_filters` or `extra_stream_filters`), each written anew, so the backend reads
+ * exactly what was checked: Prometheus' and Loki's queries restricted, their label and series
+ * requests given selectors from the rules (an incoming one intersected with them), VictoriaLogs'
+ * reads given the rules' stream filter.
+ */
+export function restrictedProxyParams(restriction: ReadRestriction, language: ReadLanguage, path: string, params: URLSearchParams): URLSearchParams {
+  if (restriction.mode !== 'applied') return params;
+  if (language === 'promql') return prometheusParams(restriction.rules, path, params);
+  if (language === 'logql') return lokiParams(restriction.rules, path, params);
+  return victoriaLogsParams(restriction.rules, path, params);
 }

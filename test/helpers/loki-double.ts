@@ -1,6 +1,7 @@
 /**
  * An in-test server answering Grafana Loki's documented HTTP API (https://grafana.com/docs/loki/latest/reference/loki-http-api/):
- * `GET|POST /loki/api/v1/labels`, `label/<name>/values`, `series`, `query` and `query_range`, for
+ * `GET|POST /loki/api/v1/labels` and `label/<name>/values` (narrowed by a stream selector in
+ * `query`), `series`, `query` and `query_range`, for
  * the streams it is given per tenant. It is the one test double standing in for a real backend in
  * this suite: Loki is under the AGPL and is not built or run here (see docs/contributing.md), so the
  * Loki connector's tests read this instead. It keeps what those tests rely on from Loki 3:
@@ -175,7 +176,15 @@ function parse(query: string): { log: LogExpr } | { metric: MetricExpr } {
   return result;
 }
 
-const fullMatch = (pattern: string) => new RegExp(`^(?:${pattern})$`);
+/** A label regex as Loki reads it (RE2, anchored; a leading `(?i)` makes it case-insensitive); one JavaScript cannot read is Loki's parse error. */
+function fullMatch(pattern: string): RegExp {
+  const insensitive = pattern.startsWith('(?i)');
+  try {
+    return new RegExp(`^(?:${insensitive ? pattern.slice(4) : pattern})$`, insensitive ? 'i' : '');
+  } catch {
+    throw new ParseError(`parse error : error parsing regexp: invalid or unsupported Perl syntax: \`${pattern}\``);
+  }
+}
 
 function matches(labels: Record<string, string>, matchers: Matcher[]): boolean {
   return matchers.every(({ name, op, value }) => {
@@ -278,8 +287,12 @@ function answer(path: string, params: URLSearchParams, streams: DoubleStream[]):
       const chosen = live.filter((stream) => selectors.some((parsed) => 'log' in parsed && matches(stream.labels, parsed.log.matchers)));
       return { status: 200, body: success(chosen.map((stream) => stream.labels)) };
     }
+    // `query`, a stream selector, narrows the streams whose labels are listed (as Loki 3's labels APIs)
+    const narrowing = params.get('query') ? parse(params.get('query')!) : null;
+    if (narrowing && !('log' in narrowing && narrowing.log.filters.length === 0)) throw new ParseError('parse error : only label matchers are supported');
+    const selected = narrowing && 'log' in narrowing ? live.filter((stream) => matches(stream.labels, narrowing.log.matchers)) : live;
     const name = path === 'labels' ? null : decodeURIComponent(path.split('/')[1]!);
-    const found = new Set(live.flatMap((stream) => (name === null ? Object.keys(stream.labels) : name in stream.labels ? [stream.labels[name]!] : [])));
+    const found = new Set(selected.flatMap((stream) => (name === null ? Object.keys(stream.labels) : name in stream.labels ? [stream.labels[name]!] : [])));
     return { status: 200, body: success(found.size > 0 ? [...found].sort() : undefined) };
   }
   const query = params.get('query') ?? '';

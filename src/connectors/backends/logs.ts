@@ -11,13 +11,21 @@ import type { LogBackend } from '../settings.ts';
 
 export interface LogsApi {
   test(backend: Backend): Promise<ConnectivityResult>;
-  /** The JSON of the result. */
-  query(backend: Backend, query: LogsQuery, shape?: ResultShape): Promise<Buffer>;
+  /** The JSON of the result; `streamFilter` is VictoriaLogs' `extra_stream_filters` (label rules), which Loki has not. */
+  query(backend: Backend, query: LogsQuery, shape?: ResultShape, streamFilter?: string): Promise<Buffer>;
   isReadPath(path: string): boolean;
 }
 
 const LOGS_APIS: Record<LogBackend, LogsApi> = {
-  loki: { test: testLoki, query: queryLoki, isReadPath: isLokiReadPath },
+  loki: {
+    test: testLoki,
+    query(backend, query, shape, streamFilter) {
+      // label rules restrict a LogQL query's text; a stream filter here would be silently ignored
+      if (streamFilter !== undefined) throw new Error('Loki takes no stream filter');
+      return queryLoki(backend, query, shape);
+    },
+    isReadPath: isLokiReadPath,
+  },
   victorialogs: { test: (backend) => testVictoriaLogs(backend), query: queryVictoriaLogs, isReadPath: isVictoriaLogsReadPath },
 };
 

@@ -101,13 +101,16 @@ export function isStatsQuery(query: string): boolean {
  * `forward` (then a `sort by (_time)` pipe keeps the oldest); answered as streams (LogsResult). A
  * stats query (`select/logsql/stats_query` at `time`, or `stats_query_range` from `start` to `end`
  * every `step` seconds) answers series (MetricsResult; CappedSeries with `maxSeries`). The
- * backend's refusal (a bad query) is a 400 with its message, its failure a 502.
+ * backend's refusal (a bad query) is a 400 with its message, its failure a 502. `streamFilter`
+ * (label rules) is sent as `extra_stream_filters`, which VictoriaLogs ANDs with the query and
+ * every subquery in it.
  */
-export async function queryVictoriaLogs(backend: Backend, query: LogsQuery, shape: ResultShape = {}): Promise<Buffer> {
+export async function queryVictoriaLogs(backend: Backend, query: LogsQuery, shape: ResultShape = {}, streamFilter?: string): Promise<Buffer> {
   const limit = checkedLogLimit(query.limit);
   const range = query.type === 'range';
   if (range && (query.start === undefined || query.end === undefined)) throw new BadRequestError('a range query needs start and end');
   const params = new URLSearchParams({ query: query.query });
+  if (streamFilter !== undefined) params.set('extra_stream_filters', streamFilter);
   if (isStatsQuery(query.query)) {
     if (range) {
       if (query.step === undefined) throw new BadRequestError('a stats range query needs start, end and step');
