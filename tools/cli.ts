@@ -415,10 +415,11 @@ const commands: Record<string, Command> = {
       sweepLimit(args);
     },
     async run(services, args) {
-      const name = args.options['--candidate']!;
-      const candidate = await loadCandidate(candidateBytes(name), name);
       const { decisionLog } = services.config;
       const logFile = args.options['--decisions'] ?? (decisionLog?.target === 'file' ? decisionLog.path : undefined);
+      if (logFile === undefined && args.options['--org'] === undefined) {
+        throw new UsageError('nothing to compare: give --org <orgId> to sweep an org, or --decisions <file> (or DECISION_LOG=file)');
+      }
       const recorded = logFile === undefined ? undefined : await recordedDecisionsOf(logFile);
       let sweep: Sweep | undefined;
       if (args.options['--org'] !== undefined) {
@@ -426,7 +427,8 @@ const commands: Record<string, Command> = {
         const [document, members] = await Promise.all([services.engine.document(org), findOrgMemberUsers(services.db, org)]);
         sweep = sweepOf(document, members.map(subjectOfUser));
       }
-      if (!recorded && !sweep) throw new UsageError('nothing to compare: give --org <orgId> to sweep an org, or --decisions <file> (or DECISION_LOG=file)');
+      const name = args.options['--candidate']!;
+      const candidate = await loadCandidate(candidateBytes(name), name);
       const report = await diffPolicies({
         current: () => services.engine.instantiatePolicy(),
         candidate: candidate.instantiate,

@@ -84,8 +84,9 @@ const REPORT_SCHEMA = {
       },
     },
     flipsNotListed: count,
+    elapsedMs: count,
   },
-  required: ['compared', 'allowToDeny', 'denyToAllow', 'decisionLog', 'sweep', 'complete', 'flips', 'flipsNotListed'],
+  required: ['compared', 'allowToDeny', 'denyToAllow', 'decisionLog', 'sweep', 'complete', 'flips', 'flipsNotListed', 'elapsedMs'],
 } as const;
 
 /** The decision log's entries when the service writes one to a file (DECISION_LOG=file). */

@@ -211,6 +211,8 @@ export interface PolicyDiffReport {
   flips: PolicyFlip[];
   /** Flips counted but not listed (past `maxListedFlips`). */
   flipsNotListed: number;
+  /** How long the comparison took, documents and instances included. */
+  elapsedMs: number;
 }
 
 export interface PolicyDiffRequest {
@@ -246,6 +248,7 @@ const shown = (decision: Decision): ShownDecision => ({
 
 /** Compares the candidate with the current build on the recorded decisions, then on the sweep. */
 export async function diffPolicies(request: PolicyDiffRequest): Promise<PolicyDiffReport> {
+  const started = performance.now();
   const [current, candidate] = await Promise.all([request.current(), request.candidate()]);
   const maxListed = request.maxListedFlips ?? Number.POSITIVE_INFINITY;
   const report: PolicyDiffReport = {
@@ -257,6 +260,7 @@ export async function diffPolicies(request: PolicyDiffRequest): Promise<PolicyDi
     complete: true,
     flips: [],
     flipsNotListed: 0,
+    elapsedMs: 0,
   };
   let loadedOrg: string | null | undefined;
   const load = async (orgId: string | null) => {
@@ -329,6 +333,7 @@ export async function diffPolicies(request: PolicyDiffRequest): Promise<PolicyDi
       report.sweep.compared++;
     }
   }
+  report.elapsedMs = Math.round(performance.now() - started);
   return report;
 }
 
@@ -352,7 +357,9 @@ export function renderPolicyDiff(report: PolicyDiffReport, candidateName: string
     lines.push(`sweep of org ${sweep.orgId}: ${sweep.compared} of ${sweep.size} decisions compared${cut}`);
   }
   if (!report.complete) lines.push('the time bound stopped the comparison before every decision was evaluated');
-  lines.push(`decisions compared: ${report.compared}; flips: allow -> deny ${report.allowToDeny}, deny -> allow ${report.denyToAllow}`);
+  lines.push(
+    `decisions compared: ${report.compared} in ${report.elapsedMs} ms; flips: allow -> deny ${report.allowToDeny}, deny -> allow ${report.denyToAllow}`,
+  );
   for (const flip of report.flips) {
     const org = flip.orgId === null ? 'server level' : `org ${flip.orgId}`;
     lines.push('');
