@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { diffInWorker } from '../src/authz/policy-diff-isolated.ts';
 import type { PolicyDiffReport, PolicyFlip } from '../src/authz/policy-diff.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { api, auditEntries, buildOrgWithPeople, createUser, type TestUser } from './helpers/factories.ts';
@@ -252,6 +253,22 @@ describe('policy diff (impact analysis of a candidate policy build)', function (
         expect(answer.body.message).to.be.a('string');
         if (message) expect(answer.body.message).to.include(message);
       }
+    });
+
+    it('stops the comparison thread of a candidate that does not finish within the bound and its grace, and refuses it', async () => {
+      const document = await app.services.engine.document(people.orgId);
+      const job = {
+        currentWasm: fs.readFileSync(path.join(REPO_ROOT, 'policies/build/authz.wasm')),
+        candidateWasm: candidateWasm,
+        documents: [[people.orgId, document]] as Array<[string, typeof document]>,
+        sweep: { document, subjects: [] },
+        timeBoundMs: 0,
+      };
+      let refusal: Error | undefined;
+      await diffInWorker(job, 0).catch((err: Error) => (refusal = err));
+      expect(refusal?.message).to.equal('the candidate was stopped: it did not finish a decision within the time bound (0 ms)');
+      // the same job with time to run answers its report
+      expect((await diffInWorker({ ...job, timeBoundMs: 10_000 })).sweep).to.include({ orgId: people.orgId, compared: 0 });
     });
 
     it('refuses a candidate over the size bound, and a body over the body limit, with 413', async () => {

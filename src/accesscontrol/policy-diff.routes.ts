@@ -3,14 +3,17 @@
  * asked of the running service (src/authz/policy-diff.ts compares; the CLI's policy-diff runs
  * the same on a directory of Rego too). The candidate is an uploaded build, so it runs bounded:
  * its size, its memory (src/authz/policy-candidate.ts), how many decisions it is asked, and how
- * long the comparison may take.
+ * long the comparison may take, in a thread of its own that is stopped when a decision does not
+ * end (src/authz/policy-diff-isolated.ts).
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { recordAudit } from '../audit/writer.ts';
 import { loadCandidate } from '../authz/policy-candidate.ts';
-import { diffPolicies, readRecordedDecisions, sweepOf, type RecordedDecisions, type Sweep } from '../authz/policy-diff.ts';
+import { diffInWorker, type IsolatedDiffJob } from '../authz/policy-diff-isolated.ts';
+import { readRecordedDecisions, type RecordedDecisions } from '../authz/policy-diff.ts';
 import { REASON_SCHEMA } from '../authz/reasons.ts';
 import { BadRequestError, NotFoundError, PayloadTooLargeError } from '../errors.ts';
 import { actorOf } from '../http/actor.ts';
@@ -140,27 +143,34 @@ export const policyDiffRoutes: RouteModule = (routes) => {
         throw new PayloadTooLargeError(`the candidate is larger than ${MAX_CANDIDATE_BYTES} bytes`);
       if (!BASE64.test(body.candidate) || body.candidate.length % 4 !== 0) throw new BadRequestError('candidate must be base64');
       const bytes = Buffer.from(body.candidate, 'base64');
-      const candidate = await loadCandidate(bytes, 'the candidate');
+      await loadCandidate(bytes, 'the candidate');
 
-      let sweep: Sweep | undefined;
+      let sweep: IsolatedDiffJob['sweep'];
       if (body.orgId !== undefined) {
         if (!(await findOrgById(services.db, body.orgId))) throw new NotFoundError(`org ${body.orgId} not found`);
         const [document, members] = await Promise.all([services.engine.document(body.orgId), findOrgMemberUsers(services.db, body.orgId)]);
-        sweep = sweepOf(document, members.map(subjectOfUser));
+        sweep = { document, subjects: members.map(subjectOfUser) };
       }
       const { decisionLog } = services.config;
       const recorded = body.decisionLog !== false && decisionLog?.target === 'file' ? await recordedDecisions(decisionLog.path) : undefined;
       if (!sweep && !recorded) throw new BadRequestError('nothing to compare: name an orgId to sweep (the decision log is off, empty or not asked for)');
 
-      const report = await diffPolicies({
-        current: () => services.engine.instantiatePolicy(),
-        candidate: candidate.instantiate,
-        documentOf: (orgId) => services.engine.document(orgId),
+      // the documents of every org compared, handed to the comparison's thread
+      const orgIds = new Set<string | null>(recorded?.inputs.map((input) => input.org_id));
+      if (sweep) orgIds.delete(body.orgId!);
+      const documents: IsolatedDiffJob['documents'] = await Promise.all(
+        [...orgIds].map(async (orgId) => [orgId, await services.engine.document(orgId)] as const),
+      );
+      if (sweep) documents.push([body.orgId!, sweep.document]);
+      const report = await diffInWorker({
+        currentWasm: await readFile(services.config.policyWasmPath),
+        candidateWasm: bytes,
+        documents,
         ...(recorded && { recorded }),
         ...(sweep && { sweep }),
         sweepLimit: body.limit ?? DEFAULT_SWEEP_LIMIT,
-        deadline: performance.now() + TIME_BOUND_MS,
         maxListedFlips: MAX_LISTED_FLIPS,
+        timeBoundMs: TIME_BOUND_MS,
       });
       const sha256 = createHash('sha256').update(bytes).digest('hex');
       await recordAudit(
