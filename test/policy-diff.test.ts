@@ -237,6 +237,12 @@ describe('policy diff (impact analysis of a candidate policy build)', function (
           400,
           'the candidate is not a policy build: the WebAssembly module does not compile',
         ],
+        // an empty module compiles, but is no OPA policy: refused when the comparison's thread loads it
+        [
+          { candidate: Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]).toString('base64'), orgId: people.orgId },
+          400,
+          'the candidate is not a policy build: it does not load as an OPA policy',
+        ],
         [{ candidate: 'not base64!', orgId: people.orgId }, 400, 'candidate must be base64'],
         [{ candidate: candidateWasm.toString('base64'), orgId: 'org_nowhere' }, 404, 'org org_nowhere not found'],
         [

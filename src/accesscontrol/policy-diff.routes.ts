@@ -11,7 +11,7 @@ import { createReadStream, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { recordAudit } from '../audit/writer.ts';
-import { loadCandidate } from '../authz/policy-candidate.ts';
+import { compileCandidate } from '../authz/policy-candidate.ts';
 import { diffInWorker, type IsolatedDiffJob } from '../authz/policy-diff-isolated.ts';
 import { readRecordedDecisions, type RecordedDecisions } from '../authz/policy-diff.ts';
 import { REASON_SCHEMA } from '../authz/reasons.ts';
@@ -23,16 +23,16 @@ import { findOrgMemberUsers } from './policy.store.ts';
 import { subjectOfUser } from './roles.ts';
 
 /** The largest candidate accepted, decoded (a build is about 230 KB; its base64 must fit BODY_LIMIT_BYTES too). */
-export const MAX_CANDIDATE_BYTES = 512 * 1024;
+const MAX_CANDIDATE_BYTES = 512 * 1024;
 /** How many sweep decisions are compared when the request names no limit, and at most. */
-export const DEFAULT_SWEEP_LIMIT = 20_000;
-export const MAX_SWEEP_LIMIT = 100_000;
+const DEFAULT_SWEEP_LIMIT = 20_000;
+const MAX_SWEEP_LIMIT = 100_000;
 /** How many decision-log entries are read at most. */
-export const MAX_LOGGED_DECISIONS = 20_000;
+const MAX_LOGGED_DECISIONS = 20_000;
 /** How long the comparison may evaluate; past it the answer says it is incomplete. */
-export const TIME_BOUND_MS = 10_000;
+const TIME_BOUND_MS = 10_000;
 /** How many flips the answer lists; the counts include every one. */
-export const MAX_LISTED_FLIPS = 1_000;
+const MAX_LISTED_FLIPS = 1_000;
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -143,7 +143,7 @@ export const policyDiffRoutes: RouteModule = (routes) => {
         throw new PayloadTooLargeError(`the candidate is larger than ${MAX_CANDIDATE_BYTES} bytes`);
       if (!BASE64.test(body.candidate) || body.candidate.length % 4 !== 0) throw new BadRequestError('candidate must be base64');
       const bytes = Buffer.from(body.candidate, 'base64');
-      await loadCandidate(bytes, 'the candidate');
+      await compileCandidate(bytes, 'the candidate');
 
       let sweep: IsolatedDiffJob['sweep'];
       if (body.orgId !== undefined) {

@@ -13,10 +13,10 @@ const GZIP_MAGIC = [0x1f, 0x8b];
 const TAR_BLOCK = 512;
 
 /** The largest policy.wasm a bundle may unpack to: far above a real build (about 230 KB), far below what would hurt. */
-export const MAX_UNPACKED_BYTES = 64 * 1024 * 1024;
+const MAX_UNPACKED_BYTES = 64 * 1024 * 1024;
 
 /** A candidate's linear memory ceiling (64 KiB pages, 256 MiB): a build that allocates without end traps instead. */
-export const CANDIDATE_MAX_MEMORY_PAGES = 4096;
+const CANDIDATE_MAX_MEMORY_PAGES = 4096;
 
 const startsWith = (bytes: Uint8Array, magic: number[]) => magic.every((byte, i) => bytes[i] === byte);
 
@@ -51,7 +51,7 @@ function policyWasmOf(tar: Uint8Array, name: string): Uint8Array {
 }
 
 /** The WebAssembly bytes of a candidate: the module itself, or the policy.wasm of a gzipped bundle. */
-export function candidateWasm(bytes: Uint8Array, name: string): Uint8Array {
+function candidateWasm(bytes: Uint8Array, name: string): Uint8Array {
   if (startsWith(bytes, WASM_MAGIC)) return bytes;
   if (!startsWith(bytes, GZIP_MAGIC)) throw notABuild(name, 'neither a WebAssembly module nor a gzipped bundle (.tar.gz)');
   let tar: Uint8Array;
@@ -68,19 +68,23 @@ export function candidateWasm(bytes: Uint8Array, name: string): Uint8Array {
 
 /** A candidate build compiled and tried once: it must load as OPA's wasm with every entry point the engine calls. */
 export interface CandidateBuild {
-  module: PolicyModule;
   /** An instance to compare with, its memory capped. */
   instantiate(): Promise<PolicyInstance>;
 }
 
-export async function loadCandidate(bytes: Uint8Array, name: string): Promise<CandidateBuild> {
+/** The candidate compiled, which checks its form without running any of its code. */
+export async function compileCandidate(bytes: Uint8Array, name: string): Promise<PolicyModule> {
   const wasm = candidateWasm(bytes, name);
-  let module: PolicyModule;
   try {
-    module = await PolicyModule.fromBytes(wasm);
+    return await PolicyModule.fromBytes(wasm);
   } catch (err) {
     throw notABuild(name, `the WebAssembly module does not compile (${(err as Error).message})`);
   }
+}
+
+/** The candidate compiled and instantiated once: loading runs its code (OPA's exports), so a build nobody vetted is loaded in a thread that can be stopped. */
+export async function loadCandidate(bytes: Uint8Array, name: string): Promise<CandidateBuild> {
+  const module = await compileCandidate(bytes, name);
   const instantiate = async () => {
     try {
       return await module.instantiate(CANDIDATE_MAX_MEMORY_PAGES);
@@ -91,5 +95,5 @@ export async function loadCandidate(bytes: Uint8Array, name: string): Promise<Ca
     }
   };
   await instantiate();
-  return { module, instantiate };
+  return { instantiate };
 }

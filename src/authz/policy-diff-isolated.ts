@@ -11,7 +11,7 @@ import type { OrgDocument, Subject } from './types.ts';
 
 export interface IsolatedDiffJob {
   currentWasm: Uint8Array;
-  /** The candidate as uploaded (a .wasm or a bundle), already accepted by loadCandidate. */
+  /** The candidate as uploaded (a .wasm or a bundle), compiled once already (compileCandidate). */
   candidateWasm: Uint8Array;
   /** The data document of every org the recorded decisions and the sweep name. */
   documents: Array<[string | null, OrgDocument]>;
@@ -53,8 +53,12 @@ export function diffInWorker(job: IsolatedDiffJob, graceMs = GRACE_MS): Promise<
         ),
       job.timeBoundMs + graceMs,
     );
-    worker.on('message', (message: { report?: PolicyDiffReport; error?: string }) =>
-      settle(() => (message.report ? resolve(message.report) : reject(new Error(`policy diff failed: ${message.error}`)))),
+    worker.on('message', (message: { report?: PolicyDiffReport; refusal?: string; error?: string }) =>
+      settle(() => {
+        if (message.report) resolve(message.report);
+        else if (message.refusal !== undefined) reject(new BadRequestError(message.refusal));
+        else reject(new Error(`policy diff failed: ${message.error}`));
+      }),
     );
     worker.on('error', (err) => settle(() => reject(err)));
     worker.on('exit', (code) => settle(() => reject(new Error(`the policy diff thread exited with ${code}`))));

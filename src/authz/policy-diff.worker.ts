@@ -4,6 +4,7 @@
  * be stopped then. It gets everything it compares as data and answers the report.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { BadRequestError } from '../errors.ts';
 import { loadCandidate } from './policy-candidate.ts';
 import { diffPolicies, sweepOf } from './policy-diff.ts';
 import type { IsolatedDiffJob } from './policy-diff-isolated.ts';
@@ -31,5 +32,7 @@ try {
   });
   parentPort!.postMessage({ report });
 } catch (err) {
-  parentPort!.postMessage({ error: (err as Error).message });
+  // a candidate that does not load as a policy build is the uploader's to fix; anything else is a failure
+  const refused = err instanceof BadRequestError;
+  parentPort!.postMessage(refused ? { refusal: err.message } : { error: (err as Error).message });
 }
