@@ -3,6 +3,7 @@
  */
 import Koa from 'koa';
 import { roleAssignmentRoutes } from './accesscontrol/assignments.routes.ts';
+import { policyDiffRoutes } from './accesscontrol/policy-diff.routes.ts';
 import { policyRoutes } from './accesscontrol/policy.routes.ts';
 import { roleRoutes } from './accesscontrol/roles.routes.ts';
 import { accessControlRoutes } from './accesscontrol/routes.ts';
@@ -93,6 +94,7 @@ export const ROUTE_MODULES: RouteModule[] = [
   roleRoutes,
   roleAssignmentRoutes,
   policyRoutes,
+  policyDiffRoutes,
   serviceAccountRoutes,
   legacyKeyRoutes,
   scimRoutes,

@@ -4,17 +4,24 @@
  * and acts as the `system` actor in the audit log.
  * Exit codes: 0 done, 2 when the operator's input must change (usage, configuration, a value the
  * service refuses, a name that is unknown or taken), 1 when something else failed (the database,
- * a file); an error is one line on stderr.
+ * a file), 3 when policy-diff finds a decision that flips; an error is one line on stderr.
  *
  * A password is read from stdin (piped) or asked for at the terminal, never taken from the command
  * line: arguments end up in shell histories and in every user's `ps` listing.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { Ajv } from 'ajv';
 import pino, { type Logger } from 'pino';
 import { isAction } from '../src/authz/actions.ts';
+import { findOrgMemberUsers } from '../src/accesscontrol/policy.store.ts';
 import { subjectOfUser } from '../src/accesscontrol/roles.ts';
 import { recordAudit, SYSTEM_ACTOR } from '../src/audit/writer.ts';
+import { loadCandidate } from '../src/authz/policy-candidate.ts';
+import { diffPolicies, readRecordedDecisions, renderPolicyDiff, sweepOf, type RecordedDecisions, type Sweep } from '../src/authz/policy-diff.ts';
 import { renderReasons } from '../src/authz/reasons.ts';
 import type { AuthzInput } from '../src/authz/types.ts';
 import { ConfigError, describeDatabase, loadConfig, type Config } from '../src/config.ts';
@@ -38,7 +45,15 @@ class UsageError extends Error {}
 
 interface ParsedArgs {
   options: Record<string, string>;
+  /** The `--name` flags given, which take no value. */
+  flags: Set<string>;
   positional: string[];
+}
+
+/** What a command prints, and the exit code it ends with when that is not 0. */
+interface Outcome {
+  output: string;
+  exitCode: number;
 }
 
 interface Command {
@@ -48,16 +63,19 @@ interface Command {
   description: string;
   /** The `--name value` options it accepts. */
   options: string[];
+  /** The `--name` flags it accepts (no value). */
+  flags?: string[];
   /** Refuses bad usage before anything opens the database. */
   validate(args: ParsedArgs): void;
   /** It makes sense on a database that has no user yet (a fresh installation's first admin). */
   runsOnFreshDatabase?: true;
-  run(services: Services, args: ParsedArgs): Promise<string>;
+  run(services: Services, args: ParsedArgs): Promise<string | Outcome>;
 }
 
-/** Splits `--name value` / `--name=value` options (only those in `allowed`) from positional arguments. */
-function parseArgs(args: string[], allowed: string[]): ParsedArgs {
+/** Splits `--name value` / `--name=value` options (only those in `allowed`) and `--name` flags from positional arguments. */
+function parseArgs(args: string[], allowed: string[], allowedFlags: string[] = []): ParsedArgs {
   const options: Record<string, string> = {};
+  const flags = new Set<string>();
   const positional: string[] = [];
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i]!;
@@ -66,12 +84,17 @@ function parseArgs(args: string[], allowed: string[]): ParsedArgs {
       continue;
     }
     const [name, inline] = arg.split(/=(.*)/s) as [string, string | undefined];
+    if (allowedFlags.includes(name)) {
+      if (inline !== undefined) throw new UsageError(`${name} takes no value`);
+      flags.add(name);
+      continue;
+    }
     if (!allowed.includes(name)) throw new UsageError(`unknown option ${name}`);
     const value = inline ?? args[++i];
     if (value === undefined) throw new UsageError(`${name} needs a value`);
     options[name] = value;
   }
-  return { options, positional };
+  return { options, flags, positional };
 }
 
 function requiredOrg(args: ParsedArgs): string {
@@ -173,6 +196,52 @@ function resourceOption(value: string): NonNullable<AuthzInput['resource']> {
   if (parts.length === 2 && parts[0] && parts[1]) return { kind: parts[0], uid: parts[1] };
   if (parts.length > 2) return { scope: value };
   throw new UsageError(`--resource must be <kind>:<uid> or a scope <kind>:<attr>:<value>, got "${value}"`);
+}
+
+/** The exit code of policy-diff when a decision flips: CI fails the change on it. */
+const FLIPPED = 3;
+
+const REPO_ROOT = path.resolve(import.meta.dirname, '..');
+
+/**
+ * The candidate's wasm bytes: a file as it is (a .wasm or a bundle), a directory of Rego compiled
+ * by tools/policy-build.sh as the committed build is, into a temporary directory.
+ */
+function candidateBytes(candidate: string): Buffer {
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(candidate).isDirectory();
+  } catch (err) {
+    throw new UsageError(`cannot read --candidate ${candidate}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  if (!isDirectory) return readFileSync(candidate);
+  const out = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-candidate-'));
+  try {
+    execFileSync('bash', [path.join(REPO_ROOT, 'tools/policy-build.sh'), path.resolve(candidate), out], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    return readFileSync(path.join(out, 'authz.wasm'));
+  } catch (err) {
+    const stderr = String((err as { stderr?: Buffer }).stderr ?? '').trim();
+    throw new UsageError(`the Rego in ${candidate} does not build: ${stderr.split('\n').slice(-5).join(' ') || (err as Error).message}`);
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+/** The entries of a decision log file (DECISION_LOG=file's lines), read as a stream. */
+async function recordedDecisionsOf(file: string): Promise<RecordedDecisions> {
+  if (!existsSync(file)) throw new UsageError(`no decision log at ${file}`);
+  const lines = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
+  return readRecordedDecisions(lines, Number.POSITIVE_INFINITY);
+}
+
+function sweepLimit(args: ParsedArgs): number | undefined {
+  const limit = args.options['--limit'];
+  if (limit === undefined) return undefined;
+  if (!/^[1-9][0-9]{0,8}$/.test(limit)) throw new UsageError(`--limit must be a whole number from 1 to 999999999, got "${limit}"`);
+  return Number(limit);
 }
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
@@ -327,6 +396,51 @@ const commands: Record<string, Command> = {
       ].join('\n');
     },
   },
+  'policy-diff': {
+    synopsis: '--candidate <dir | file.wasm | bundle.tar.gz> [--decisions <file>] [--org <orgId> [--limit <n>]] [--json]',
+    description: `Evaluates a candidate policy build beside the current one (POLICY_WASM_PATH, policies/build)
+      and lists every decision that flips, with both builds' reasons. A directory is Rego, compiled by
+      tools/policy-build.sh as the committed build is (it needs the pinned opa); a file is a build (.wasm) or
+      an opa build bundle (.tar.gz). Compared: the decision log's entries (--decisions <file>, else
+      DECISION_LOG_PATH when DECISION_LOG=file), each against the data document of its org, and with --org
+      every member x catalogued action x resource of the org's document, at most --limit of them.
+      --json prints the report as JSON. Exit codes: 3 when a decision flips, 0 when none does, 2 on bad arguments.`,
+    options: ['--candidate', '--decisions', '--org', '--limit'],
+    flags: ['--json'],
+    validate(args) {
+      if (!args.options['--candidate']) throw new UsageError('--candidate <dir | file.wasm | bundle.tar.gz> is required');
+      if (args.positional.length > 0) throw new UsageError('policy-diff takes no positional argument');
+      if (args.options['--limit'] !== undefined && args.options['--org'] === undefined)
+        throw new UsageError('--limit bounds the sweep of --org <orgId>: give both');
+      sweepLimit(args);
+    },
+    async run(services, args) {
+      const { decisionLog } = services.config;
+      const logFile = args.options['--decisions'] ?? (decisionLog?.target === 'file' ? decisionLog.path : undefined);
+      if (logFile === undefined && args.options['--org'] === undefined) {
+        throw new UsageError('nothing to compare: give --org <orgId> to sweep an org, or --decisions <file> (or DECISION_LOG=file)');
+      }
+      const recorded = logFile === undefined ? undefined : await recordedDecisionsOf(logFile);
+      let sweep: Sweep | undefined;
+      if (args.options['--org'] !== undefined) {
+        const org = await existingOrg(services, args);
+        const [document, members] = await Promise.all([services.engine.document(org), findOrgMemberUsers(services.db, org)]);
+        sweep = sweepOf(document, members.map(subjectOfUser));
+      }
+      const name = args.options['--candidate']!;
+      const candidate = await loadCandidate(candidateBytes(name), name);
+      const report = await diffPolicies({
+        current: () => services.engine.instantiatePolicy(),
+        candidate: candidate.instantiate,
+        documentOf: (orgId) => services.engine.document(orgId),
+        ...(recorded && { recorded }),
+        ...(sweep && { sweep }),
+        ...(sweepLimit(args) !== undefined && { sweepLimit: sweepLimit(args) }),
+      });
+      const output = args.flags.has('--json') ? JSON.stringify(report, null, 2) : renderPolicyDiff(report, name);
+      return { output, exitCode: report.allowToDeny + report.denyToAllow > 0 ? FLIPPED : 0 };
+    },
+  },
 };
 
 /**
@@ -367,7 +481,8 @@ The CLI uses the service's environment (DATABASE_URL, DATA_DIR, JWT_SECRET, SECR
 names the database it opened on stderr. It refuses a database the service has not used: a SQLite
 file that does not exist (it creates none), one with no tables, or one with no users (but for
 create-admin, which makes the first admin of a fresh installation).
-Exit codes: 0 done, 2 usage or configuration error, input refused, or a name unknown or taken; 1 any other failure.`;
+Exit codes: 0 done, 2 usage or configuration error, input refused, or a name unknown or taken; 1 any other failure;
+3 policy-diff found a decision that flips.`;
 
 async function run(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
@@ -381,7 +496,7 @@ async function run(argv: string[]): Promise<number> {
     console.log(`usage: npm run cli -- ${name} ${command.synopsis}\n\n${command.description.replace(/\n\s+/g, '\n')}`);
     return 0;
   }
-  const parsed = parseArgs(args, command.options);
+  const parsed = parseArgs(args, command.options, command.flags);
   command.validate(parsed);
   const config = loadConfig();
   const logger = pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
@@ -390,8 +505,9 @@ async function run(argv: string[]): Promise<number> {
   console.error(`database: ${describeDatabase(config)}`);
   const services = await startServices(config, logger);
   try {
-    console.log(await command.run(services, parsed));
-    return 0;
+    const outcome = await command.run(services, parsed);
+    console.log(typeof outcome === 'string' ? outcome : outcome.output);
+    return typeof outcome === 'string' ? 0 : outcome.exitCode;
   } finally {
     services.engine.stopChangePoll();
     await services.db.destroy();

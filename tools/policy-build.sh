@@ -2,13 +2,29 @@
 # Compiles policies/authz to WebAssembly: policies/build/authz.wasm plus manifest.json (OPA
 # version, SHA-256 of the Rego sources, entry points). Reproducible: an unchanged tree rebuilds
 # to the same bytes, so CI can fail on a stale build.
+#
+# tools/policy-build.sh <source dir> <build dir> builds another tree of Rego the same way (a
+# candidate for `npm run cli -- policy-diff`); both paths absolute. Its sourceHash is over that
+# tree's non-test *.rego files.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-opa="$(bash tools/opa.sh)"
 
+source_dir="policies/authz"
+hashed_dir="policies"
 build_dir="policies/build"
+if [ "$#" -eq 2 ]; then
+  source_dir="$1"
+  hashed_dir="$1"
+  build_dir="$2"
+elif [ "$#" -ne 0 ]; then
+  echo "usage: tools/policy-build.sh [<source dir> <build dir>]" >&2
+  exit 2
+fi
+[ -d "$source_dir" ] || { echo "policy-build: $source_dir is not a directory" >&2; exit 2; }
+
+opa="$(bash tools/opa.sh)"
 
 sha256() {
   if command -v sha256sum >/dev/null 2>&1; then sha256sum | cut -d' ' -f1; else shasum -a 256 | cut -d' ' -f1; fi
@@ -16,17 +32,17 @@ sha256() {
 
 # The source hash TypeScript recomputes to detect a stale build: for every non-test *.rego under
 # policies/, sorted by repo-relative path in byte order, "<path>\n<contents>\n", concatenated.
-mapfile -t hashed < <(find policies -type f -name '*.rego' ! -name '*_test.rego' | LC_ALL=C sort)
+mapfile -t hashed < <(find "$hashed_dir" -type f -name '*.rego' ! -name '*_test.rego' | LC_ALL=C sort)
 source_hash="$(for f in "${hashed[@]}"; do printf '%s\n' "$f"; cat "$f"; printf '\n'; done | sha256)"
 
-mapfile -t sources < <(find policies/authz -type f -name '*.rego' ! -name '*_test.rego' | LC_ALL=C sort)
+mapfile -t sources < <(find "$source_dir" -type f -name '*.rego' ! -name '*_test.rego' | LC_ALL=C sort)
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 # The entry points are declared once, in the Rego: every rule whose METADATA says
 # `entrypoint: true` (the engine refuses a build that lacks one it calls).
-"$opa" inspect -a --format json policies/authz >"$tmp/inspect.json"
+"$opa" inspect -a --format json "$source_dir" >"$tmp/inspect.json"
 mapfile -t entrypoints < <(node -e '
   const report = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
   const names = (report.annotations ?? []).filter((a) => a.annotations?.entrypoint).map((a) => a.path.slice(1).map((p) => p.value).join("/"));

@@ -65,6 +65,7 @@ export const ACTIONS = [
   'orgs:read',
   'orgs:write',
   'policy.data:read',
+  'policy.diff:run',
   'roles:delete',
   'roles:read',
   'roles:seed',

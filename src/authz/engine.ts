@@ -141,11 +141,16 @@ export class AuthzEngine implements PolicyChangeListener {
     return result;
   }
 
+  /** A fresh instance of the build this engine evaluates, holding no document: policy-diff compares a candidate with it. */
+  instantiatePolicy(): Promise<PolicyInstance> {
+    return this.policy.instantiate();
+  }
+
   /**
    * The data document the org's decisions are evaluated against, as of now: built from the
    * database the way the loaded copy is (which the engine keeps equal to it after every commit).
    */
-  async document(orgId: string): Promise<OrgDocument> {
+  async document(orgId: string | null): Promise<OrgDocument> {
     return buildOrgDocument(this.db, orgId, this.options);
   }
 

@@ -19,8 +19,14 @@ export class PolicyModule {
     return new PolicyModule(await WebAssembly.compile(fs.readFileSync(file)));
   }
 
-  async instantiate(): Promise<PolicyInstance> {
-    return new PolicyInstance(await loadPolicy(this.module));
+  /** A build given as bytes (a candidate to compare); WebAssembly.compile refuses what is not a module. */
+  static async fromBytes(bytes: Uint8Array): Promise<PolicyModule> {
+    return new PolicyModule(await WebAssembly.compile(new Uint8Array(bytes)));
+  }
+
+  /** `maxMemoryPages`: a ceiling on the instance's linear memory (64 KiB pages), for a build nobody vetted. */
+  async instantiate(maxMemoryPages?: number): Promise<PolicyInstance> {
+    return new PolicyInstance(await loadPolicy(this.module, maxMemoryPages === undefined ? undefined : { initial: 5, maximum: maxMemoryPages }));
   }
 }
 

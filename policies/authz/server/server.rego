@@ -41,6 +41,8 @@ is_server_action("settings:write")
 
 is_server_action("users.permissions:write")
 
+is_server_action("policy.diff:run")
+
 # A server admin administers every org from the org's own level, member or not: the org itself,
 # its members, preferences and quotas. The org's resources (dashboards, teams, connectors…) stay
 # out of its reach until it joins. The reasons, as the decision's grants; empty otherwise.

@@ -47,4 +47,5 @@ test_every_server_action_is_refused_to_anyone_but_a_server_admin if {
 server_actions := [
 	"roles:seed", "orgs:create", "orgs:delete", "orgs.quotas:write", "serviceaccounts:migrate",
 	"audit:read", "server.stats:read", "settings:read", "settings:write", "users.permissions:write",
+	"policy.diff:run",
 ]
