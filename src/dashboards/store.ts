@@ -4,7 +4,7 @@
  * delete tell the policy writer (its folder is what its grants inherit from).
  */
 import type { Knex } from 'knex';
-import { whereContains, whereInFolders, type FolderFilter } from '../db/search.ts';
+import { findPage, whereContains, whereInFolders, whereVisible, type FolderFilter, type PageWindow, type VisibleUids } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
 import { DASHBOARDS, deleteFoldered, findFoldered, findFolderedByUids, insertFoldered, updateFoldered, type FolderedRow } from '../folders/foldered.store.ts';
 
@@ -47,6 +47,17 @@ export async function findDashboardUids(db: Knex, orgId: string, filter: FolderF
   return whereContains(query, ['title'], filter.search)
     .orderBy([{ column: 'title' }, { column: 'uid' }])
     .pluck('uid');
+}
+
+/** One page of the org's dashboards matching the filter that `visible` holds, by title, with the count of all of them. */
+export function findVisibleDashboardPage(db: Knex, orgId: string, filter: FolderFilter, visible: VisibleUids, page: PageWindow) {
+  const matching = () =>
+    whereVisible(
+      whereContains(whereInFolders(db('dashboards').where('org_id', orgId), 'folder_uid', filter.folderUids), ['title'], filter.search),
+      'folder_uid',
+      visible,
+    ).select(...DASHBOARD_COLUMNS);
+  return findPage<DashboardRow>(matching, ['title', 'uid'], page);
 }
 
 /** The dashboards of `uids`, in the order of `uids`. */

@@ -23,13 +23,16 @@ export interface PageWindow {
   offset: number;
 }
 
-/** One page of what `matching` selects, in `order`, with the count of all of it. */
+/** One page of what `matching` selects, in `order`, with the count of all of it; a page of no rows only counts. */
 export async function findPage<Row>(matching: () => Knex.QueryBuilder, order: SortColumn[], page: PageWindow): Promise<{ totalCount: number; rows: Row[] }> {
   const [countRow] = await matching().clearSelect().count<Array<{ total: number | string }>>({ total: '*' });
-  const rows: Row[] = await matching()
-    .orderBy(order.map((sort) => (typeof sort === 'string' ? { column: sort } : sort)))
-    .limit(page.limit)
-    .offset(page.offset);
+  const rows: Row[] =
+    page.limit > 0
+      ? await matching()
+          .orderBy(order.map((sort) => (typeof sort === 'string' ? { column: sort } : sort)))
+          .limit(page.limit)
+          .offset(page.offset)
+      : [];
   return { totalCount: Number(countRow?.total ?? 0), rows };
 }
 
@@ -47,5 +50,34 @@ export function whereInFolders(query: Knex.QueryBuilder, column: string, folderU
   return query.where((q) => {
     q.whereIn(column, named);
     if (folderUids.includes(null)) q.orWhereNull(column);
+  });
+}
+
+/**
+ * The items a caller may see, as the policy answers a list (authz/visible): all of them, or
+ * those in `folders` (a folder itself, or the folder a resource is in) and those in `items`.
+ */
+export type VisibleUids = { all: true } | { all: false; folders: readonly string[]; items: readonly string[] };
+
+/**
+ * How many uids a visible set may bind into one statement: SQLite takes at most 32,766 values
+ * in one. A caller with more (thousands of direct grants and no wildcard) is listed through the
+ * policy's filter instead, item by item.
+ */
+export const MAX_BOUND_VISIBLE_UIDS = 20_000;
+
+export const bindsVisible = (visible: VisibleUids): boolean => visible.all || visible.folders.length + visible.items.length <= MAX_BOUND_VISIBLE_UIDS;
+
+/**
+ * Narrows to the rows `visible` holds: every row, or those whose `folderColumn` is a visible
+ * folder (a folder's own `uid`, a resource's `folder_uid`) or whose uid is a visible item.
+ */
+export function whereVisible(query: Knex.QueryBuilder, folderColumn: string, visible: VisibleUids): Knex.QueryBuilder {
+  if (visible.all) return query;
+  const { folders, items } = visible;
+  if (folders.length === 0 && items.length === 0) return query.whereRaw('1 = 0');
+  return query.where((q) => {
+    if (folders.length > 0) q.orWhereIn(folderColumn, [...folders]);
+    if (items.length > 0) q.orWhereIn('uid', [...items]);
   });
 }

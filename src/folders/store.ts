@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import { lockRows, type RowLock } from '../db/row-lock.ts';
 import { folderTreeDeleted, foldersPlaced, removeGrantsOnResources } from '../accesscontrol/policy-writer.ts';
 import { inStatementChunks, ROWS_PER_STATEMENT } from '../db/chunks.ts';
-import { whereContains, whereInFolders, type FolderFilter } from '../db/search.ts';
+import { findPage, whereContains, whereInFolders, whereVisible, type FolderFilter, type PageWindow, type VisibleUids } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
 
 /** Folders nest this deep at most: a root folder is level 1. */
@@ -93,6 +93,17 @@ export async function findFolderUids(db: Knex, orgId: string, filter: FolderFilt
   return whereContains(query, ['title'], filter.search)
     .orderBy([{ column: 'title' }, { column: 'uid' }])
     .pluck('uid');
+}
+
+/** One page of the org's folders matching the filter that `visible` holds, by title, with the count of all of them. */
+export function findVisibleFolderPage(db: Knex, orgId: string, filter: FolderFilter, visible: VisibleUids, page: PageWindow) {
+  const matching = () =>
+    whereVisible(
+      whereContains(whereInFolders(db('folders').where('org_id', orgId), 'parent_uid', filter.folderUids), ['title'], filter.search),
+      'uid',
+      visible,
+    ).select(...FOLDER_COLUMNS);
+  return findPage<FolderRow>(matching, ['title', 'uid'], page);
 }
 
 /** The folders of `uids`, in the order of `uids`. */
