@@ -6,7 +6,16 @@
 import type { Knex } from 'knex';
 import { findPage, whereContains, whereInFolders, whereVisible, type FolderFilter, type PageWindow, type VisibleUids } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
-import { DASHBOARDS, deleteFoldered, findFoldered, findFolderedByUids, insertFoldered, updateFoldered, type FolderedRow } from '../folders/foldered.store.ts';
+import {
+  DASHBOARDS,
+  deleteFoldered,
+  findFoldered,
+  findFolderedByUids,
+  insertFoldered,
+  insertFolderedInBulk,
+  updateFoldered,
+  type FolderedRow,
+} from '../folders/foldered.store.ts';
 
 export type DashboardRow = FolderedRow;
 
@@ -33,6 +42,15 @@ const saved = (content: DashboardContent) => ({ title: content.title, folderUid:
 
 export const insertDashboard = (tx: Tx, orgId: string, uid: string, content: DashboardContent, createdBy: string, now: number) =>
   insertFoldered(tx, DASHBOARDS, orgId, uid, saved(content), createdBy, now);
+
+/** Creates many dashboards of the org at once, with empty models (a benchmark's org). */
+export const insertDashboardsInBulk = (
+  tx: Tx,
+  orgId: string,
+  dashboards: Array<{ uid: string; title: string; folderUid: string | null }>,
+  createdBy: string,
+  now: number,
+) => insertFolderedInBulk(tx, DASHBOARDS, orgId, dashboards, createdBy, now);
 
 /** Replaces the dashboard's content as its next version; its grants stay. */
 export const updateDashboard = (tx: Tx, current: DashboardRow, content: DashboardContent, updatedBy: string, now: number) =>

@@ -6,7 +6,7 @@
  */
 import type { Knex } from 'knex';
 import { lockRows, type RowLock } from '../db/row-lock.ts';
-import { folderTreeDeleted, foldersPlaced, removeGrantsOnResources } from '../accesscontrol/policy-writer.ts';
+import { folderTreeDeleted, foldersPlaced, removeGrantsOnResources, resourcesFiledInBulk } from '../accesscontrol/policy-writer.ts';
 import { inStatementChunks, ROWS_PER_STATEMENT } from '../db/chunks.ts';
 import { findPage, whereContains, whereInFolders, whereVisible, type FolderFilter, type PageWindow, type VisibleUids } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
@@ -130,6 +130,30 @@ export async function findSiblingByTitle(db: Knex, orgId: string, parentUid: str
   return db('folders')
     .where({ org_id: orgId, ...siblingKeys(parentUid, title) })
     .first(...FOLDER_COLUMNS);
+}
+
+/** Creates many folders of the org at once, parents before their children (a benchmark's org). */
+export async function insertFoldersInBulk(
+  tx: Tx,
+  orgId: string,
+  folders: Array<{ uid: string; title: string; parentUid: string | null }>,
+  createdBy: string,
+  now: number,
+): Promise<void> {
+  const rows = folders.map((folder) => ({
+    org_id: orgId,
+    uid: folder.uid,
+    title: folder.title,
+    description: '',
+    parent_uid: folder.parentUid,
+    ...siblingKeys(folder.parentUid, folder.title),
+    created_at: now,
+    updated_at: now,
+    created_by: createdBy,
+    updated_by: createdBy,
+  }));
+  await inStatementChunks(rows, (chunk) => tx.db('folders').insert(chunk));
+  resourcesFiledInBulk(tx, orgId);
 }
 
 export async function insertFolder(
