@@ -42,10 +42,12 @@ function addListGrants(document: OrgDocument, seed: number): void {
   }
 }
 
+/** Whether a list filtered by `answer` holds the item: every item, or one in or under a listed folder, or one listed itself. */
 function isListed(answer: VisibleSet, document: OrgDocument, kind: ListedKind, uid: string): boolean {
   if (answer.all) return true;
   const folder = kind === 'folders' ? uid : document.dashboards[uid]!.folder;
-  return answer.folders.includes(folder) || answer.items.includes(uid);
+  const chain = document.folders[folder]?.scopes ?? [];
+  return answer.folders.some((listed) => chain.includes(`folders:uid:${listed}`)) || answer.items.includes(uid);
 }
 
 describe('policy parity: visible versus filter and decision', function () {

@@ -9,11 +9,12 @@ import data.authz.subject
 # description: |
 #   Every item of input.kind ("dashboards" or "folders") on which input.action is allowed, as sets
 #   rather than item by item, so a list is filtered in SQL: {"all": true} when a wildcard that
-#   every item of the kind inherits is granted; else "folders", the folders whose own grants or
-#   an ancestor's allow the action (for dashboards: the folders whose dashboards it allows), and
-#   "items", the uids the action is granted on directly. An item of the org filter allows is
-#   exactly one of all, or in a listed folder, or listed itself. Undefined for any other kind:
-#   their items may carry requires of their own, which filter checks item by item.
+#   every item of the kind inherits is granted; else "folders", the folders of the org whose own
+#   grants allow the action, on them and on everything under them (grants are inherited down the
+#   tree), and "items", the uids the action is granted on directly. An item of the org filter
+#   allows is exactly one of all, or one in or under a listed folder (a folder: one of them or
+#   under one), or listed itself. Undefined for any other kind: their items may carry requires
+#   of their own, which filter checks item by item.
 # entrypoint: true
 visible := _visible_of(_held_scopes(input.kind, _action), input.kind) if {
 	_is_listed_kind(input.kind)
@@ -43,16 +44,14 @@ _inherited_wildcards("dashboards") := ["dashboards:uid:*", "dashboards:*", "fold
 
 _inherited_wildcards("folders") := ["folders:uid:*", "folders:*", "*"]
 
-# the folders whose chain (their own scope, then their ancestors') holds a granted scope; none
-# are walked when no folder is granted
+# the folders of the org granted on their own scope: a folder and everything under it inherit its
+# grants, so the tree below them is the caller's to walk (in SQL), not the policy's
 _visible_folders(held) := {uid |
-	some uid, folder in data.folders
-	some scope in folder.scopes
-	held[scope]
-} if {
 	some scope in held
 	startswith(scope, "folders:uid:")
-} else := set()
+	uid := substring(scope, 12, -1)
+	data.folders[uid]
+}
 
 # the uids of kind granted on their own scope
 _direct_items(held, kind) := {substring(scope, count(prefix), -1) |

@@ -25,10 +25,10 @@ test_visible_is_all_for_a_wildcard_every_item_inherits if {
 	_visible(_listing(user("u_admin"), "folders:write", "folders")) == {"all": true, "folders": set(), "items": set()}
 }
 
-test_visible_lists_the_granted_folder_and_its_descendants_and_direct_grants if {
+test_visible_lists_the_granted_folders_and_direct_grants if {
 	_visible(_listing(user("u_ops"), "dashboards:write", "dashboards")) == {
 		"all": false,
-		"folders": {"f_team", "f_deep"},
+		"folders": {"f_team"},
 		"items": {"d_root"},
 	}
 }
@@ -36,7 +36,7 @@ test_visible_lists_the_granted_folder_and_its_descendants_and_direct_grants if {
 test_visible_folders_of_folders_include_the_legacy_acl if {
 	_visible(_listing(user("u_none"), "folders:read", "folders")) == {
 		"all": false,
-		"folders": {"f_root", "f_team", "f_deep"},
+		"folders": {"f_root", "f_team"},
 		"items": {"f_root", "f_team"},
 	}
 }
@@ -44,13 +44,13 @@ test_visible_folders_of_folders_include_the_legacy_acl if {
 test_visible_legacy_dashboard_entries_are_items if {
 	_visible(_listing(user("u_none"), "dashboards:read", "dashboards")) == {
 		"all": false,
-		"folders": {"f_root", "f_team", "f_deep"},
+		"folders": {"f_root", "f_team"},
 		"items": {"d_root"},
 	}
 }
 
 # a permission stored as false grants nothing
-test_visible_walks_no_folder_without_a_folder_grant if {
+test_visible_grants_nothing_by_a_permission_stored_as_false if {
 	_visible(_listing(user("u_ops"), "dashboards:delete", "dashboards")) == _none
 }
 
@@ -84,11 +84,15 @@ _lists_what_filter_allows(subject, action, kind, uids) if {
 
 _is_listed(answer, _, _) if answer.all
 
-_is_listed(answer, kind, uid) if {
-	kind == "dashboards"
-	org.dashboards[uid].folder in answer.folders
-}
+# in or under a listed folder: a listed folder's scope is in the item's folder chain
+_is_listed(answer, "dashboards", uid) if _under_listed(answer, org.dashboards[uid].folder)
 
-_is_listed(answer, "folders", uid) if uid in answer.folders
+_is_listed(answer, "folders", uid) if _under_listed(answer, uid)
+
+_under_listed(answer, folder) if {
+	some scope in org.folders[folder].scopes
+	some listed in answer.folders
+	scope == concat("", ["folders:uid:", listed])
+}
 
 _is_listed(answer, _, uid) if uid in answer.items

@@ -4,7 +4,7 @@
  * delete tell the policy writer (its folder is what its grants inherit from).
  */
 import type { Knex } from 'knex';
-import { findPage, whereContains, whereInFolders, whereVisible, type FolderFilter, type PageWindow, type VisibleUids } from '../db/search.ts';
+import { findPage, whereContains, whereInFolders, visibleRows, type FolderFilter, type PageWindow, type VisibleUids } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
 import {
   DASHBOARDS,
@@ -70,12 +70,12 @@ export async function findDashboardUids(db: Knex, orgId: string, filter: FolderF
 /** One page of the org's dashboards matching the filter that `visible` holds, by title, with the count of all of them. */
 export function findVisibleDashboardPage(db: Knex, orgId: string, filter: FolderFilter, visible: VisibleUids, page: PageWindow) {
   const matching = () =>
-    whereVisible(
-      whereContains(whereInFolders(db('dashboards').where('org_id', orgId), 'folder_uid', filter.folderUids), ['title'], filter.search),
-      'folder_uid',
-      visible,
-    ).select(...DASHBOARD_COLUMNS);
-  return findPage<DashboardRow>(matching, ['title', 'uid'], page);
+    whereContains(
+      whereInFolders(visibleRows(db, 'dashboards', orgId, 'folder_uid', visible), 'dashboards.folder_uid', filter.folderUids),
+      ['dashboards.title'],
+      filter.search,
+    ).select(...DASHBOARD_COLUMNS.map((column) => `dashboards.${column}`));
+  return findPage<DashboardRow>(matching, ['dashboards.title', 'dashboards.uid'], page);
 }
 
 /** The dashboards of `uids`, in the order of `uids`. */

@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import { lockRows, type RowLock } from '../db/row-lock.ts';
 import { folderTreeDeleted, foldersPlaced, removeGrantsOnResources, resourcesFiledInBulk } from '../accesscontrol/policy-writer.ts';
 import { inStatementChunks, ROWS_PER_STATEMENT } from '../db/chunks.ts';
-import { findPage, whereContains, whereInFolders, whereVisible, type FolderFilter, type PageWindow, type VisibleUids } from '../db/search.ts';
+import { findPage, whereContains, whereInFolders, visibleRows, type FolderFilter, type PageWindow, type VisibleUids } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
 
 /** Folders nest this deep at most: a root folder is level 1. */
@@ -98,12 +98,12 @@ export async function findFolderUids(db: Knex, orgId: string, filter: FolderFilt
 /** One page of the org's folders matching the filter that `visible` holds, by title, with the count of all of them. */
 export function findVisibleFolderPage(db: Knex, orgId: string, filter: FolderFilter, visible: VisibleUids, page: PageWindow) {
   const matching = () =>
-    whereVisible(
-      whereContains(whereInFolders(db('folders').where('org_id', orgId), 'parent_uid', filter.folderUids), ['title'], filter.search),
-      'uid',
-      visible,
-    ).select(...FOLDER_COLUMNS);
-  return findPage<FolderRow>(matching, ['title', 'uid'], page);
+    whereContains(
+      whereInFolders(visibleRows(db, 'folders', orgId, 'uid', visible), 'folders.parent_uid', filter.folderUids),
+      ['folders.title'],
+      filter.search,
+    ).select(...FOLDER_COLUMNS.map((column) => `folders.${column}`));
+  return findPage<FolderRow>(matching, ['folders.title', 'folders.uid'], page);
 }
 
 /** The folders of `uids`, in the order of `uids`. */
