@@ -46,7 +46,9 @@ describe('search and folder lists: pages filtered in SQL', () => {
     return [...(await keep('folders:read', 'folders', folders)), ...(await keep('dashboards:read', 'dashboards', dashboards))];
   }
 
-  before(async () => {
+  before(async function () {
+    // 8 folders and 40 dashboards through the API: a while on a loaded MariaDB
+    this.timeout(120_000);
     app = await startTestApp();
     editor = await createUser(app, { role: 'Editor' });
     const as = api(app, editor);
