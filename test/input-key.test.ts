@@ -20,9 +20,11 @@ import {
   policyInput,
   subjectCopy,
   subjectKey,
+  visibleKey,
+  visiblePolicyInput,
 } from '../src/authz/input-key.ts';
 import type { LoadedDocument } from '../src/authz/loaded-document.ts';
-import type { ActiveOrgInput, AuthzInput, FilterInput, ResourceRef, Subject } from '../src/authz/types.ts';
+import type { ActiveOrgInput, AuthzInput, FilterInput, ResourceRef, Subject, VisibleInput } from '../src/authz/types.ts';
 
 /** Every field any shape of T has, each required: a field added to one of the shapes must be given here. */
 type EveryField<T> = { [K in T extends unknown ? keyof T : never]-?: unknown };
@@ -95,6 +97,9 @@ const fullFilterInput = { subject, org_id: '3', action: 'alert.rules:read', reso
 const asked = (input: AuthzInput) => JSON.stringify(policyInput(input));
 const askedActiveOrg = (input: ActiveOrgInput) => JSON.stringify(activeOrgPolicyInput(input));
 const askedFilter = (input: FilterInput) => JSON.stringify(filterPolicyInput(input));
+const askedVisible = (input: VisibleInput) => JSON.stringify(visiblePolicyInput(input));
+
+const fullVisibleInput = { subject, org_id: '3', action: 'dashboards:read', kind: 'dashboards' } satisfies Required<VisibleInput>;
 
 /** A document at these seqs, as far as the cache looks at one. */
 const at = (seq: number, globalSeq = 0) => ({ seq, globalSeq }) as LoadedDocument;
@@ -155,6 +160,18 @@ describe('kept-answer keys', () => {
     const padded = { ...fullFilterInput, resources: fullFilterInput.resources.map((item) => ({ ...item, title: 'x' })), extra: true } as unknown as FilterInput;
     expect(filterKey(padded), 'a property besides the declared ones').to.equal(filterKey(fullFilterInput));
     expect(askedFilter(padded)).to.equal(askedFilter(fullFilterInput));
+  });
+
+  it('every field of a visible() input, changed alone, changes its key and what the policy is asked', () => {
+    const all = variants<VisibleInput>(fullVisibleInput, ['subject'], []);
+    all.push({ field: 'the other kind', input: { ...fullVisibleInput, kind: 'folders' } });
+    for (const { field, input } of all) {
+      expect(visibleKey(input), field).to.not.equal(visibleKey(fullVisibleInput));
+      expect(askedVisible(input), field).to.not.equal(askedVisible(fullVisibleInput));
+    }
+    const padded = { ...fullVisibleInput, extra: true } as VisibleInput;
+    expect(visibleKey(padded), 'a property besides the declared ones').to.equal(visibleKey(fullVisibleInput));
+    expect(askedVisible(padded)).to.equal(askedVisible(fullVisibleInput));
   });
 
   it('every field of a subject, changed alone, changes its key', () => {

@@ -573,6 +573,36 @@ export async function deleteOrg(tx: Tx, orgId: string): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// An org filled at once (a benchmark's org of thousands of members and teams): statements of
+// ROWS_PER_STATEMENT rows, and one change of the whole org, whose document is rebuilt rather
+// than patched fragment by fragment
+
+/** Makes each user a member of the org with its org role. */
+export async function addOrgMembersInBulk(tx: Tx, orgId: string, members: Array<{ userId: string; role: OrgRole }>, now: number): Promise<void> {
+  await inStatementChunks(members, (chunk) =>
+    tx.db('org_members').insert(chunk.map((member) => ({ org_id: orgId, user_id: member.userId, role: member.role, created_at: now }))),
+  );
+  tx.policyChanged(orgId);
+}
+
+/** Creates teams of the org, each with its plain members. */
+export async function insertTeamsInBulk(tx: Tx, orgId: string, teams: Array<{ id: string; name: string; memberIds: string[] }>, now: number): Promise<void> {
+  await inStatementChunks(teams, (chunk) =>
+    tx.db('teams').insert(chunk.map((team) => ({ id: team.id, org_id: orgId, name: team.name, email: '', created_at: now, updated_at: now }))),
+  );
+  const members = teams.flatMap((team) =>
+    [...new Set(team.memberIds)].map((userId) => ({ team_id: team.id, user_id: userId, permission: 0, created_at: now })),
+  );
+  await inStatementChunks(members, (chunk) => tx.db('team_members').insert(chunk));
+  tx.policyChanged(orgId);
+}
+
+/** Folders, dashboards or alert rules written at once by their stores: the org's document is rebuilt. */
+export function resourcesFiledInBulk(tx: Tx, orgId: string): void {
+  tx.policyChanged(orgId);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The folder tree and what lives in it, written by their stores (src/folders): what happened
 
 /** Folders made or moved: `uids` are those whose ancestor chain changed (a moved folder's whole subtree). */

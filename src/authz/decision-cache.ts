@@ -9,7 +9,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { LoadedDocument } from './loaded-document.ts';
-import type { Decision, PermissionMap } from './types.ts';
+import type { Decision, PermissionMap, VisibleSet } from './types.ts';
 
 /**
  * How many authorize() answers are kept, over every org: the least recently asked goes first.
@@ -25,6 +25,11 @@ export const MAX_KEPT_DECISIONS = 32_768;
  * item: at most 80 KiB for a list of 10,000.
  */
 export const MAX_KEPT_FILTERS = 256;
+/**
+ * How many visible() answers are kept, over every org: a caller pages through a list and comes
+ * back to it. Each holds the uids of the folders and items the caller may see, a few KiB.
+ */
+export const MAX_KEPT_VISIBLE_SETS = 1024;
 /** How many permission maps are kept, over every org (a subject's `{action: [scopes]}`). */
 export const MAX_KEPT_PERMISSION_MAPS = 4096;
 /** How many active-org answers are kept: they read only their input, so they stay right whatever changes. */
@@ -59,6 +64,7 @@ export function answerCaches(maxKeptDecisions = MAX_KEPT_DECISIONS) {
   return {
     decisions: new AnswerCache<Readonly<Decision>>(maxKeptDecisions),
     filters: new AnswerCache<readonly number[]>(MAX_KEPT_FILTERS),
+    visibleSets: new AnswerCache<Readonly<VisibleSet>>(MAX_KEPT_VISIBLE_SETS),
     permissionMaps: new AnswerCache<Readonly<PermissionMap>>(MAX_KEPT_PERMISSION_MAPS),
     activeOrg: new LRUCache<string, Readonly<Decision>>({ max: MAX_CACHED_ANSWERS }),
   };

@@ -13,8 +13,31 @@ import { buildOrgDocument, writesPolicyData } from './document.ts';
 import { OrgDocuments, type DocumentOptions } from './documents.ts';
 import type { OrgPolicy } from './loaded-document.ts';
 import { checkLoadedDocuments } from './drift-check.ts';
-import { activeOrgKey, activeOrgPolicyInput, decisionKey, filterKey, filterPolicyInput, permissionsKey, policyInput, subjectCopy } from './input-key.ts';
-import type { ActiveOrgInput, AuthzInput, Decision, FilterInput, LabelRulesAnswer, LabelRulesInput, OrgDocument, PermissionMap, Subject } from './types.ts';
+import {
+  activeOrgKey,
+  activeOrgPolicyInput,
+  decisionKey,
+  filterKey,
+  filterPolicyInput,
+  permissionsKey,
+  policyInput,
+  subjectCopy,
+  visibleKey,
+  visiblePolicyInput,
+} from './input-key.ts';
+import type {
+  ActiveOrgInput,
+  AuthzInput,
+  Decision,
+  FilterInput,
+  LabelRulesAnswer,
+  LabelRulesInput,
+  OrgDocument,
+  PermissionMap,
+  Subject,
+  VisibleInput,
+  VisibleSet,
+} from './types.ts';
 import { ALLOWED, answerCaches, frozen, frozenDecision, MAX_CACHED_INPUT_CHARS } from './decision-cache.ts';
 import type { PolicyInstance, PolicyModule } from './wasm.ts';
 
@@ -40,6 +63,20 @@ const unobserved: DecisionObserver = { decision() {} };
 export interface EngineOptions extends DocumentOptions {
   /** How many authorize() answers are kept over every org (MAX_KEPT_DECISIONS); tests set fewer. */
   maxKeptDecisions?: number;
+}
+
+const NOTHING_VISIBLE: Readonly<VisibleSet> = Object.freeze({ all: false, folders: Object.freeze([]), items: Object.freeze([]) });
+
+const isUidList = (value: unknown): value is string[] => Array.isArray(value) && value.every((uid) => typeof uid === 'string');
+
+/** authz/visible's answer, checked and frozen; anything else is a policy failure. */
+function visibleSetOf(result: unknown): Readonly<VisibleSet> {
+  const answer = result as { all?: unknown; folders?: unknown; items?: unknown } | undefined;
+  if (answer?.all === true) return Object.freeze({ all: true });
+  if (answer?.all === false && isUidList(answer.folders) && isUidList(answer.items)) {
+    return Object.freeze({ all: false, folders: Object.freeze(answer.folders), items: Object.freeze(answer.items) });
+  }
+  throw new Error('policy returned no visible set');
 }
 
 export class AuthzEngine implements PolicyChangeListener {
@@ -219,6 +256,27 @@ export class AuthzEngine implements PolicyChangeListener {
     } catch (err) {
       this.failClosed(err);
       return [];
+    }
+  }
+
+  /**
+   * The items of `input.kind` on which the action is allowed, as sets a query filters by
+   * (authz/visible): a kept answer when the same was asked against the same document. Nothing
+   * is visible when the policy fails.
+   */
+  async visible(input: VisibleInput): Promise<Readonly<VisibleSet>> {
+    try {
+      // ready() first: it brings the document to every head seen so far, and the answers kept are those of its seqs.
+      const org = await this.documents.ready(input.org_id);
+      const key = visibleKey(input);
+      const kept = this.kept.visibleSets.get(org, key);
+      if (kept) return kept;
+      const answer = visibleSetOf(org.instance.evaluate('authz/visible', visiblePolicyInput(input)));
+      this.kept.visibleSets.set(org, key, answer);
+      return answer;
+    } catch (err) {
+      this.failClosed(err);
+      return NOTHING_VISIBLE;
     }
   }
 

@@ -18,7 +18,7 @@
  * added to these types and left out here fails it.
  */
 import { createHash } from 'node:crypto';
-import type { ActiveOrgInput, AuthzInput, FilterInput, ResourceRef, Subject } from './types.ts';
+import type { ActiveOrgInput, AuthzInput, FilterInput, ResourceRef, Subject, VisibleInput } from './types.ts';
 
 function part(value: unknown): string {
   if (typeof value === 'string') return `${value.length}:${value}`;
@@ -99,6 +99,16 @@ export function activeOrgPolicyInput(input: ActiveOrgInput): ActiveOrgInput {
   const subject = subjectCopy(input.subject) as ActiveOrgInput['subject'];
   subject.pinned_org = input.subject.pinned_org;
   return { subject, org_id: input.org_id, org: { is_member: input.org.is_member } };
+}
+
+/** The key of a visible() answer: every field of its input. */
+export function visibleKey(input: VisibleInput): string {
+  return `${subjectKey(input.subject)}${part(input.org_id)}${part(input.action)}${part(input.kind)}`;
+}
+
+/** The input the policy is asked with for an answer kept under visibleKey(input). */
+export function visiblePolicyInput(input: VisibleInput): VisibleInput {
+  return { subject: subjectCopy(input.subject), org_id: input.org_id, action: input.action, kind: input.kind };
 }
 
 type FilterItem = FilterInput['resources'][number];

@@ -72,6 +72,23 @@ export interface ActiveOrgInput {
   org: { is_member: boolean };
 }
 
+/** The kinds whose lists authz/visible answers as sets; every other kind is listed through filter. */
+export type ListedKind = 'dashboards' | 'folders';
+
+/** authz/visible: the items of `kind` on which `action` is allowed, as sets. */
+export interface VisibleInput {
+  subject: Subject;
+  org_id: string | null;
+  action: string;
+  kind: ListedKind;
+}
+
+/**
+ * What authz/visible answers: every item of the kind (`all`), or those in `folders` (a folder
+ * itself, or a dashboard's folder) and those in `items` (uids granted directly).
+ */
+export type VisibleSet = { all: true } | { all: false; folders: readonly string[]; items: readonly string[] };
+
 export interface FilterInput {
   subject: Subject;
   org_id: string | null;

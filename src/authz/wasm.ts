@@ -9,7 +9,15 @@ import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
  * The entry points this engine calls. The Rego declares them (`entrypoint: true` in a rule's
  * METADATA) and tools/policy-build.sh builds exactly those; a build lacking one is refused.
  */
-export const ENTRYPOINTS = ['authz/enforce', 'authz/decision', 'authz/permissions', 'authz/filter', 'authz/active_org', 'authz/label_rules'] as const;
+export const ENTRYPOINTS = [
+  'authz/enforce',
+  'authz/decision',
+  'authz/permissions',
+  'authz/filter',
+  'authz/active_org',
+  'authz/label_rules',
+  'authz/visible',
+] as const;
 export type Entrypoint = (typeof ENTRYPOINTS)[number];
 
 export class PolicyModule {

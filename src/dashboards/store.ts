@@ -4,9 +4,18 @@
  * delete tell the policy writer (its folder is what its grants inherit from).
  */
 import type { Knex } from 'knex';
-import { whereContains, whereInFolders, type FolderFilter } from '../db/search.ts';
+import { findPage, whereContains, whereInFolders, visibleRows, type FolderFilter, type PageWindow, type VisibleUids } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
-import { DASHBOARDS, deleteFoldered, findFoldered, findFolderedByUids, insertFoldered, updateFoldered, type FolderedRow } from '../folders/foldered.store.ts';
+import {
+  DASHBOARDS,
+  deleteFoldered,
+  findFoldered,
+  findFolderedByUids,
+  insertFoldered,
+  insertFolderedInBulk,
+  updateFoldered,
+  type FolderedRow,
+} from '../folders/foldered.store.ts';
 
 export type DashboardRow = FolderedRow;
 
@@ -34,6 +43,15 @@ const saved = (content: DashboardContent) => ({ title: content.title, folderUid:
 export const insertDashboard = (tx: Tx, orgId: string, uid: string, content: DashboardContent, createdBy: string, now: number) =>
   insertFoldered(tx, DASHBOARDS, orgId, uid, saved(content), createdBy, now);
 
+/** Creates many dashboards of the org at once, with empty models (a benchmark's org). */
+export const insertDashboardsInBulk = (
+  tx: Tx,
+  orgId: string,
+  dashboards: Array<{ uid: string; title: string; folderUid: string | null }>,
+  createdBy: string,
+  now: number,
+) => insertFolderedInBulk(tx, DASHBOARDS, orgId, dashboards, createdBy, now);
+
 /** Replaces the dashboard's content as its next version; its grants stay. */
 export const updateDashboard = (tx: Tx, current: DashboardRow, content: DashboardContent, updatedBy: string, now: number) =>
   updateFoldered(tx, DASHBOARDS, current, saved(content), updatedBy, now);
@@ -47,6 +65,17 @@ export async function findDashboardUids(db: Knex, orgId: string, filter: FolderF
   return whereContains(query, ['title'], filter.search)
     .orderBy([{ column: 'title' }, { column: 'uid' }])
     .pluck('uid');
+}
+
+/** One page of the org's dashboards matching the filter that `visible` holds, by title, with the count of all of them. */
+export function findVisibleDashboardPage(db: Knex, orgId: string, filter: FolderFilter, visible: VisibleUids, page: PageWindow) {
+  const matching = () =>
+    whereContains(
+      whereInFolders(visibleRows(db, 'dashboards', orgId, 'folder_uid', visible), 'dashboards.folder_uid', filter.folderUids),
+      ['dashboards.title'],
+      filter.search,
+    ).select(...DASHBOARD_COLUMNS.map((column) => `dashboards.${column}`));
+  return findPage<DashboardRow>(matching, ['dashboards.title', 'dashboards.uid'], page);
 }
 
 /** The dashboards of `uids`, in the order of `uids`. */

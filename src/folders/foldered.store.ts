@@ -5,7 +5,8 @@
  * is what its grants inherit from), and a delete takes every grant on the resource with it.
  */
 import type { Knex } from 'knex';
-import { removeGrantsOnResources, resourceFiled } from '../accesscontrol/policy-writer.ts';
+import { removeGrantsOnResources, resourceFiled, resourcesFiledInBulk } from '../accesscontrol/policy-writer.ts';
+import { inStatementChunks } from '../db/chunks.ts';
 import { dialectOf } from '../db/knex.ts';
 import type { Tx } from '../db/transaction.ts';
 
@@ -83,6 +84,31 @@ export async function insertFoldered(
     updated_by: createdBy,
   });
   resourceFiled(tx, kind.table, orgId, uid);
+}
+
+/** Creates many resources of the kind at once, with empty content (a benchmark's org). */
+export async function insertFolderedInBulk(
+  tx: Tx,
+  kind: FolderedKind,
+  orgId: string,
+  items: Array<{ uid: string; title: string; folderUid: string | null }>,
+  createdBy: string,
+  now: number,
+): Promise<void> {
+  const rows = items.map((item) => ({
+    org_id: orgId,
+    uid: item.uid,
+    title: item.title,
+    folder_uid: item.folderUid,
+    data: '{}',
+    version: 1,
+    created_at: now,
+    updated_at: now,
+    created_by: createdBy,
+    updated_by: createdBy,
+  }));
+  await inStatementChunks(rows, (chunk) => tx.db(kind.table).insert(chunk));
+  resourcesFiledInBulk(tx, orgId);
 }
 
 /** Replaces the content as the next version; the grants on the resource stay. */

@@ -17,15 +17,14 @@ import type { Tx } from '../db/transaction.ts';
 import { enforceOrgQuota } from '../quotas/org-quotas.ts';
 import { FOLDER_GRANTS } from '../permissions/levels.ts';
 import { grantCreatorAdmin } from '../permissions/resource-grants.ts';
+import { listReadableFolders } from './listing.ts';
 import { FOLDER_SCHEMA, presentFolder } from './presenter.ts';
 import {
   countFolderContents,
   deleteFolderTree,
   findAncestors,
   findFolderTreeContents,
-  findFolderUids,
   findFolder,
-  findFoldersByUids,
   findSiblingByTitle,
   findSubtree,
   insertFolder,
@@ -108,14 +107,13 @@ export const folderRoutes: RouteModule = (routes) => {
     },
     summary: 'Lists one level of the folder tree (the root unless parentUid), only the folders the caller may read.',
     responses: { 200: FOLDER_PAGE_SCHEMA },
-    async handler({ ctx, query, orgId, services, authorize, filter }) {
+    async handler({ ctx, query, orgId, services, authorize, filter, visible }) {
       await authorize('folders:read');
       const page = pageOf(query);
-      const uids = await findFolderUids(services.db, orgId, { search: query.query?.trim(), folderUids: [query.parentUid || null] });
-      // One policy call for the whole level, then the page: totalCount counts what the caller may read.
-      const readableUids = await filter('folders:read', uids, folderResource);
-      const rows = await findFoldersByUids(services.db, orgId, readableUids.slice(page.offset, page.offset + page.limit));
-      ctx.body = { totalCount: readableUids.length, folders: rows.map(presentFolder), page: page.page, perPage: page.perPage };
+      // One policy call for the whole org, then one page of the level in SQL: totalCount counts what the caller may read.
+      const search = { search: query.query?.trim(), folderUids: [query.parentUid || null] };
+      const { totalCount, rows } = await listReadableFolders(services.db, orgId, search, page, { visible, filter });
+      ctx.body = { totalCount, folders: rows.map(presentFolder), page: page.page, perPage: page.perPage };
     },
   });
 

@@ -6,9 +6,9 @@
  */
 import type { Knex } from 'knex';
 import { lockRows, type RowLock } from '../db/row-lock.ts';
-import { folderTreeDeleted, foldersPlaced, removeGrantsOnResources } from '../accesscontrol/policy-writer.ts';
+import { folderTreeDeleted, foldersPlaced, removeGrantsOnResources, resourcesFiledInBulk } from '../accesscontrol/policy-writer.ts';
 import { inStatementChunks, ROWS_PER_STATEMENT } from '../db/chunks.ts';
-import { whereContains, whereInFolders, type FolderFilter } from '../db/search.ts';
+import { findPage, whereContains, whereInFolders, visibleRows, type FolderFilter, type PageWindow, type VisibleUids } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
 
 /** Folders nest this deep at most: a root folder is level 1. */
@@ -95,6 +95,17 @@ export async function findFolderUids(db: Knex, orgId: string, filter: FolderFilt
     .pluck('uid');
 }
 
+/** One page of the org's folders matching the filter that `visible` holds, by title, with the count of all of them. */
+export function findVisibleFolderPage(db: Knex, orgId: string, filter: FolderFilter, visible: VisibleUids, page: PageWindow) {
+  const matching = () =>
+    whereContains(
+      whereInFolders(visibleRows(db, 'folders', orgId, 'uid', visible), 'folders.parent_uid', filter.folderUids),
+      ['folders.title'],
+      filter.search,
+    ).select(...FOLDER_COLUMNS.map((column) => `folders.${column}`));
+  return findPage<FolderRow>(matching, ['folders.title', 'folders.uid'], page);
+}
+
 /** The folders of `uids`, in the order of `uids`. */
 export async function findFoldersByUids(db: Knex, orgId: string, uids: string[]): Promise<FolderRow[]> {
   if (uids.length === 0) return [];
@@ -119,6 +130,30 @@ export async function findSiblingByTitle(db: Knex, orgId: string, parentUid: str
   return db('folders')
     .where({ org_id: orgId, ...siblingKeys(parentUid, title) })
     .first(...FOLDER_COLUMNS);
+}
+
+/** Creates many folders of the org at once, parents before their children (a benchmark's org). */
+export async function insertFoldersInBulk(
+  tx: Tx,
+  orgId: string,
+  folders: Array<{ uid: string; title: string; parentUid: string | null }>,
+  createdBy: string,
+  now: number,
+): Promise<void> {
+  const rows = folders.map((folder) => ({
+    org_id: orgId,
+    uid: folder.uid,
+    title: folder.title,
+    description: '',
+    parent_uid: folder.parentUid,
+    ...siblingKeys(folder.parentUid, folder.title),
+    created_at: now,
+    updated_at: now,
+    created_by: createdBy,
+    updated_by: createdBy,
+  }));
+  await inStatementChunks(rows, (chunk) => tx.db('folders').insert(chunk));
+  resourcesFiledInBulk(tx, orgId);
 }
 
 export async function insertFolder(

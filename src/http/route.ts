@@ -7,7 +7,7 @@
 import type { Context } from 'koa';
 import type { AuditEvent } from '../audit/writer.ts';
 import { actorOf } from './actor.ts';
-import type { AuthzInput, Decision, PermissionMap, Requirement, ResourceRef, Subject } from '../authz/types.ts';
+import type { AuthzInput, Decision, ListedKind, PermissionMap, Requirement, ResourceRef, Subject, VisibleSet } from '../authz/types.ts';
 import type { Principal } from '../principal.ts';
 import type { Services } from '../services.ts';
 import type { Action } from '../authz/actions.ts';
@@ -43,6 +43,12 @@ export interface RouteContext<B, Q, P> {
    * for a whole list. `requiresOf` names what an item needs besides (AuthorizeOptions.requires).
    */
   filter<T>(action: Action, items: readonly T[], resourceOf: (item: T) => ResourceRef, requiresOf?: (item: T) => Requirement[]): Promise<T[]>;
+  /**
+   * The items of `kind` the caller may do `action` on in the route's org, as sets a query
+   * filters by (db/search.ts whereVisible): one policy call for a whole list, whatever its
+   * length, so only a page of it is read. Exactly what filter() keeps of the same items.
+   */
+  visible(action: Action, kind: ListedKind): Promise<Readonly<VisibleSet>>;
   /** What `subject` (the caller unless named) holds in the route's org, `{action: [scope]}`. */
   permissions(subject?: Subject): Promise<PermissionMap>;
   /**
@@ -203,6 +209,9 @@ export class RouteRegistrar {
           const resources = items.map((item) => (requiresOf ? { ...resourceOf(item), requires: requiresOf(item) } : resourceOf(item)));
           const allowed = await services.engine.filter({ subject: subjectOf(principal), org_id, action, resources });
           return allowed.sort((a, b) => a - b).map((index) => items[index]!);
+        },
+        visible(action, kind) {
+          return services.engine.visible({ subject: subjectOf(principal), org_id: spec.level === 'org' ? orgId : null, action, kind });
         },
         permissions(subject) {
           return services.engine.permissions(subject ?? subjectOf(principal), spec.level === 'org' ? orgId : null);

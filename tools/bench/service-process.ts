@@ -81,17 +81,18 @@ export async function stopChild(child: ChildProcess): Promise<void> {
  * Starts the service with a seeded server admin (ADMIN_LOGIN / PASSWORD) on `database`: a
  * temporary SQLite file, or a database of its own on MariaDB (TEST_MYSQL_URL), dropped by stop().
  * Its log (stdout) is dropped, or written to `options.logFile` (in its data directory, removed by stop()).
+ * `options.databaseUrl`: a database filled beforehand instead, which stop() leaves to its owner.
  */
 export async function startService(
   env: Record<string, string> = {},
   database: 'sqlite' | 'mysql' = 'sqlite',
-  options: { logFile?: boolean } = {},
+  options: { logFile?: boolean; databaseUrl?: string } = {},
 ): Promise<ServiceProcess & { logFile: string | null }> {
   const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
-  let databaseUrl = '';
+  let databaseUrl = options.databaseUrl ?? '';
   let dropDatabase = async () => {};
-  if (database === 'mysql') {
+  if (database === 'mysql' && options.databaseUrl === undefined) {
     const name = `gatehouse_bench_${process.pid}_${port}`;
     const admin = await mysql.createConnection(MYSQL_URL);
     await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);

@@ -26,6 +26,21 @@ grants(action, target, scopes) := {reason |
 	reason := {"kind": "acl", "level": level, "scope": scope, "principal": principal}
 }
 
+# every scope with an entry for the subject at a level that allows action on items of kind: the
+# scopes grants() would find among an item's candidates
+held_scopes(kind, action) := {scope |
+	acl := data.legacy_acl
+	count(acl) > 0
+	_covers(kind, action)
+	is_enabled(data.settings)
+	needed := _level(action)
+	some scope, entries in acl
+	some principal in subject.principals
+	level := entries[principal]
+	is_number(level)
+	level >= needed
+}
+
 # What the subject's entries allow, as permissions lists it, {action: {scope}}: each scope that
 # has entries for the subject, at the highest of their levels, with every action of that level the
 # scope's kind covers. A rule, worked out only for the map.

@@ -82,3 +82,14 @@ holders(roles, action) := {{"kind": "grant", "role": role, "action": held} |
 	some held in helds
 	count(permissions[held]) > 0
 }
+
+# every scope on which some permission of roles names action or a wildcard of it
+held_scopes(roles, action) := {scope |
+	helds := matching_actions(action)
+	index := data.roles
+	some role in roles
+	permissions := index[role]
+	some held in helds
+	some scope, granted in permissions[held]
+	granted == true
+}
