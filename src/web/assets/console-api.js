@@ -59,16 +59,22 @@ function covers(held, scope) {
 /**
  * What the user may do, from `{action: [scope]}`: `can(action)` holds it anywhere, and
  * `can(action, scopes)` on one of `scopes` (a resource's own scope and those it inherits).
+ * An action may be held through a wildcard (`*`, `users:*`), as a server admin holds everything.
  * A hint for what to offer only: the API decides every request.
  */
 export function permissionChecker(permissions) {
   return function can(action, scopes) {
-    const held = permissions[action];
-    if (!held) return false;
+    const held = Object.entries(permissions)
+      .filter(([name]) => covers(name, action))
+      .flatMap(([, heldScopes]) => heldScopes);
+    if (held.length === 0) return false;
     if (!scopes) return true;
     return scopes.some((scope) => held.some((h) => covers(h, scope)));
   };
 }
+
+/** The scope of every user: a page over all of them needs its action there, not on one's own record. */
+export const ALL_USERS = ['users:*'];
 
 /** The scopes a folder's permission reaches a resource in it through: the folder and its ancestors. */
 export const folderScopes = (folderUids) => folderUids.map((uid) => `folders:uid:${uid}`);

@@ -2,7 +2,7 @@
 // and set a password. Someone without users:read gets the refused state, and the API refuses
 // them anyway.
 import { useState } from 'preact/hooks';
-import { call, messageOf, navigate, query, useApi } from '/assets/console-api.js';
+import { ALL_USERS, call, messageOf, navigate, query, useApi } from '/assets/console-api.js';
 import { Field, Forbidden, html, Loaded, Outcome, Page, Pager } from '/assets/console-ui.js';
 
 const PER_PAGE = 50;
@@ -83,7 +83,7 @@ function UserRow({ user, can, onChanged }) {
     setBusy(false);
     onChanged(result.ok ? { ok: true, text: `${user.isDisabled ? 'Enabled' : 'Disabled'} ${user.login}.` } : { ok: false, text: messageOf(result) });
   }
-  const mayToggle = can(user.isDisabled ? 'users:enable' : 'users:disable');
+  const mayToggle = can(user.isDisabled ? 'users:enable' : 'users:disable', ALL_USERS);
   return html`<tr>
     <td>${user.login}</td>
     <td>${user.name}</td>
@@ -98,7 +98,7 @@ function UserRow({ user, can, onChanged }) {
         </button>`
       }
       ${
-        can('users.password:write') &&
+        can('users.password:write', ALL_USERS) &&
         !resetting &&
         html`<button type="button" class="secondary small" onClick=${() => setResetting(true)}>
           Reset password<span class="sr-only"> of ${user.login}</span>
@@ -121,7 +121,7 @@ function UserRow({ user, can, onChanged }) {
 }
 
 export function UsersPage({ can, params }) {
-  const allowed = can('users:read');
+  const allowed = can('users:read', ALL_USERS);
   const users = useApi(allowed ? `/api/admin/users${query({ query: params.query, page: params.page, perpage: PER_PAGE })}` : null);
   const [outcome, setOutcome] = useState(null);
   const changed = (result) => {

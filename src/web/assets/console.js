@@ -2,19 +2,22 @@
 // pages they may use), and the client-side routes. Each page is a module of its own.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { call, messageOf, navigate, permissionChecker, useApi, useLocation } from '/assets/console-api.js';
+import { ALL_USERS, call, messageOf, navigate, permissionChecker, useApi, useLocation } from '/assets/console-api.js';
 import { ErrorState, html, Loading, Page } from '/assets/console-ui.js';
 import { DashboardPage, FoldersPage } from '/assets/console-folders.js';
 import { AuditPage } from '/assets/console-audit.js';
 import { PolicyPage } from '/assets/console-policy.js';
 import { UsersPage } from '/assets/console-users.js';
 
-/** The console's pages: the address, the navigation label, and the permission that shows it in the menu. */
+/**
+ * The console's pages: the address, the navigation label, and the permission that shows it in the
+ * menu (none for the policy explorer: everyone may have their own decisions explained).
+ */
 const NAVIGATION = [
   { href: '/admin/folders', label: 'Folders', action: 'folders:read' },
   { href: '/admin/audit', label: 'Audit log', action: 'audit:read' },
-  { href: '/admin/policy', label: 'Policy', action: 'users.permissions:read' },
-  { href: '/admin/users', label: 'Users', action: 'users:read' },
+  { href: '/admin/policy', label: 'Policy', action: null },
+  { href: '/admin/users', label: 'Users', action: 'users:read', scopes: ALL_USERS },
 ];
 
 /** The page an address names, with what it needs from the address. */
@@ -61,7 +64,7 @@ function Console({ user, can }) {
       <a class="brand" href="/"><img src="/assets/favicon.svg" alt="" width="28" height="28" />Gatehouse</a>
       <nav aria-label="Console">
         <ul class="console-nav">
-          ${NAVIGATION.filter((item) => can(item.action)).map(
+          ${NAVIGATION.filter((item) => !item.action || can(item.action, item.scopes)).map(
             (item) =>
               html`<li>
                 <a href=${item.href} aria-current=${item.href === `/admin/${currentSection}` ? 'page' : undefined}>${item.label}</a>
