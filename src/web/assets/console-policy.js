@@ -69,7 +69,7 @@ function resourceOf(kind, uid) {
 
 function Explain({ actions, params }) {
   const [userId, setUserId] = useState(params.userId ?? '');
-  const [action, setAction] = useState(params.action ?? actions[0]);
+  const [action, setAction] = useState(params.action ?? 'dashboards:read');
   const [kind, setKind] = useState(params.kind ?? 'dashboards');
   const [uid, setUid] = useState(params.uid ?? '');
   const [answer, setAnswer] = useState(null);
