@@ -28,6 +28,8 @@ const CONSOLE_ASSETS = [
   'console-audit.js',
   'console-policy.js',
   'console-users.js',
+  'console-teams.js',
+  'console-serviceaccounts.js',
   'preact.js',
   'preact-hooks.js',
   'htm.js',
@@ -157,7 +159,7 @@ describe('admin console in the browser', function () {
     await page.waitForURL(`${app.url}/admin/folders`);
     await page.getByRole('heading', { name: 'Folders', level: 1 }).waitFor();
     const nav = page.getByRole('navigation', { name: 'Console' });
-    expect(await nav.getByRole('link').allTextContents()).to.deep.equal(['Folders', 'Audit log', 'Policy', 'Users']);
+    expect(await nav.getByRole('link').allTextContents()).to.deep.equal(['Folders', 'Audit log', 'Policy', 'Users', 'Teams', 'Service accounts']);
 
     // The tree opens lazily: Payments is inside Operations.
     const tree = page.getByRole('navigation', { name: 'Folder tree' });
@@ -190,7 +192,7 @@ describe('admin console in the browser', function () {
     const { context, page } = await signedIn(viewer);
     await page.goto(`${app.url}/admin/folders`);
     await page.getByRole('heading', { name: 'Folders', level: 1 }).waitFor();
-    expect(await page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).to.deep.equal(['Folders', 'Policy']);
+    expect(await page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).to.deep.equal(['Folders', 'Policy', 'Teams']);
 
     await page.goto(`${app.url}${grantedDashboard.url}`);
     const mayGranted = page.locator('dt:text-is("You may") + dd');
@@ -258,6 +260,43 @@ describe('admin console in the browser', function () {
     await context.close();
   });
 
+  it('an admin creates a team and adds the Viewer to it in /admin/teams', async () => {
+    const { context, page } = await signedIn(admin);
+    await page.goto(`${app.url}/admin/teams`);
+    await page.getByLabel('Team name').fill('Payments on call');
+    await page.getByRole('button', { name: 'Create team' }).click();
+    await page.getByRole('link', { name: 'Payments on call' }).click();
+    const members = page.getByRole('region', { name: 'Members of Payments on call' });
+    await members.getByLabel('Find a user').fill(viewer.login);
+    await members.getByLabel('User', { exact: true }).locator('option', { hasText: viewer.login }).waitFor({ state: 'attached' });
+    await members.getByLabel('User', { exact: true }).selectOption({ label: viewer.login });
+    await members.getByRole('button', { name: 'Add member' }).click();
+    await members.getByText(`${viewer.login} (Vic Viewer): Member`).waitFor();
+    const [team] = await app.db('teams').where({ name: 'Payments on call' });
+    expect(await app.count('team_members', { team_id: team.id, user_id: viewer.id })).to.equal(1);
+    await context.close();
+  });
+
+  it('/admin/serviceaccounts shows a token key once', async () => {
+    const { context, page } = await signedIn(admin);
+    await page.goto(`${app.url}/admin/serviceaccounts`);
+    await page.getByLabel('Name', { exact: true }).fill('deployer');
+    await page.getByRole('button', { name: 'Create service account' }).click();
+    await page.getByRole('link', { name: 'deployer' }).click();
+    const tokens = page.getByRole('region', { name: 'Tokens of deployer' });
+    await tokens.getByLabel('Token name').fill('ci');
+    await tokens.getByRole('button', { name: 'Issue token' }).click();
+    const key = (await tokens.getByLabel('Token key').textContent())!;
+    const whoAmI = await app.request('GET', '/api/serviceaccounts/search', { token: key });
+    expect(whoAmI.status).to.not.equal(401);
+    await tokens.getByRole('button', { name: 'I have copied the key' }).click();
+    expect(await tokens.getByLabel('Token key').count()).to.equal(0);
+    await page.reload();
+    await tokens.locator('li', { hasText: 'never expires' }).waitFor();
+    expect(await page.content()).to.not.include(key);
+    await context.close();
+  });
+
   it('every page passes axe and is screenshotted at 1280 and 390 wide, light and dark', async () => {
     // axe is injected as an inline script, which the pages' policy refuses: these contexts bypass it.
     const pages: Array<[string, TestUser, string]> = [
@@ -268,6 +307,8 @@ describe('admin console in the browser', function () {
       ['policy', admin, `/admin/policy?${new URLSearchParams({ kind: 'dashboards', uid: grantedDashboard.uid })}`],
       ['users', admin, '/admin/users'],
       ['users-refused', viewer, '/admin/users'],
+      ['teams', admin, '/admin/teams'],
+      ['serviceaccounts', admin, '/admin/serviceaccounts'],
       ['not-found', admin, '/admin/nothing'],
     ];
     const violations: string[] = [];

@@ -8,6 +8,8 @@ import { DashboardPage, FoldersPage } from '/assets/console-folders.js';
 import { AuditPage } from '/assets/console-audit.js';
 import { PolicyPage } from '/assets/console-policy.js';
 import { UsersPage } from '/assets/console-users.js';
+import { TeamsPage } from '/assets/console-teams.js';
+import { ServiceAccountsPage } from '/assets/console-serviceaccounts.js';
 
 /**
  * The console's pages: the address, the navigation label, and the permission that shows it in the
@@ -18,6 +20,8 @@ const NAVIGATION = [
   { href: '/admin/audit', label: 'Audit log', action: 'audit:read' },
   { href: '/admin/policy', label: 'Policy', action: null },
   { href: '/admin/users', label: 'Users', action: 'users:read', scopes: ALL_USERS },
+  { href: '/admin/teams', label: 'Teams', action: 'teams:read' },
+  { href: '/admin/serviceaccounts', label: 'Service accounts', action: 'serviceaccounts:read' },
 ];
 
 /** The page an address names, with what it needs from the address. */
@@ -54,8 +58,16 @@ function Console({ user, can }) {
   }
 
   const props = { user, can, params: location.params, uid: target.uid };
-  const pages = { folders: FoldersPage, dashboard: DashboardPage, audit: AuditPage, policy: PolicyPage, users: UsersPage };
-  const Current = pages[target.page] ?? NotFound;
+  const pages = {
+    folders: FoldersPage,
+    dashboard: DashboardPage,
+    audit: AuditPage,
+    policy: PolicyPage,
+    users: UsersPage,
+    teams: TeamsPage,
+    serviceaccounts: ServiceAccountsPage,
+  };
+  const Current = Object.hasOwn(pages, target.page) ? pages[target.page] : NotFound;
   const currentSection = target.page === 'dashboard' ? 'folders' : target.page;
 
   return html`
