@@ -30,6 +30,7 @@ const CONSOLE_ASSETS = [
   'console-users.js',
   'console-teams.js',
   'console-serviceaccounts.js',
+  'console-orgs.js',
   'preact.js',
   'preact-hooks.js',
   'htm.js',
@@ -159,7 +160,7 @@ describe('admin console in the browser', function () {
     await page.waitForURL(`${app.url}/admin/folders`);
     await page.getByRole('heading', { name: 'Folders', level: 1 }).waitFor();
     const nav = page.getByRole('navigation', { name: 'Console' });
-    expect(await nav.getByRole('link').allTextContents()).to.deep.equal(['Folders', 'Audit log', 'Policy', 'Users', 'Teams', 'Service accounts']);
+    expect(await nav.getByRole('link').allTextContents()).to.deep.equal(['Folders', 'Audit log', 'Policy', 'Users', 'Teams', 'Service accounts', 'Orgs']);
 
     // The tree opens lazily: Payments is inside Operations.
     const tree = page.getByRole('navigation', { name: 'Folder tree' });
@@ -309,6 +310,8 @@ describe('admin console in the browser', function () {
       ['users-refused', viewer, '/admin/users'],
       ['teams', admin, '/admin/teams'],
       ['serviceaccounts', admin, '/admin/serviceaccounts'],
+      ['orgs', admin, '/admin/orgs?org=org_main'],
+      ['orgs-refused', viewer, '/admin/orgs'],
       ['not-found', admin, '/admin/nothing'],
     ];
     const violations: string[] = [];

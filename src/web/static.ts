@@ -48,6 +48,7 @@ const ASSETS = new Map<string, StaticFile>([
   ['console-users.js', load('./assets/console-users.js', JS)],
   ['console-teams.js', load('./assets/console-teams.js', JS)],
   ['console-serviceaccounts.js', load('./assets/console-serviceaccounts.js', JS)],
+  ['console-orgs.js', load('./assets/console-orgs.js', JS)],
   ['preact.js', load(besidePackageEntry('preact', 'preact.module.js'), JS)],
   ['preact-hooks.js', load(besidePackageEntry('preact/hooks', 'hooks.module.js'), JS)],
   ['htm.js', load(besidePackageEntry('htm', 'htm.module.js'), JS)],

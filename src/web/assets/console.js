@@ -10,6 +10,7 @@ import { PolicyPage } from '/assets/console-policy.js';
 import { UsersPage } from '/assets/console-users.js';
 import { TeamsPage } from '/assets/console-teams.js';
 import { ServiceAccountsPage } from '/assets/console-serviceaccounts.js';
+import { OrgsPage, SERVER_WIDE } from '/assets/console-orgs.js';
 
 /**
  * The console's pages: the address, the navigation label, and the permission that shows it in the
@@ -22,6 +23,7 @@ const NAVIGATION = [
   { href: '/admin/users', label: 'Users', action: 'users:read', scopes: ALL_USERS },
   { href: '/admin/teams', label: 'Teams', action: 'teams:read' },
   { href: '/admin/serviceaccounts', label: 'Service accounts', action: 'serviceaccounts:read' },
+  { href: '/admin/orgs', label: 'Orgs', action: 'orgs:read', scopes: SERVER_WIDE },
 ];
 
 /** The page an address names, with what it needs from the address. */
@@ -66,6 +68,7 @@ function Console({ user, can }) {
     users: UsersPage,
     teams: TeamsPage,
     serviceaccounts: ServiceAccountsPage,
+    orgs: OrgsPage,
   };
   const Current = Object.hasOwn(pages, target.page) ? pages[target.page] : NotFound;
   const currentSection = target.page === 'dashboard' ? 'folders' : target.page;
