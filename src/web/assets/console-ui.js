@@ -182,7 +182,7 @@ function GrantForm({ idPrefix, busy, onGrant }) {
     kind === 'role'
       ? ['Viewer', 'Editor', 'Admin'].map((role) => ({ value: role, label: role }))
       : kind === 'user'
-        ? (people.data ?? []).map((u) => ({ value: u.userId ?? u.id, label: `${u.login}${u.name && u.name !== u.login ? ` (${u.name})` : ''}` }))
+        ? (people.data ?? []).map((u) => ({ value: u.userId, label: `${u.login}${u.name && u.name !== u.login ? ` (${u.name})` : ''}` }))
         : (teams.data?.teams ?? []).map((t) => ({ value: String(t.id), label: t.name }));
 
   function submit(event) {
