@@ -66,10 +66,13 @@ describe('audit log', () => {
     });
   });
 
-  it('filters by action, actorId, outcome, from and to', async () => {
+  it('filters by action, actorId, targetType, targetId, outcome, from and to', async () => {
     const get = async (query: string) => (await app.request('GET', `/api/admin/audit-log?${query}`, { cookie: admin.cookie })).body;
     expect((await get('action=user.login')).totalCount).to.equal(5);
     expect((await get('actorId=usr_b')).items.map((e: { action: string }) => e.action)).to.deep.equal(['user.login_failed']);
+    expect((await get('targetType=session')).totalCount).to.equal(5);
+    expect((await get('targetType=session&targetId=ses_3')).items.map((e: { targetId: string }) => e.targetId)).to.deep.equal(['ses_3']);
+    expect((await get('targetId=ses_9')).totalCount).to.equal(0);
     expect((await get('outcome=failure')).items[0].metadata).to.deep.equal({ reason: 'bad password' });
     expect((await get(`from=${new Date(T0 + 2000).toISOString()}&to=${new Date(T0 + 10_000).toISOString()}`)).totalCount).to.equal(4);
     expect((await get(`from=${T0 + 4000}`)).totalCount).to.equal(3);

@@ -78,17 +78,27 @@ export const auditRoutes: RouteModule = (routes) => {
         action: { type: 'string', maxLength: 100 },
         actorId: { type: 'string', maxLength: 40 },
         outcome: { type: 'string', enum: ['success', 'failure'] },
+        targetType: { type: 'string', maxLength: 100 },
+        targetId: { type: 'string', maxLength: 190 },
       },
       additionalProperties: false,
     },
-    summary: 'Lists the audit log, newest first, filtered by time, action, actor and outcome (server admin).',
+    summary: 'Lists the audit log, newest first, filtered by time, action, actor, target and outcome (server admin).',
     responses: { 200: AUDIT_PAGE_SCHEMA },
     async handler({ ctx, query, services, authorize }) {
       await authorize('audit:read');
       const page = pageOf(query);
       const { totalCount, rows } = await findAuditEntries(
         services.db,
-        { from: parseInstant('from', query.from), to: parseInstant('to', query.to), action: query.action, actorId: query.actorId, outcome: query.outcome },
+        {
+          from: parseInstant('from', query.from),
+          to: parseInstant('to', query.to),
+          action: query.action,
+          actorId: query.actorId,
+          targetType: query.targetType,
+          targetId: query.targetId,
+          outcome: query.outcome,
+        },
         page,
       );
       ctx.body = { totalCount, page: page.page, perPage: page.perPage, items: rows.map(auditEntryOf) };

@@ -24,6 +24,8 @@ export interface AuditFilter {
   to?: number;
   action?: string;
   actorId?: string;
+  targetType?: string;
+  targetId?: string;
   outcome?: string;
 }
 
@@ -33,6 +35,8 @@ function filtered(db: Knex, filter: AuditFilter): Knex.QueryBuilder {
   if (filter.to !== undefined) query.where('timestamp', '<=', filter.to);
   if (filter.action) query.where('action', filter.action);
   if (filter.actorId) query.where('actor_id', filter.actorId);
+  if (filter.targetType) query.where('target_type', filter.targetType);
+  if (filter.targetId) query.where('target_id', filter.targetId);
   if (filter.outcome) query.where('outcome', filter.outcome);
   return query;
 }

@@ -1,6 +1,6 @@
 /**
- * The browser side of Gatehouse: the setup wizard, the login page, a small home page and their
- * assets. The pages are static HTML; everything about the user is fetched from the API by the
+ * The browser side of Gatehouse: the setup wizard, the login page, a small home page, the admin
+ * console (docs/console.md) and their assets. The pages are static HTML; everything about the user is fetched from the API by the
  * page's script and written with textContent, so the server never templates user data into HTML.
  */
 import { NotFoundError } from '../errors.ts';
@@ -52,6 +52,34 @@ export const webRoutes: RouteModule = (routes) => {
       sendPage(ctx, 'login');
     },
   });
+
+  // The console routes in the browser: every one of its addresses, and the pages the API's `url`
+  // fields name (a dashboard's, a folder's), answers the same shell, whose script draws the page the
+  // address names. The shell is static: nothing of the request is written into it.
+  const consolePage = (path: string, summary: string, params: string[] = []) =>
+    routes.add({
+      method: 'get',
+      path,
+      access: 'public',
+      summary,
+      responses: { 200: null },
+      ...(params.length > 0 && {
+        params: {
+          type: 'object',
+          properties: Object.fromEntries(params.map((name) => [name, { type: 'string', maxLength: 200 }])),
+          required: params,
+          additionalProperties: false,
+        },
+      }),
+      async handler({ ctx }) {
+        sendPage(ctx, 'console');
+      },
+    });
+  consolePage('/admin', "The admin console (HTML): it works through this API with the signed-in user's session.");
+  consolePage('/admin/:page', "A page of the admin console (HTML): the console's shell, which draws the page.", ['page']);
+  consolePage('/d/:uid', "A dashboard's page (HTML, the console's), without the title's slug.", ['uid']);
+  consolePage('/d/:uid/:slug', "A dashboard's page (HTML, the console's): its metadata and permissions.", ['uid', 'slug']);
+  consolePage('/dashboards/f/:uid', "A folder's page (HTML, the console's): its subfolders, dashboards, alert rules and permissions.", ['uid']);
 
   routes.add({
     method: 'get',

@@ -24,6 +24,10 @@ const CSS = 'text/css; charset=utf-8';
 const JS = 'text/javascript; charset=utf-8';
 const HTML = 'text/html; charset=utf-8';
 
+const fromPackage = (specifier: string) => new URL(`file://${createRequire(import.meta.url).resolve(specifier)}`);
+/** A file beside a package's entry point (its ES module build), which the package's exports do not name. */
+const besidePackageEntry = (specifier: string, file: string) => new URL(file, fromPackage(specifier));
+
 /** The `/assets/<file>` whitelist. */
 const ASSETS = new Map<string, StaticFile>([
   ['style.css', load('./assets/style.css', CSS)],
@@ -32,15 +36,34 @@ const ASSETS = new Map<string, StaticFile>([
   ['login.js', load('./assets/login.js', JS)],
   ['home.js', load('./assets/home.js', JS)],
   ['favicon.svg', load('./assets/favicon.svg', 'image/svg+xml')],
+  // The admin console: its modules, and preact and htm as ES modules from node_modules, which the
+  // console page's import map names, so the browser loads no build output and nothing from a CDN.
+  ['console.css', load('./assets/console.css', CSS)],
+  ['console.js', load('./assets/console.js', JS)],
+  ['console-api.js', load('./assets/console-api.js', JS)],
+  ['console-ui.js', load('./assets/console-ui.js', JS)],
+  ['console-folders.js', load('./assets/console-folders.js', JS)],
+  ['console-audit.js', load('./assets/console-audit.js', JS)],
+  ['console-policy.js', load('./assets/console-policy.js', JS)],
+  ['console-users.js', load('./assets/console-users.js', JS)],
+  ['console-teams.js', load('./assets/console-teams.js', JS)],
+  ['console-serviceaccounts.js', load('./assets/console-serviceaccounts.js', JS)],
+  ['console-orgs.js', load('./assets/console-orgs.js', JS)],
+  ['preact.js', load(besidePackageEntry('preact', 'preact.module.js'), JS)],
+  ['preact-hooks.js', load(besidePackageEntry('preact/hooks', 'hooks.module.js'), JS)],
+  ['htm.js', load(besidePackageEntry('htm', 'htm.module.js'), JS)],
+  // What the committed policy build says of itself, for the console's policy explorer.
+  ['policy-manifest.json', load('../../policies/build/manifest.json', 'application/json; charset=utf-8')],
 ]);
 
-export type PageName = 'home' | 'setup' | 'login' | 'api-docs';
+export type PageName = 'home' | 'setup' | 'login' | 'api-docs' | 'console';
 
 const PAGES: Record<PageName, StaticFile> = {
   home: load('./pages/home.html', HTML),
   setup: load('./pages/setup.html', HTML),
   login: load('./pages/login.html', HTML),
   'api-docs': load('./pages/api-docs.html', HTML),
+  console: load('./pages/console.html', HTML),
 };
 
 /**
@@ -57,6 +80,18 @@ const CONTENT_SECURITY_POLICY = [
   "base-uri 'none'",
   "frame-ancestors 'none'",
 ].join('; ');
+
+/**
+ * The console's import map is an inline script, which the browser runs only when the policy names
+ * its hash: that one script, and no other inline one, is allowed.
+ */
+function consoleContentSecurityPolicy(): string {
+  const importMap = /<script type="importmap">([\s\S]*?)<\/script>/.exec(PAGES.console.body.toString('utf8'));
+  if (!importMap) throw new Error('src/web/pages/console.html has no import map');
+  const hash = createHash('sha256').update(importMap[1]!).digest('base64');
+  return CONTENT_SECURITY_POLICY.replace("script-src 'self'", `script-src 'self' 'sha256-${hash}'`);
+}
+const CONSOLE_CONTENT_SECURITY_POLICY = consoleContentSecurityPolicy();
 
 /**
  * The API reference page runs Redoc, which styles what it renders with style elements it writes
@@ -76,7 +111,8 @@ const API_DOCS_CONTENT_SECURITY_POLICY = [
 ].join('; ');
 
 export function setPageSecurityHeaders(ctx: Context, page?: PageName): void {
-  ctx.set('Content-Security-Policy', page === 'api-docs' ? API_DOCS_CONTENT_SECURITY_POLICY : CONTENT_SECURITY_POLICY);
+  const policies: Partial<Record<PageName, string>> = { 'api-docs': API_DOCS_CONTENT_SECURITY_POLICY, console: CONSOLE_CONTENT_SECURITY_POLICY };
+  ctx.set('Content-Security-Policy', (page && policies[page]) ?? CONTENT_SECURITY_POLICY);
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Referrer-Policy', 'no-referrer');
   // Whether a page or a redirect is served depends on the session and on the users table.
@@ -106,8 +142,6 @@ export function sendAsset(ctx: Context, name: string): boolean {
 interface CompressibleFile extends StaticFile {
   gzip: Buffer;
 }
-
-const fromPackage = (specifier: string) => new URL(`file://${createRequire(import.meta.url).resolve(specifier)}`);
 
 /**
  * The `/api/docs/assets/<file>` whitelist: Redoc's standalone bundle (MIT, from node_modules, about
