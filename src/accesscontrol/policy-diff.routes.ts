@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { recordAudit } from '../audit/writer.ts';
 import { compileCandidate } from '../authz/policy-candidate.ts';
 import { diffInWorker, type IsolatedDiffJob } from '../authz/policy-diff-isolated.ts';
-import { readRecordedDecisions, type RecordedDecisions } from '../authz/policy-diff.ts';
+import { readRecordedDecisions, type RecordedDecisions } from '../authz/policy-diff-inputs.ts';
 import { REASON_SCHEMA } from '../authz/reasons.ts';
 import { BadRequestError, NotFoundError, PayloadTooLargeError } from '../errors.ts';
 import { actorOf } from '../http/actor.ts';

@@ -6,7 +6,8 @@
  */
 import { Worker } from 'node:worker_threads';
 import { BadRequestError } from '../errors.ts';
-import type { PolicyDiffReport, RecordedDecisions } from './policy-diff.ts';
+import type { RecordedDecisions } from './policy-diff-inputs.ts';
+import type { PolicyDiffReport } from './policy-diff.ts';
 import type { OrgDocument, Subject } from './types.ts';
 
 export interface IsolatedDiffJob {

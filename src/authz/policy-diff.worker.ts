@@ -6,7 +6,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { BadRequestError } from '../errors.ts';
 import { loadCandidate } from './policy-candidate.ts';
-import { diffPolicies, sweepOf } from './policy-diff.ts';
+import { sweepOf } from './policy-diff-inputs.ts';
+import { diffPolicies } from './policy-diff.ts';
 import type { IsolatedDiffJob } from './policy-diff-isolated.ts';
 import { PolicyModule } from './wasm.ts';
 
