@@ -79,13 +79,17 @@ export function readPolicyBuildInfo(wasmPath: string): PolicyBuildInfo {
 export class DecisionLog {
   /** Names this process in `labels.id`, as OPA names its instance. */
   private readonly instanceId = randomUUID();
+  /** The running policy's revision, for `bundles.authz.revision`. */
+  private revision: string | null;
 
   constructor(
     private readonly settings: DecisionLogSettings,
     private readonly build: PolicyBuildInfo,
     private readonly sink: { write(line: string): unknown },
     private readonly random: () => number = Math.random,
-  ) {}
+  ) {
+    this.revision = build.sourceHash;
+  }
 
   /**
    * Opens the configured destination; the file is written synchronously so that no decision is
@@ -114,8 +118,13 @@ export class DecisionLog {
       timestamp: at.toISOString(),
       metrics: { timer_rego_query_eval_ns: evalNanoseconds },
       labels: { id: this.instanceId, app: 'gatehouse', version: this.build.opaVersion },
-      bundles: { authz: { revision: this.build.sourceHash } },
+      bundles: { authz: { revision: this.revision } },
     };
     this.sink.write(`${JSON.stringify(entry)}\n`);
+  }
+
+  /** The revision of the policy that decides from now on (a reload swapped it). */
+  useRevision(revision: string | null): void {
+    this.revision = revision;
   }
 }

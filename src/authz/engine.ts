@@ -16,6 +16,7 @@ import { checkLoadedDocuments } from './drift-check.ts';
 import { activeOrgKey, activeOrgPolicyInput, decisionKey, filterKey, filterPolicyInput, permissionsKey, policyInput, subjectCopy } from './input-key.ts';
 import type { ActiveOrgInput, AuthzInput, Decision, FilterInput, LabelRulesAnswer, LabelRulesInput, OrgDocument, PermissionMap, Subject } from './types.ts';
 import { ALLOWED, answerCaches, frozen, frozenDecision, MAX_CACHED_INPUT_CHARS } from './decision-cache.ts';
+import type { LoadedPolicySource, PolicyProvenance } from './policy-source.ts';
 import type { PolicyInstance, PolicyModule } from './wasm.ts';
 
 export interface EngineStats {
@@ -40,19 +41,24 @@ const unobserved: DecisionObserver = { decision() {} };
 export interface EngineOptions extends DocumentOptions {
   /** How many authorize() answers are kept over every org (MAX_KEPT_DECISIONS); tests set fewer. */
   maxKeptDecisions?: number;
+  /** What the policy module is and where it came from (health, metrics, the decision log); unknown when not said. */
+  provenance?: PolicyProvenance;
 }
 
+const UNKNOWN_PROVENANCE: PolicyProvenance = { source: 'build', file: '', revision: null, signer: null, opaVersion: null };
+
 export class AuthzEngine implements PolicyChangeListener {
-  private readonly documents: OrgDocuments;
+  private documents: OrgDocuments;
   private readonly counters = { keptDecisionHits: 0, keptFilterHits: 0 };
   /** An instance with no data document, for the entry points that read only their input. */
   private inputOnly: Promise<PolicyInstance> | null = null;
   /** The answers kept: authorize()'s by decisionKey, filter()'s by filterKey, permissions()'s by permissionsKey, activeOrg()'s by activeOrgKey. */
-  private readonly kept: ReturnType<typeof answerCaches>;
+  private kept: ReturnType<typeof answerCaches>;
+  private runningProvenance: PolicyProvenance;
 
   constructor(
     private readonly db: Knex,
-    private readonly policy: PolicyModule,
+    private policy: PolicyModule,
     private readonly options: EngineOptions,
     private readonly logger: Logger,
     private readonly observer: DecisionObserver = unobserved,
@@ -60,6 +66,30 @@ export class AuthzEngine implements PolicyChangeListener {
   ) {
     this.kept = answerCaches(options.maxKeptDecisions);
     this.documents = new OrgDocuments(db, policy, options, logger);
+    this.runningProvenance = options.provenance ?? UNKNOWN_PROVENANCE;
+    if (options.provenance) this.decisionLog?.useRevision(options.provenance.revision);
+  }
+
+  /** The running policy's source, revision and signer. */
+  get provenance(): PolicyProvenance {
+    return this.runningProvenance;
+  }
+
+  /**
+   * Swaps in another policy module: the next decision is evaluated by it. Its org documents are
+   * loaded afresh into its own instances and it starts with no kept answers, so no answer of the
+   * replaced policy is given again; requests already evaluating finish with the replaced one.
+   */
+  usePolicy(loaded: LoadedPolicySource): void {
+    const polling = this.documents.polling;
+    this.documents.stopChangePoll();
+    this.policy = loaded.module;
+    this.documents = new OrgDocuments(this.db, loaded.module, this.options, this.logger);
+    this.kept = answerCaches(this.options.maxKeptDecisions);
+    this.inputOnly = null;
+    this.runningProvenance = loaded.provenance;
+    this.decisionLog?.useRevision(loaded.provenance.revision);
+    if (polling) this.documents.startChangePoll(polling);
   }
 
   /** The decision that lets a request act or refuses it: observed (metrics) and, when on, written to the decision log. */

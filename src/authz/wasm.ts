@@ -16,7 +16,11 @@ export class PolicyModule {
   private constructor(private readonly module: WebAssembly.Module) {}
 
   static async fromFile(file: string): Promise<PolicyModule> {
-    return new PolicyModule(await WebAssembly.compile(fs.readFileSync(file)));
+    return PolicyModule.fromBytes(fs.readFileSync(file));
+  }
+
+  static async fromBytes(wasm: Buffer): Promise<PolicyModule> {
+    return new PolicyModule(await WebAssembly.compile(new Uint8Array(wasm)));
   }
 
   async instantiate(): Promise<PolicyInstance> {

@@ -52,8 +52,28 @@ export const access = {
     defaultText: '`policies/build/authz.wasm`',
     trim: false,
     form: 'path',
-    meaning: 'the compiled policy to load',
+    meaning: 'the compiled policy to load (unless `POLICY_BUNDLE_PATH` is set)',
   }),
+  /** A signed OPA bundle loaded instead of POLICY_WASM_PATH, verified at boot and at each reload; null when off. */
+  policyBundle: new Optional(
+    {
+      isOn: ({ env }) => !!(env.POLICY_BUNDLE_PATH?.trim() || env.POLICY_VERIFICATION_KEY?.trim()),
+      requiredWhen: 'POLICY_BUNDLE_PATH or POLICY_VERIFICATION_KEY is set',
+    },
+    {
+      path: text('POLICY_BUNDLE_PATH', {
+        defaultText: '*(empty: load `POLICY_WASM_PATH`)*',
+        form: 'path',
+        meaning:
+          "a signed OPA bundle (`npm run policy:build` with `POLICY_SIGNING_KEY`) loaded instead of `POLICY_WASM_PATH`, verified with `POLICY_VERIFICATION_KEY` at start and at each `POST /api/admin/policy/reload`: its signature, every file's hash, no file unlisted; a refused bundle stops the start (exit 2) or leaves the running policy in place (see [Policy as code](../policies/README.md#signed-bundles))",
+      }),
+      verificationKey: text('POLICY_VERIFICATION_KEY', {
+        defaultText: '*(required with `POLICY_BUNDLE_PATH`)*',
+        form: 'path',
+        meaning: "the PEM public key (RSA for RS256/384/512, EC for ES256/384/512) the bundle's `.signatures.json` must verify with; read again at each reload",
+      }),
+    },
+  ),
   /** Where authorize() decisions are logged (OPA's decision-log fields), null when off. */
   decisionLog: new Optional(
     { isOn: ({ env }) => !!env.DECISION_LOG?.trim(), requiredWhen: 'DECISION_LOG is set' },
