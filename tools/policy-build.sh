@@ -7,8 +7,8 @@
 #
 # POLICY_SIGNING_KEY=<private key PEM> signs the bundle (.signatures.json, as `opa build
 # --signing-key` writes it; POLICY_SIGNING_ALG, default RS256, e.g. ES256 for an EC key) and
-# writes it to POLICY_BUNDLE_OUT (default policies/build/bundle.signed.tar.gz) rather than over
-# the committed unsigned bundle.
+# writes only it, to POLICY_BUNDLE_OUT (default policies/build/bundle.signed.tar.gz): the
+# committed build stays as it is.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -43,8 +43,8 @@ mapfile -t entrypoints < <(node -e '
 
 entry_flags=()
 for e in "${entrypoints[@]}"; do entry_flags+=(-e "$e"); done
-# The bundle holds the sources under authz/, as they sit under policies/; built from a copy
-# named policies/ and by relative path, so the wasm names the files as the sources do.
+# The bundle holds the sources as policies/authz/…; built from a copy named policies/ and by
+# relative path, so the wasm names the files as the sources do.
 for f in "${sources[@]}"; do
   mkdir -p "$tmp/$(dirname "$f")"
   cp "$f" "$tmp/$f"
@@ -59,11 +59,17 @@ if [ -n "${POLICY_SIGNING_KEY:-}" ]; then
 fi
 (cd "$tmp" && "$opa" build -t wasm "${entry_flags[@]}" --revision "$source_hash" "${sign_flags[@]}" -o bundle.tar.gz --bundle policies)
 
+if [ -n "${POLICY_SIGNING_KEY:-}" ]; then
+  mkdir -p "$(dirname "$bundle_out")"
+  mv "$tmp/bundle.tar.gz" "$bundle_out"
+  echo "policy bundle: $bundle_out (signed, ${POLICY_SIGNING_ALG:-RS256}), revision $source_hash"
+  exit 0
+fi
+
 mkdir -p "$build_dir"
 # -P keeps the bundle's absolute member name (/policy.wasm) instead of warning about it
 tar -xzOPf "$tmp/bundle.tar.gz" /policy.wasm >"$tmp/authz.wasm"
 mv "$tmp/authz.wasm" "$build_dir/authz.wasm"
-mkdir -p "$(dirname "$bundle_out")"
 mv "$tmp/bundle.tar.gz" "$bundle_out"
 
 opa_version="v$("$opa" version | sed -n 's/^Version: *//p')"
@@ -82,4 +88,4 @@ opa_version="v$("$opa" version | sed -n 's/^Version: *//p')"
 } >"$build_dir/manifest.json"
 
 echo "policy build: $build_dir/authz.wasm ($(wc -c <"$build_dir/authz.wasm" | tr -d ' ') bytes), sourceHash $source_hash"
-echo "policy bundle: $bundle_out${POLICY_SIGNING_KEY:+ (signed, ${POLICY_SIGNING_ALG:-RS256})}"
+echo "policy bundle: $bundle_out (unsigned)"

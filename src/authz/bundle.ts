@@ -64,7 +64,7 @@ export function untar(archive: Buffer): Map<string, Buffer> {
     const size = parseInt(field(124, 12).trim() || '0', 8);
     const type = field(156, 1) || '0';
     const prefix = field(0x159, 155);
-    const name = (prefix ? `${prefix}/${field(0, 100)}` : field(0, 100)).replace(/^\/+/, '');
+    const name = (prefix ? `${prefix}/${field(0, 100)}` : field(0, 100)).replace(/^(\.?\/)+/, '');
     if (!Number.isSafeInteger(size) || size < 0 || offset + 512 + size > archive.length) throw new PolicyLoadError('the bundle is not a well-formed tar.gz');
     if (type === '0') {
       if (files.has(name)) throw new PolicyLoadError(`the bundle holds ${name} twice`);
