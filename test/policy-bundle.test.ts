@@ -298,7 +298,7 @@ describe('signed policy bundles', function () {
         wasm.writeUInt8(wasm.readUInt8(100) ^ 1, 100);
         files.set('policy.wasm', wasm);
       });
-      const env = {
+      const env: NodeJS.ProcessEnv = {
         ...process.env,
         NODE_ENV: 'development',
         DATA_DIR: dir,
