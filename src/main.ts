@@ -112,8 +112,8 @@ async function main(): Promise<void> {
     server.close(() => {
       clearTimeout(deadline);
       // the rate limit's last counts go to the database for the other instances, and a batch of the
-      // audit stream under way finishes (or fails: it is sent again) before the pool closes
-      void Promise.all([built.stop(), stopAuditStream()])
+      // audit stream under way finishes (or fails: it is sent again), and the decision log's waiting entries are sent, before the pool closes
+      void Promise.all([built.stop(), stopAuditStream(), services.engine.closeDecisionLog()])
         .then(() => services.db.destroy())
         .then(() => {
           logger.info('stopped');

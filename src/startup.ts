@@ -11,6 +11,8 @@ import { SecretBox } from './crypto/secretbox.ts';
 import { waitForDatabase } from './db/connect.ts';
 import { createDb } from './db/knex.ts';
 import { migrateToLatest } from './db/migrate.ts';
+import { AddressPolicy } from './outbound/address-policy.ts';
+import { OutboundClient } from './outbound/client.ts';
 import { createOutboundClient } from './outbound/index.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { LdapDirectory } from './identity/providers/ldap/directory.ts';
@@ -23,8 +25,19 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
   // A bad LDAP file, a missing policy or an unwritable decision log is the operator's to fix before anything opens (a ConfigError: exit 2).
   const ldap = config.ldap.enabled ? LdapDirectory.load(config.ldap.configFile, logger) : null;
   const policy = await loadPolicy(config);
+  const metrics = new Metrics();
   const decisionLog =
-    config.decisionLog && DecisionLog.open(config.decisionLog, { opaVersion: policy.provenance.opaVersion, sourceHash: policy.provenance.revision });
+    config.decisionLog &&
+    DecisionLog.open(
+      config.decisionLog,
+      { opaVersion: policy.provenance.opaVersion, sourceHash: policy.provenance.revision },
+      {
+        // The collector is the operator's choice, not an org admin's: the connectors' address policy does not apply.
+        client: new OutboundClient(new AddressPolicy(['0.0.0.0/0', '::/0'], []), config.outbound),
+        observer: { delivered: (entries) => metrics.decisionLogDelivered(entries), dropped: (entries) => metrics.decisionLogDrop(entries) },
+        onFailure: (err) => logger.warn({ err }, 'decision log delivery failed; the batch is sent again after a backoff'),
+      },
+    );
   const db = createDb(config);
   try {
     prepareAuditStream(config, db);
@@ -35,7 +48,6 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
     await db.destroy();
     throw err;
   }
-  const metrics = new Metrics();
   const engine = new AuthzEngine(
     db,
     policy.module,

@@ -314,6 +314,11 @@ export class AuthzEngine implements PolicyChangeListener {
     }
   }
 
+  /** Sends the decision log entries still waiting (DECISION_LOG=http), at shutdown. */
+  async closeDecisionLog(): Promise<void> {
+    await this.decisionLog?.close();
+  }
+
   stats(): EngineStats {
     let wasmBytes = 0;
     for (const org of this.documents.orgs.values()) wasmBytes += org.instance.memoryBytes;

@@ -135,8 +135,7 @@ export class Metrics {
 
   private readonly decisionLogDropped = new Counter({
     name: 'gatehouse_decision_log_dropped_total',
-    help: 'Decision log entries dropped by DECISION_LOG=http: the buffer was full, or the collector refused a batch past its retries',
-    labelNames: ['reason'] as const,
+    help: 'Decision log entries DECISION_LOG=http dropped because DECISION_LOG_BUFFER_SIZE entries were already waiting for the collector',
     registers: [this.registry],
   });
 
@@ -238,8 +237,8 @@ export class Metrics {
     this.decisionLogSent.inc(entries);
   }
 
-  decisionLogDrop(reason: 'buffer_full' | 'undeliverable', entries = 1): void {
-    this.decisionLogDropped.inc({ reason }, entries);
+  decisionLogDrop(entries: number): void {
+    this.decisionLogDropped.inc(entries);
   }
 
   watchDatabasePool(db: Knex): void {

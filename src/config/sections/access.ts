@@ -1,6 +1,7 @@
 /** The variables of access control: the policy, its caches, its decision log and the quotas. */
 import path from 'node:path';
-import { choice, filePath, flag, fraction, integer, text } from '../kinds.ts';
+import { choice, filePath, flag, fraction, integer, text, url } from '../kinds.ts';
+import { ConfigError } from '../variable.ts';
 import { Optional, type Variable } from '../variable.ts';
 
 export const QUOTA_TARGETS = ['users', 'dashboards', 'connectors', 'api_keys', 'service_accounts', 'alert_rules', 'folders'] as const;
@@ -76,12 +77,32 @@ export const access = {
   ),
   /** Where authorize() decisions are logged (OPA's decision-log fields), null when off. */
   decisionLog: new Optional(
-    { isOn: ({ env }) => !!env.DECISION_LOG?.trim(), requiredWhen: 'DECISION_LOG is set' },
     {
-      target: choice('DECISION_LOG', ['file', 'stdout'], {
+      isOn: ({ env }) => !!env.DECISION_LOG?.trim(),
+      requiredWhen: 'DECISION_LOG is set',
+      check(decisionLog) {
+        if (decisionLog.target === 'http' && !decisionLog.url) throw new ConfigError('DECISION_LOG_URL is required when DECISION_LOG=http');
+      },
+    },
+    {
+      target: choice('DECISION_LOG', ['file', 'stdout', 'http'], {
         defaultText: '*(empty: off)*',
         meaning:
-          "log `authorize()` decisions as JSON lines with OPA's decision-log fields (see [Policy as code](../policies/README.md#decision-log)); anything else is a configuration error (exit 2)",
+          "log `authorize()` decisions with OPA's decision-log fields (see [Policy as code](../policies/README.md#decision-log)): JSON lines to a file or stdout, or `http`: gzip-compressed JSON arrays posted to `DECISION_LOG_URL` as OPA's decision-log plugin posts them ([operating](operating.md#decision-log-over-http)); anything else is a configuration error (exit 2)",
+      }),
+      /** The collector of `target: http`. */
+      url: url('DECISION_LOG_URL', {
+        default: null,
+        defaultText: '*(required with `DECISION_LOG=http`)*',
+        meaning:
+          'where `DECISION_LOG=http` posts its batches (`POST`, `Content-Encoding: gzip`, a JSON array of decision events); an answer other than 2xx, or none, is retried with a backoff doubling from 0.5 s to 30 s',
+      }),
+      /** How many entries wait for the collector before new ones are dropped. */
+      bufferSize: integer('DECISION_LOG_BUFFER_SIZE', {
+        default: 10_000,
+        min: 1,
+        meaning:
+          'how many decision entries `DECISION_LOG=http` keeps waiting for the collector; past it a new entry is dropped and counted (`gatehouse_decision_log_dropped_total`)',
       }),
       /** The file of `target: file`, appended to. */
       path: filePath('DECISION_LOG_PATH', {
