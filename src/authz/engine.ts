@@ -97,12 +97,14 @@ export class AuthzEngine implements PolicyChangeListener {
     const started = performance.now();
     let outcome: 'allow' | 'deny' | 'error' = 'error';
     try {
+      // The kept answers of the policy whose documents answer: a reload while this waits swaps both, and this answer stays with the replaced ones.
+      const kept = this.kept;
       // ready() first: it brings the document to every head seen so far, and the answers kept are those of its seqs.
       // Awaited only when it has work to do: an await of a loaded org would still cost a turn of the microtask queue.
       const ready = this.documents.ready(input.org_id);
       const org = ready instanceof Promise ? await ready : ready;
       const evaluated = this.decisionLog ? performance.now() : 0;
-      const result = this.enforce(org, input);
+      const result = this.enforce(org, input, kept);
       outcome = result.allow ? 'allow' : 'deny';
       this.decisionLog?.record(input, result, Math.round((performance.now() - evaluated) * 1e6), new Date());
       return result;
@@ -144,16 +146,16 @@ export class AuthzEngine implements PolicyChangeListener {
    * The answer that enforces `input`: a kept one when the same input was asked against the same
    * document, else authz/enforce (or, for the decision log, the whole authz/decision).
    */
-  private enforce(org: OrgPolicy, input: AuthzInput): Readonly<Decision> {
+  private enforce(org: OrgPolicy, input: AuthzInput, answers: ReturnType<typeof answerCaches>): Readonly<Decision> {
     const key = decisionKey(input);
-    const kept = this.kept.decisions.get(org, key);
+    const kept = answers.decisions.get(org, key);
     if (kept) {
       this.counters.keptDecisionHits++;
       return kept;
     }
     const json = JSON.stringify(policyInput(input));
     const result = this.decisionLog ? this.decision(org.instance, json) : this.allowedOrRefused(org.instance, json);
-    this.kept.decisions.set(org, key, result === ALLOWED ? ALLOWED : frozenDecision(result));
+    answers.decisions.set(org, key, result === ALLOWED ? ALLOWED : frozenDecision(result));
     return result;
   }
 
@@ -188,15 +190,16 @@ export class AuthzEngine implements PolicyChangeListener {
     try {
       // It reads only the input: an answer once given stays right.
       const key = activeOrgKey(input);
-      const kept = this.kept.activeOrg.get(key);
+      const answers = this.kept;
+      const kept = answers.activeOrg.get(key);
       if (kept) return kept;
-      this.inputOnly ??= this.policy.instantiate();
-      const result = (await this.inputOnly).evaluateJson('authz/active_org', JSON.stringify(activeOrgPolicyInput(input))) as Decision | undefined;
+      const inputOnly = (this.inputOnly ??= this.policy.instantiate());
+      const result = (await inputOnly).evaluateJson('authz/active_org', JSON.stringify(activeOrgPolicyInput(input))) as Decision | undefined;
       if (!result || typeof result.allow !== 'boolean' || !Array.isArray(result.reasons)) {
         return this.failClosed(new Error('policy returned no active-org decision'));
       }
       if (key.length <= MAX_CACHED_INPUT_CHARS) {
-        this.kept.activeOrg.set(key, frozenDecision(result));
+        answers.activeOrg.set(key, frozenDecision(result));
       }
       return result;
     } catch (err) {
@@ -208,16 +211,17 @@ export class AuthzEngine implements PolicyChangeListener {
   async permissions(subject: Subject, orgId: string | null): Promise<Readonly<PermissionMap>> {
     try {
       // ready() first: it brings the document to every head seen so far, and the maps kept are those of its seqs.
+      const answers = this.kept;
       const org = await this.documents.ready(orgId);
       const key = permissionsKey(subject, orgId);
-      const cached = this.kept.permissionMaps.get(org, key);
+      const cached = answers.permissionMaps.get(org, key);
       if (cached) return cached;
       const result = org.instance.evaluate('authz/permissions', { subject: subjectCopy(subject), org_id: orgId });
       if (!result || typeof result !== 'object') return {};
       // Sorting is the caller's job: sort() in wasm is quadratic on large scope sets.
       const sorted: PermissionMap = {};
       for (const action of Object.keys(result).sort()) sorted[action] = [...(result as PermissionMap)[action]!].sort();
-      this.kept.permissionMaps.set(org, key, frozen(sorted));
+      answers.permissionMaps.set(org, key, frozen(sorted));
       return sorted;
     } catch (err) {
       this.failClosed(err);
@@ -230,16 +234,17 @@ export class AuthzEngine implements PolicyChangeListener {
     if (input.resources.length === 0) return [];
     try {
       // ready() first: it brings the document to every head seen so far, and the answers kept are those of its seqs.
+      const answers = this.kept;
       const org = await this.documents.ready(input.org_id);
       const key = filterKey(input);
-      const kept = this.kept.filters.get(org, key);
+      const kept = answers.filters.get(org, key);
       if (kept) {
         this.counters.keptFilterHits++;
         return [...kept];
       }
       const result = org.instance.evaluate('authz/filter', filterPolicyInput(input));
       const indexes = Array.isArray(result) ? (result as number[]) : [];
-      this.kept.filters.set(org, key, Object.freeze([...indexes]));
+      answers.filters.set(org, key, Object.freeze([...indexes]));
       return indexes;
     } catch (err) {
       this.failClosed(err);
