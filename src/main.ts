@@ -32,10 +32,11 @@ async function announce(logger: Logger, services: Services, port: number): Promi
   const url = `http://${config.host && config.host !== '0.0.0.0' && config.host !== '::' ? config.host : 'localhost'}:${port}`;
   const setupOpen = !(await anyHumanUserExists(services.db));
   const { provenance } = services.engine;
+  // sourceHash: the revision, named as the build's manifest names it
   const policy = {
     file: provenance.file,
     source: provenance.source,
-    revision: provenance.revision,
+    sourceHash: provenance.revision,
     signer: provenance.signer,
     opaVersion: provenance.opaVersion,
   };
@@ -49,7 +50,7 @@ async function announce(logger: Logger, services: Services, port: number): Promi
       ...(setupOpen && { setupUrl: `${url}/setup` }),
       policy,
     },
-    `gatehouse listening on ${url}; database ${describeDatabase(config)}; ${setupOpen ? `setup open at ${url}/setup` : 'setup done'}; policy ${policy.revision?.slice(0, 12) ?? 'without manifest'}${policy.signer ? ` signed by ${policy.signer}` : ''}`,
+    `gatehouse listening on ${url}; database ${describeDatabase(config)}; ${setupOpen ? `setup open at ${url}/setup` : 'setup done'}; policy ${policy.sourceHash?.slice(0, 12) ?? 'without manifest'}${policy.signer ? ` signed by ${policy.signer}` : ''}`,
   );
 }
 
