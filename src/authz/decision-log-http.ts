@@ -14,7 +14,7 @@ const gzipAsync = promisify(gzip);
 
 /** How often the buffer is sent while nothing fails. */
 export const FLUSH_INTERVAL_MS = 1_000;
-/** At most this many entries per request (OPA's default upload limit is 32 KiB compressed; a batch of decisions compresses well below that per entry). */
+/** At most this many entries per request: about 250 KiB of JSON before compression, so a collector's body limit is not met. */
 export const MAX_BATCH_ENTRIES = 500;
 const FIRST_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 30_000;
