@@ -1,12 +1,9 @@
 /** Process entry: config -> db -> migrate -> seed -> policy -> listen; SIGTERM/SIGINT drain. */
-import fs from 'node:fs';
 import type { Server } from 'node:http';
-import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { buildApp } from './app.ts';
 import { startAuditRetention } from './audit/retention.ts';
 import { startAuditStream } from './audit/stream.ts';
-import type { PolicyManifest } from './authz/manifest.ts';
 import { bootstrap } from './bootstrap.ts';
 import { assertDataDirWritable, ConfigError, describeDatabase, loadConfig, type Config } from './config.ts';
 import { createServer, listen } from './http/server.ts';
@@ -30,21 +27,19 @@ async function listenOrExplain(server: Server, config: Config) {
   }
 }
 
-/** The build the policy was compiled from (the manifest tools/policy-build.sh writes beside it). */
-function policyBuild(wasmPath: string): Partial<PolicyManifest> & { file: string } {
-  try {
-    const manifest = JSON.parse(fs.readFileSync(path.join(path.dirname(wasmPath), 'manifest.json'), 'utf8')) as PolicyManifest;
-    return { file: wasmPath, sourceHash: manifest.sourceHash, opaVersion: manifest.opaVersion };
-  } catch {
-    return { file: wasmPath };
-  }
-}
-
 async function announce(logger: Logger, services: Services, port: number): Promise<void> {
   const { config } = services;
   const url = `http://${config.host && config.host !== '0.0.0.0' && config.host !== '::' ? config.host : 'localhost'}:${port}`;
   const setupOpen = !(await anyHumanUserExists(services.db));
-  const policy = policyBuild(config.policyWasmPath);
+  const { provenance } = services.engine;
+  // sourceHash: the revision, named as the build's manifest names it
+  const policy = {
+    file: provenance.file,
+    source: provenance.source,
+    sourceHash: provenance.revision,
+    signer: provenance.signer,
+    opaVersion: provenance.opaVersion,
+  };
   logger.info(
     {
       url,
@@ -55,7 +50,7 @@ async function announce(logger: Logger, services: Services, port: number): Promi
       ...(setupOpen && { setupUrl: `${url}/setup` }),
       policy,
     },
-    `gatehouse listening on ${url}; database ${describeDatabase(config)}; ${setupOpen ? `setup open at ${url}/setup` : 'setup done'}; policy ${policy.sourceHash?.slice(0, 12) ?? 'without manifest'}`,
+    `gatehouse listening on ${url}; database ${describeDatabase(config)}; ${setupOpen ? `setup open at ${url}/setup` : 'setup done'}; policy ${policy.sourceHash?.slice(0, 12) ?? 'without manifest'}${policy.signer ? ` signed by ${policy.signer}` : ''}`,
   );
 }
 
@@ -118,8 +113,8 @@ async function main(): Promise<void> {
     server.close(() => {
       clearTimeout(deadline);
       // the rate limit's last counts go to the database for the other instances, and a batch of the
-      // audit stream under way finishes (or fails: it is sent again) before the pool closes
-      void Promise.all([built.stop(), stopAuditStream()])
+      // audit stream under way finishes (or fails: it is sent again), and the decision log's waiting entries are sent, before the pool closes
+      void Promise.all([built.stop(), stopAuditStream(), services.engine.closeDecisionLog()])
         .then(() => services.db.destroy())
         .then(() => {
           logger.info('stopped');

@@ -1,15 +1,18 @@
 /** Opens the database, migrates it, checks and loads the policy, and assembles the services. */
 import type { Logger } from 'pino';
 import { prepareAuditStream } from './audit/stream.ts';
-import { DecisionLog, readPolicyBuildInfo } from './authz/decision-log.ts';
+import { DecisionLog } from './authz/decision-log.ts';
 import { AuthzEngine } from './authz/engine.ts';
-import { PolicyModule } from './authz/wasm.ts';
+import { PolicyLoadError } from './authz/bundle.ts';
+import { loadPolicySource, type LoadedPolicySource } from './authz/policy-source.ts';
 import { ConfigError, type Config } from './config.ts';
 import { keyDerivations } from './crypto/password.ts';
 import { SecretBox } from './crypto/secretbox.ts';
 import { waitForDatabase } from './db/connect.ts';
 import { createDb } from './db/knex.ts';
 import { migrateToLatest } from './db/migrate.ts';
+import { AddressPolicy } from './outbound/address-policy.ts';
+import { OutboundClient } from './outbound/client.ts';
 import { createOutboundClient } from './outbound/index.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { LdapDirectory } from './identity/providers/ldap/directory.ts';
@@ -21,8 +24,20 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
   keyDerivations.configure(config.passwordHashing);
   // A bad LDAP file, a missing policy or an unwritable decision log is the operator's to fix before anything opens (a ConfigError: exit 2).
   const ldap = config.ldap.enabled ? LdapDirectory.load(config.ldap.configFile, logger) : null;
-  const policy = await loadPolicy(config.policyWasmPath);
-  const decisionLog = config.decisionLog && DecisionLog.open(config.decisionLog, readPolicyBuildInfo(config.policyWasmPath));
+  const policy = await loadPolicy(config);
+  const metrics = new Metrics();
+  const decisionLog =
+    config.decisionLog &&
+    DecisionLog.open(
+      config.decisionLog,
+      { opaVersion: policy.provenance.opaVersion, sourceHash: policy.provenance.revision },
+      {
+        // The collector is the operator's choice, not an org admin's: the connectors' address policy does not apply.
+        client: new OutboundClient(new AddressPolicy(['0.0.0.0/0', '::/0'], []), config.outbound),
+        observer: { delivered: (entries) => metrics.decisionLogDelivered(entries), dropped: (entries) => metrics.decisionLogDrop(entries) },
+        onFailure: (err) => logger.warn({ err }, 'decision log delivery failed; the batch is sent again after a backoff'),
+      },
+    );
   const db = createDb(config);
   try {
     prepareAuditStream(config, db);
@@ -33,17 +48,22 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
     await db.destroy();
     throw err;
   }
-  const metrics = new Metrics();
   const engine = new AuthzEngine(
     db,
-    policy,
-    { legacyAclEnabled: config.legacyAclEnabled, maxLoadedOrgs: config.authzMaxLoadedOrgs, verifyDocuments: config.authzVerifyDocuments },
+    policy.module,
+    {
+      legacyAclEnabled: config.legacyAclEnabled,
+      maxLoadedOrgs: config.authzMaxLoadedOrgs,
+      verifyDocuments: config.authzVerifyDocuments,
+      provenance: policy.provenance,
+    },
     logger,
     metrics,
     decisionLog,
   );
   engine.startChangePoll(config.authzRevisionPollMs);
   metrics.watchPolicyEngine(() => engine.stats());
+  metrics.watchPolicy(() => engine.provenance);
   metrics.watchDatabasePool(db);
   return createServices({
     config,
@@ -59,15 +79,16 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
   });
 }
 
-/** The compiled policy; a missing or broken file is the operator's to fix (a ConfigError: exit 2), checked before the database opens. */
-async function loadPolicy(file: string): Promise<PolicyModule> {
+/**
+ * The compiled policy, or the signed bundle verified; a missing or broken file, or a bundle
+ * refused (unsigned, another key, a file altered, added or removed), is the operator's to fix (a
+ * ConfigError: exit 2), checked before the database opens.
+ */
+async function loadPolicy(config: Config): Promise<LoadedPolicySource> {
   try {
-    return await PolicyModule.fromFile(file);
+    return await loadPolicySource(config);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code)
-      throw new ConfigError(`POLICY_WASM_PATH ${file} cannot be read (${code}): run npm run policy:build, or point POLICY_WASM_PATH at a built authz.wasm`);
-    if (err instanceof WebAssembly.CompileError) throw new ConfigError(`POLICY_WASM_PATH ${file} is not a compiled policy (${err.message})`);
+    if (err instanceof PolicyLoadError) throw new ConfigError(config.policyBundle ? `policy bundle refused: ${err.message}` : err.message);
     throw err;
   }
 }

@@ -139,14 +139,19 @@ describe('decision log', () => {
       const lines: string[] = [];
       let draw = 0;
       const draws = [0.1, 0.6, 0.4, 0.9];
-      const log = new DecisionLog({ target: 'stdout', path: '', sample: 0.5 }, build, { write: (line: string) => lines.push(line) }, () => draws[draw++]!);
+      const log = new DecisionLog(
+        { target: 'stdout', path: '', sample: 0.5, url: null, bufferSize: 1 },
+        build,
+        { write: (line: string) => lines.push(line) },
+        () => draws[draw++]!,
+      );
       for (let i = 0; i < draws.length; i++) log.record(input, { allow: true, reasons: [] }, 1, new Date(0));
       expect(lines).to.have.length(2);
     });
 
     it('copies only the fields of the policy input: anything else passed along is left out', () => {
       const lines: string[] = [];
-      const log = new DecisionLog({ target: 'stdout', path: '', sample: 1 }, build, { write: (line: string) => lines.push(line) });
+      const log = new DecisionLog({ target: 'stdout', path: '', sample: 1, url: null, bufferSize: 1 }, build, { write: (line: string) => lines.push(line) });
       const padded = {
         ...input,
         token: 'svc_pat_secret',
@@ -162,12 +167,14 @@ describe('decision log', () => {
   describe('configuration', () => {
     const secrets = { SECRET_KEY: 's'.repeat(32), JWT_SECRET: 'j'.repeat(32) };
 
-    it('is off unless DECISION_LOG is file or stdout; the file defaults under DATA_DIR', () => {
+    it('is off unless DECISION_LOG is file, stdout or http; the file defaults under DATA_DIR', () => {
       expect(loadConfig({ ...secrets }).decisionLog).to.equal(null);
       expect(loadConfig({ ...secrets, DATA_DIR: '/tmp/gh', DECISION_LOG: 'file' }).decisionLog).to.deep.equal({
         target: 'file',
         path: '/tmp/gh/decisions.log',
         sample: 1,
+        url: null,
+        bufferSize: 10_000,
       });
       expect(loadConfig({ ...secrets, DECISION_LOG: 'stdout', DECISION_LOG_SAMPLE: '0.25' }).decisionLog).to.include({ target: 'stdout', sample: 0.25 });
       expect(loadConfig({ ...secrets, DECISION_LOG: 'stdout', DECISION_LOG_SAMPLE: '0' }).decisionLog).to.include({ sample: 0 });
@@ -178,7 +185,7 @@ describe('decision log', () => {
       const blocker = path.join(dir, 'a-file');
       fs.writeFileSync(blocker, '');
       const target = path.join(blocker, 'decisions.log');
-      expect(() => DecisionLog.open({ target: 'file', path: target, sample: 1 }, { opaVersion: null, sourceHash: null })).to.throw(
+      expect(() => DecisionLog.open({ target: 'file', path: target, sample: 1, url: null, bufferSize: 1 }, { opaVersion: null, sourceHash: null })).to.throw(
         ConfigError,
         `DECISION_LOG_PATH ${target} cannot be written (EEXIST)`,
       );
@@ -186,7 +193,8 @@ describe('decision log', () => {
     });
 
     it('refuses an unknown destination or a share outside 0..1', () => {
-      expect(() => loadConfig({ ...secrets, DECISION_LOG: 'http' })).to.throw(ConfigError, 'DECISION_LOG must be file or stdout, got "http"');
+      expect(() => loadConfig({ ...secrets, DECISION_LOG: 'kafka' })).to.throw(ConfigError, 'DECISION_LOG must be file, stdout or http, got "kafka"');
+      expect(() => loadConfig({ ...secrets, DECISION_LOG: 'http' })).to.throw(ConfigError, 'DECISION_LOG_URL is required when DECISION_LOG=http');
       for (const sample of ['2', '-0.5', 'half', '1e-3']) {
         expect(() => loadConfig({ ...secrets, DECISION_LOG: 'file', DECISION_LOG_SAMPLE: sample }), sample).to.throw(
           ConfigError,

@@ -6,9 +6,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { readManifest } from '../src/authz/manifest.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { REPO_ROOT } from './helpers/opa.ts';
 
-const READY = { status: 'ok', database: 'ok', migrations: 'ok', policy: 'ok' };
+/** The committed build: unsigned, its revision the Rego source hash. */
+const POLICY_BUNDLE = { source: 'build', revision: readManifest(REPO_ROOT).sourceHash, signer: null };
+const READY = { status: 'ok', database: 'ok', migrations: 'ok', policy: 'ok', policyBundle: POLICY_BUNDLE };
 
 describe('health', () => {
   describe('a running instance', () => {
@@ -38,7 +42,13 @@ describe('health', () => {
       try {
         const res = await app.request('GET', '/api/health/ready');
         expect(res.status).to.equal(503);
-        expect(res.body).to.deep.equal({ status: 'unavailable', database: 'ok', migrations: `pending: ${last.name}`, policy: 'ok' });
+        expect(res.body).to.deep.equal({
+          status: 'unavailable',
+          database: 'ok',
+          migrations: `pending: ${last.name}`,
+          policy: 'ok',
+          policyBundle: POLICY_BUNDLE,
+        });
         expect((await app.request('GET', '/api/health')).status).to.equal(200);
       } finally {
         await app.db('knex_migrations').insert(last);
@@ -69,7 +79,14 @@ describe('health', () => {
     try {
       const res = await app.request('GET', '/api/health/ready');
       expect(res.status).to.equal(503);
-      expect(res.body).to.deep.equal({ status: 'unavailable', database: 'ok', migrations: 'ok', policy: 'not loaded' });
+      // no manifest.json beside this file: no revision to name
+      expect(res.body).to.deep.equal({
+        status: 'unavailable',
+        database: 'ok',
+        migrations: 'ok',
+        policy: 'not loaded',
+        policyBundle: { source: 'build', revision: null, signer: null },
+      });
       expect((await app.request('GET', '/api/health')).status).to.equal(200);
     } finally {
       await app.close();

@@ -1,8 +1,15 @@
 /**
- * Server administration: statistics and the effective configuration. Both are server actions in
- * the policy (authz.server), so only a server admin is allowed, whatever roles others hold.
+ * Server administration: statistics, the effective configuration and the policy reload. All are
+ * server actions in the policy (authz.server), so only a server admin is allowed, whatever roles
+ * others hold.
  */
+import { recordAudit, recordFailure } from '../audit/writer.ts';
+import { PolicyLoadError } from '../authz/bundle.ts';
+import { loadPolicySource } from '../authz/policy-source.ts';
 import { effectiveSettings } from '../config.ts';
+import { ServiceError } from '../errors.ts';
+import { actorOf } from '../http/actor.ts';
+import { MESSAGE_SCHEMA } from '../http/responses.ts';
 import type { RouteModule } from '../http/route.ts';
 import { countLiveSessions } from '../identity/sessions.store.ts';
 import { countResources } from './store.ts';
@@ -32,7 +39,63 @@ const SETTINGS_SCHEMA = {
   additionalProperties: { type: ['string', 'number', 'boolean', 'array', 'null'], items: { type: 'string' } },
 } as const;
 
+const RELOADED_SCHEMA = {
+  type: 'object',
+  properties: {
+    message: { type: 'string' },
+    source: { enum: ['build', 'bundle'] },
+    revision: { type: ['string', 'null'] },
+    signer: { type: ['string', 'null'] },
+  },
+  required: ['message', 'source', 'revision', 'signer'],
+  additionalProperties: false,
+} as const;
+
+/** A policy the reload refused: the running one stays. */
+class PolicyRefusedError extends ServiceError {
+  constructor(message: string) {
+    super(422, message);
+  }
+}
+
 export const adminRoutes: RouteModule = (routes) => {
+  routes.add({
+    method: 'post',
+    path: '/api/admin/policy/reload',
+    access: 'authenticated',
+    level: 'server',
+    summary:
+      'Reads the policy again (POLICY_BUNDLE_PATH verified with POLICY_VERIFICATION_KEY, else POLICY_WASM_PATH) and swaps it in; a refused one keeps the running policy (422, server admin).',
+    responses: { 200: RELOADED_SCHEMA, 422: MESSAGE_SCHEMA },
+    async handler({ ctx, principal, services, authorize }) {
+      await authorize('server.policy:reload');
+      const actor = actorOf(ctx, principal);
+      const running = services.engine.provenance;
+      let loaded;
+      try {
+        loaded = await loadPolicySource(services.config);
+      } catch (err) {
+        if (!(err instanceof PolicyLoadError)) throw err;
+        services.metrics.policyReload('refused');
+        await recordFailure(services, actor, {
+          action: 'policy.reloaded',
+          metadata: { file: services.config.policyBundle?.path ?? services.config.policyWasmPath, reason: err.message, revision: running.revision },
+        });
+        throw new PolicyRefusedError(`policy refused: ${err.message}; the running policy (revision ${running.revision ?? 'unknown'}) stays in use`);
+      }
+      services.engine.usePolicy(loaded);
+      services.metrics.policyReload('loaded');
+      const { source, file, revision, signer } = loaded.provenance;
+      await recordAudit(
+        services.db,
+        actor,
+        { action: 'policy.reloaded', metadata: { file, source, revision, signer, previousRevision: running.revision } },
+        services.clock.now(),
+      );
+      ctx.body = { message: `policy reloaded: revision ${revision ?? 'unknown'}`, source, revision, signer };
+    },
+  });
+
   routes.add({
     method: 'get',
     path: '/api/admin/stats',

@@ -72,6 +72,7 @@ export const ACTIONS = [
   'roles:write',
   'scim:read',
   'scim:write',
+  'server.policy:reload',
   'server.stats:read',
   'serviceaccounts:create',
   'serviceaccounts:delete',

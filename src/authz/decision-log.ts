@@ -1,5 +1,5 @@
 /**
- * The decision log (DECISION_LOG=file|stdout): one JSON line per sampled authorize() decision,
+ * The decision log (DECISION_LOG=file|stdout|http): one JSON entry per sampled authorize() decision,
  * with the field names of OPA's decision logs, so the tools that read OPA's logs read these.
  * The input is copied field by field from the shapes of types.ts: a field added to the input
  * later is not logged until it is named here, so nothing secret can slip in with it.
@@ -9,14 +9,32 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import { ConfigError } from '../config.ts';
+import type { OutboundClient } from '../outbound/client.ts';
+import { HttpDecisionSink, type DecisionDeliveryObserver } from './decision-log-http.ts';
 import type { AuthzInput, Decision, LabelRulesAnswer, LabelRulesInput, ResourceRef } from './types.ts';
 
 export interface DecisionLogSettings {
-  target: 'file' | 'stdout';
+  target: 'file' | 'stdout' | 'http';
   /** The file of `target: file`, appended to. */
   path: string;
   /** The share of decisions logged, 0..1. */
   sample: number;
+  /** The collector of `target: http`. */
+  url: string | null;
+  /** How many entries `target: http` keeps waiting for the collector before it drops new ones. */
+  bufferSize: number;
+}
+
+/** What `target: http` sends with and reports to. */
+export interface DecisionDelivery {
+  client: OutboundClient;
+  observer: DecisionDeliveryObserver;
+  onFailure(err: unknown): void;
+}
+
+interface DecisionSink {
+  write(line: string): unknown;
+  close?(): Promise<void>;
 }
 
 /** What the policy build says of itself (policies/build/manifest.json), for `labels` and `bundles`. */
@@ -83,19 +101,28 @@ export function readPolicyBuildInfo(wasmPath: string): PolicyBuildInfo {
 export class DecisionLog {
   /** Names this process in `labels.id`, as OPA names its instance. */
   private readonly instanceId = randomUUID();
+  /** The running policy's revision, for `bundles.authz.revision`. */
+  private revision: string | null;
 
   constructor(
     private readonly settings: DecisionLogSettings,
     private readonly build: PolicyBuildInfo,
-    private readonly sink: { write(line: string): unknown },
+    private readonly sink: DecisionSink,
     private readonly random: () => number = Math.random,
-  ) {}
+  ) {
+    this.revision = build.sourceHash;
+  }
 
   /**
    * Opens the configured destination; the file is written synchronously so that no decision is
    * lost on exit. A file that cannot be written stops startup as a configuration error.
    */
-  static open(settings: DecisionLogSettings, build: PolicyBuildInfo): DecisionLog {
+  static open(settings: DecisionLogSettings, build: PolicyBuildInfo, delivery?: DecisionDelivery): DecisionLog {
+    if (settings.target === 'http') {
+      if (!delivery) throw new Error('DECISION_LOG=http is opened with a delivery (an outbound client and its observer)');
+      const sink = new HttpDecisionSink({ url: settings.url!, bufferSize: settings.bufferSize }, delivery.client, delivery.observer, delivery.onFailure);
+      return new DecisionLog(settings, build, sink);
+    }
     if (settings.target === 'file') {
       try {
         fs.mkdirSync(path.dirname(settings.path), { recursive: true });
@@ -134,8 +161,18 @@ export class DecisionLog {
       timestamp: at.toISOString(),
       metrics: { timer_rego_query_eval_ns: evalNanoseconds },
       labels: { id: this.instanceId, app: 'gatehouse', version: this.build.opaVersion },
-      bundles: { authz: { revision: this.build.sourceHash } },
+      bundles: { authz: { revision: this.revision } },
     };
     this.sink.write(`${JSON.stringify(entry)}\n`);
+  }
+
+  /** Sends what `target: http` still holds (shutdown); the other targets write at once. */
+  async close(): Promise<void> {
+    await this.sink.close?.();
+  }
+
+  /** The revision of the policy that decides from now on (a reload swapped it). */
+  useRevision(revision: string | null): void {
+    this.revision = revision;
   }
 }

@@ -47,6 +47,8 @@ export class OrgDocuments {
   private readonly compacting = new WeakSet<OrgPolicy>();
   private lastPruned = 0;
   private poller: NodeJS.Timeout | null = null;
+  /** The poll's interval while it runs, else null. */
+  polling: number | null = null;
   private ticks = 0;
 
   constructor(
@@ -68,6 +70,7 @@ export class OrgDocuments {
   /** Polls the change log's heads for the changes other instances commit; they show within `intervalMs`. */
   startChangePoll(intervalMs: number): void {
     this.stopChangePoll();
+    this.polling = intervalMs;
     this.poller = setInterval(() => {
       this.pollChanges().catch((err) => this.logger.warn({ err }, 'policy change poll failed'));
     }, intervalMs);
@@ -77,6 +80,7 @@ export class OrgDocuments {
   stopChangePoll(): void {
     if (this.poller) clearInterval(this.poller);
     this.poller = null;
+    this.polling = null;
   }
 
   /** Reads the heads of every loaded org's stream and the global one; the orgs behind them catch up (by patching) before their next answer. */

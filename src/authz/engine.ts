@@ -1,18 +1,15 @@
 /**
  * The policy engine: the only place permissions are evaluated, against the org documents this
- * instance keeps at the change log's heads (src/authz/documents.ts), with the answers it gives
- * kept under the document's seqs (src/authz/decision-cache.ts). It fails closed on any error.
+ * instance keeps at the change log's heads, with the answers it gives kept under the documents'
+ * seqs (both held by src/authz/policy-runtime.ts). It fails closed on any error.
  */
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import { isDatabaseUnavailable } from '../db/errors.ts';
-import type { PolicyChangeListener } from '../db/transaction.ts';
-import type { Write } from '../db/write-watch.ts';
+import { ALLOWED, frozen, frozenDecision, MAX_CACHED_INPUT_CHARS, type answerCaches } from './decision-cache.ts';
 import type { DecisionLog } from './decision-log.ts';
-import { buildOrgDocument, writesPolicyData } from './document.ts';
-import { OrgDocuments, type DocumentOptions } from './documents.ts';
 import type { OrgPolicy } from './loaded-document.ts';
-import { checkLoadedDocuments } from './drift-check.ts';
+import { PolicyRuntime, type EngineOptions } from './policy-runtime.ts';
+import { labelRulesAnswerOf, NOTHING_VISIBLE, visibleSetOf } from './answer-shapes.ts';
 import {
   activeOrgKey,
   activeOrgPolicyInput,
@@ -38,20 +35,9 @@ import type {
   VisibleInput,
   VisibleSet,
 } from './types.ts';
-import { ALLOWED, answerCaches, frozen, frozenDecision, MAX_CACHED_INPUT_CHARS } from './decision-cache.ts';
 import type { PolicyInstance, PolicyModule } from './wasm.ts';
 
-export interface EngineStats {
-  orgs: number;
-  rebuilds: number;
-  patches: number;
-  wasmBytes: number;
-  /** authorize() answers kept now, and how many were answered from them so far. */
-  keptDecisions: number;
-  keptDecisionHits: number;
-  /** filter() answers given from kept ones so far. */
-  keptFilterHits: number;
-}
+export type { EngineOptions, EngineStats } from './policy-runtime.ts';
 
 /** Told of every authorize(): its outcome (error: the policy failed) and how long it took (src/metrics). */
 export interface DecisionObserver {
@@ -60,43 +46,16 @@ export interface DecisionObserver {
 
 const unobserved: DecisionObserver = { decision() {} };
 
-export interface EngineOptions extends DocumentOptions {
-  /** How many authorize() answers are kept over every org (MAX_KEPT_DECISIONS); tests set fewer. */
-  maxKeptDecisions?: number;
-}
-
-const NOTHING_VISIBLE: Readonly<VisibleSet> = Object.freeze({ all: false, folders: Object.freeze([]), items: Object.freeze([]) });
-
-const isUidList = (value: unknown): value is string[] => Array.isArray(value) && value.every((uid) => typeof uid === 'string');
-
-/** authz/visible's answer, checked and frozen; anything else is a policy failure. */
-function visibleSetOf(result: unknown): Readonly<VisibleSet> {
-  const answer = result as { all?: unknown; folders?: unknown; items?: unknown } | undefined;
-  if (answer?.all === true) return Object.freeze({ all: true });
-  if (answer?.all === false && isUidList(answer.folders) && isUidList(answer.items)) {
-    return Object.freeze({ all: false, folders: Object.freeze(answer.folders), items: Object.freeze(answer.items) });
-  }
-  throw new Error('policy returned no visible set');
-}
-
-export class AuthzEngine implements PolicyChangeListener {
-  private readonly documents: OrgDocuments;
-  private readonly counters = { keptDecisionHits: 0, keptFilterHits: 0 };
-  /** An instance with no data document, for the entry points that read only their input. */
-  private inputOnly: Promise<PolicyInstance> | null = null;
-  /** The answers kept: authorize()'s by decisionKey, filter()'s by filterKey, permissions()'s by permissionsKey, activeOrg()'s by activeOrgKey. */
-  private readonly kept: ReturnType<typeof answerCaches>;
-
+export class AuthzEngine extends PolicyRuntime {
   constructor(
-    private readonly db: Knex,
-    private readonly policy: PolicyModule,
-    private readonly options: EngineOptions,
-    private readonly logger: Logger,
+    db: Knex,
+    policy: PolicyModule,
+    options: EngineOptions,
+    logger: Logger,
     private readonly observer: DecisionObserver = unobserved,
-    private readonly decisionLog: DecisionLog | null = null,
+    decisionLog: DecisionLog | null = null,
   ) {
-    this.kept = answerCaches(options.maxKeptDecisions);
-    this.documents = new OrgDocuments(db, policy, options, logger);
+    super(db, policy, options, logger, decisionLog);
   }
 
   /** The decision that lets a request act or refuses it: observed (metrics) and, when on, written to the decision log. */
@@ -104,12 +63,14 @@ export class AuthzEngine implements PolicyChangeListener {
     const started = performance.now();
     let outcome: 'allow' | 'deny' | 'error' = 'error';
     try {
+      // The kept answers of the policy whose documents answer: a reload while this waits swaps both, and this answer stays with the replaced ones.
+      const kept = this.kept;
       // ready() first: it brings the document to every head seen so far, and the answers kept are those of its seqs.
       // Awaited only when it has work to do: an await of a loaded org would still cost a turn of the microtask queue.
       const ready = this.documents.ready(input.org_id);
       const org = ready instanceof Promise ? await ready : ready;
       const evaluated = this.decisionLog ? performance.now() : 0;
-      const result = this.enforce(org, input);
+      const result = this.enforce(org, input, kept);
       outcome = result.allow ? 'allow' : 'deny';
       this.decisionLog?.record(input, result, Math.round((performance.now() - evaluated) * 1e6), new Date());
       return result;
@@ -151,16 +112,16 @@ export class AuthzEngine implements PolicyChangeListener {
    * The answer that enforces `input`: a kept one when the same input was asked against the same
    * document, else authz/enforce (or, for the decision log, the whole authz/decision).
    */
-  private enforce(org: OrgPolicy, input: AuthzInput): Readonly<Decision> {
+  private enforce(org: OrgPolicy, input: AuthzInput, answers: ReturnType<typeof answerCaches>): Readonly<Decision> {
     const key = decisionKey(input);
-    const kept = this.kept.decisions.get(org, key);
+    const kept = answers.decisions.get(org, key);
     if (kept) {
       this.counters.keptDecisionHits++;
       return kept;
     }
     const json = JSON.stringify(policyInput(input));
     const result = this.decisionLog ? this.decision(org.instance, json) : this.allowedOrRefused(org.instance, json);
-    this.kept.decisions.set(org, key, result === ALLOWED ? ALLOWED : frozenDecision(result));
+    answers.decisions.set(org, key, result === ALLOWED ? ALLOWED : frozenDecision(result));
     return result;
   }
 
@@ -178,19 +139,6 @@ export class AuthzEngine implements PolicyChangeListener {
     return result;
   }
 
-  /** A fresh instance of the build this engine evaluates, holding no document: policy-diff compares a candidate with it. */
-  instantiatePolicy(): Promise<PolicyInstance> {
-    return this.policy.instantiate();
-  }
-
-  /**
-   * The data document the org's decisions are evaluated against, as of now: built from the
-   * database the way the loaded copy is (which the engine keeps equal to it after every commit).
-   */
-  async document(orgId: string | null): Promise<OrgDocument> {
-    return buildOrgDocument(this.db, orgId, this.options);
-  }
-
   /**
    * Whether the request may act in the org it asks for (authz/active_org). The policy reads only
    * the input, so this evaluates it without any org's document: an org id the caller made up
@@ -200,15 +148,16 @@ export class AuthzEngine implements PolicyChangeListener {
     try {
       // It reads only the input: an answer once given stays right.
       const key = activeOrgKey(input);
-      const kept = this.kept.activeOrg.get(key);
+      const answers = this.kept;
+      const kept = answers.activeOrg.get(key);
       if (kept) return kept;
-      this.inputOnly ??= this.policy.instantiate();
-      const result = (await this.inputOnly).evaluateJson('authz/active_org', JSON.stringify(activeOrgPolicyInput(input))) as Decision | undefined;
+      const inputOnly = (this.inputOnly ??= this.policy.instantiate());
+      const result = (await inputOnly).evaluateJson('authz/active_org', JSON.stringify(activeOrgPolicyInput(input))) as Decision | undefined;
       if (!result || typeof result.allow !== 'boolean' || !Array.isArray(result.reasons)) {
         return this.failClosed(new Error('policy returned no active-org decision'));
       }
       if (key.length <= MAX_CACHED_INPUT_CHARS) {
-        this.kept.activeOrg.set(key, frozenDecision(result));
+        answers.activeOrg.set(key, frozenDecision(result));
       }
       return result;
     } catch (err) {
@@ -220,16 +169,17 @@ export class AuthzEngine implements PolicyChangeListener {
   async permissions(subject: Subject, orgId: string | null): Promise<Readonly<PermissionMap>> {
     try {
       // ready() first: it brings the document to every head seen so far, and the maps kept are those of its seqs.
+      const answers = this.kept;
       const org = await this.documents.ready(orgId);
       const key = permissionsKey(subject, orgId);
-      const cached = this.kept.permissionMaps.get(org, key);
+      const cached = answers.permissionMaps.get(org, key);
       if (cached) return cached;
       const result = org.instance.evaluate('authz/permissions', { subject: subjectCopy(subject), org_id: orgId });
       if (!result || typeof result !== 'object') return {};
       // Sorting is the caller's job: sort() in wasm is quadratic on large scope sets.
       const sorted: PermissionMap = {};
       for (const action of Object.keys(result).sort()) sorted[action] = [...(result as PermissionMap)[action]!].sort();
-      this.kept.permissionMaps.set(org, key, frozen(sorted));
+      answers.permissionMaps.set(org, key, frozen(sorted));
       return sorted;
     } catch (err) {
       this.failClosed(err);
@@ -242,16 +192,17 @@ export class AuthzEngine implements PolicyChangeListener {
     if (input.resources.length === 0) return [];
     try {
       // ready() first: it brings the document to every head seen so far, and the answers kept are those of its seqs.
+      const answers = this.kept;
       const org = await this.documents.ready(input.org_id);
       const key = filterKey(input);
-      const kept = this.kept.filters.get(org, key);
+      const kept = answers.filters.get(org, key);
       if (kept) {
         this.counters.keptFilterHits++;
         return [...kept];
       }
       const result = org.instance.evaluate('authz/filter', filterPolicyInput(input));
       const indexes = Array.isArray(result) ? (result as number[]) : [];
-      this.kept.filters.set(org, key, Object.freeze([...indexes]));
+      answers.filters.set(org, key, Object.freeze([...indexes]));
       return indexes;
     } catch (err) {
       this.failClosed(err);
@@ -295,79 +246,12 @@ export class AuthzEngine implements PolicyChangeListener {
   async explainLabelRules(input: LabelRulesInput): Promise<LabelRulesAnswer> {
     try {
       const org = await this.documents.ready(input.org_id);
-      const result = org.instance.evaluate('authz/label_rules', { subject: subjectCopy(input.subject), org_id: input.org_id, resource: input.resource }) as
-        LabelRulesAnswer | undefined;
-      const wellFormed = result && ['none', 'bypass', 'applied', 'denied'].includes(result.mode) && Array.isArray(result.selectors);
-      if (!wellFormed) throw new Error('policy returned no label-rules answer');
-      return result;
+      return labelRulesAnswerOf(
+        org.instance.evaluate('authz/label_rules', { subject: subjectCopy(input.subject), org_id: input.org_id, resource: input.resource }),
+      );
     } catch (err) {
       this.failClosed(err);
       return { mode: 'denied', selectors: [] };
     }
-  }
-
-  writesPolicyData(write: Write): boolean {
-    return writesPolicyData(write);
-  }
-
-  unrecordedWrite(tables: readonly string[]): void {
-    const message = `a transaction wrote ${tables.join(', ')} without naming a policy change`;
-    // Test mode fails the transaction, so the suite finds the write; production rebuilds every document.
-    if (this.options.verifyDocuments) throw new Error(message);
-    this.logger.error({ tables }, `${message}; every policy document is rebuilt`);
-  }
-
-  /** A local commit appended to the change log: the next answer of each org it touched waits for its document to reach the new head. */
-  async committed(heads: ReadonlyMap<string, number>): Promise<void> {
-    this.documents.wantHeads(heads);
-    await this.checkDocuments();
-  }
-
-  /** Test mode: every loaded document equals a fresh build, else this throws naming where they differ. */
-  async checkDocuments(): Promise<void> {
-    if (this.options.verifyDocuments) await checkLoadedDocuments(this.db, this.documents, this.options);
-  }
-
-  /** Polls the change log's heads for the changes other instances commit; they show within `intervalMs`. */
-  startChangePoll(intervalMs: number): void {
-    this.documents.startChangePoll(intervalMs);
-  }
-
-  stopChangePoll(): void {
-    this.documents.stopChangePoll();
-  }
-
-  /** Reads the change log's heads now (what the poll does); tests and benchmarks of another instance call it. */
-  pollChanges(): Promise<void> {
-    return this.documents.pollChanges();
-  }
-
-  /** Compacts the org's document now, as a patched one is when its leftovers grow (tests force it). */
-  compactNow(orgId: string | null): Promise<void> {
-    return this.documents.compactNow(orgId);
-  }
-
-  /** For the readiness check: the policy instantiates and holds a current server-level document. */
-  async isLoaded(): Promise<boolean> {
-    try {
-      await this.documents.ready(null);
-      return true;
-    } catch (err) {
-      this.logger.warn({ err }, 'policy not loaded');
-      return false;
-    }
-  }
-
-  stats(): EngineStats {
-    let wasmBytes = 0;
-    for (const org of this.documents.orgs.values()) wasmBytes += org.instance.memoryBytes;
-    return { orgs: this.documents.orgs.size, ...this.documents.counters, ...this.counters, wasmBytes, keptDecisions: this.kept.decisions.size };
-  }
-
-  private failClosed(err: unknown): Decision {
-    // An unreachable database is no denial: the request fails as a whole (503) and may be retried.
-    if (isDatabaseUnavailable(err)) throw err;
-    this.logger.error({ err }, 'policy evaluation failed; denying');
-    return { allow: false, reasons: [{ kind: 'error' }] };
   }
 }

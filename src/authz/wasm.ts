@@ -24,7 +24,7 @@ export class PolicyModule {
   private constructor(private readonly module: WebAssembly.Module) {}
 
   static async fromFile(file: string): Promise<PolicyModule> {
-    return new PolicyModule(await WebAssembly.compile(fs.readFileSync(file)));
+    return PolicyModule.fromBytes(fs.readFileSync(file));
   }
 
   /** A build given as bytes (a candidate to compare); WebAssembly.compile refuses what is not a module. */

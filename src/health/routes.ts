@@ -53,8 +53,19 @@ const READINESS_SCHEMA = {
     database: { type: 'string' },
     migrations: { type: 'string' },
     policy: { type: 'string' },
+    policyBundle: {
+      type: 'object',
+      description: 'The running policy: its source, revision (the Rego source hash) and signing key (null when unsigned)',
+      properties: {
+        source: { enum: ['build', 'bundle'] },
+        revision: { type: ['string', 'null'] },
+        signer: { type: ['string', 'null'] },
+      },
+      required: ['source', 'revision', 'signer'],
+      additionalProperties: false,
+    },
   },
-  required: ['status', 'database', 'migrations', 'policy'],
+  required: ['status', 'database', 'migrations', 'policy', 'policyBundle'],
 } as const;
 
 export const healthRoutes: RouteModule = (routes) => {
@@ -75,13 +86,14 @@ export const healthRoutes: RouteModule = (routes) => {
     path: '/api/health/ready',
     access: 'public',
     skipAuthentication: true,
-    summary: 'Readiness: the database answers, every migration has run, the policy is loaded.',
+    summary: 'Readiness: the database answers, every migration has run, the policy is loaded (with its revision and signer).',
     responses: { 200: READINESS_SCHEMA, 503: READINESS_SCHEMA },
     async handler({ ctx, services }) {
       const checks = await readiness(services);
       const ready = Object.values(checks).every((result) => result === 'ok');
       ctx.status = ready ? 200 : 503;
-      ctx.body = { status: ready ? 'ok' : 'unavailable', ...checks };
+      const { source, revision, signer } = services.engine.provenance;
+      ctx.body = { status: ready ? 'ok' : 'unavailable', ...checks, policyBundle: { source, revision, signer } };
     },
   });
 };

@@ -21,6 +21,13 @@ export interface PolicyEngineStats {
   keptDecisionHits: number;
 }
 
+/** The running policy (AuthzEngine.provenance). */
+export interface PolicyInfo {
+  source: string;
+  revision: string | null;
+  signer: string | null;
+}
+
 /** The pool tarn gives knex; its counts are read at scrape time. */
 interface PoolCounts {
   numUsed(): number;
@@ -119,7 +126,40 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly policyReloads = new Counter({
+    name: 'gatehouse_policy_reloads_total',
+    help: 'POST /api/admin/policy/reload by outcome: loaded (the policy swapped) or refused (the running policy kept)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly decisionLogDropped = new Counter({
+    name: 'gatehouse_decision_log_dropped_total',
+    help: 'Decision log entries DECISION_LOG=http dropped because DECISION_LOG_BUFFER_SIZE entries were already waiting for the collector',
+    registers: [this.registry],
+  });
+
+  private readonly decisionLogSent = new Counter({
+    name: 'gatehouse_decision_log_sent_total',
+    help: 'Decision log entries DECISION_LOG=http delivered to DECISION_LOG_URL',
+    registers: [this.registry],
+  });
+
+  private policyInfo: (() => PolicyInfo) | null = null;
+
   constructor() {
+    const bundleInfo: Gauge<'source' | 'revision' | 'signer'> = new Gauge({
+      name: 'gatehouse_policy_bundle_info',
+      help: 'The running policy (1): its source (build or bundle), revision and signing key (empty when unsigned)',
+      labelNames: ['source', 'revision', 'signer'] as const,
+      registers: [this.registry],
+      collect: () => {
+        if (!this.policyInfo) return;
+        const info = this.policyInfo();
+        bundleInfo.reset();
+        bundleInfo.set({ source: info.source, revision: info.revision ?? '', signer: info.signer ?? '' }, 1);
+      },
+    });
     const documents: Gauge = new Gauge({
       name: 'gatehouse_policy_documents_loaded',
       help: 'Org policy documents loaded in this instance',
@@ -182,6 +222,23 @@ export class Metrics {
 
   watchPolicyEngine(stats: () => PolicyEngineStats): void {
     this.engineStats = stats;
+  }
+
+  /** The running policy, read at each scrape (a reload swaps it). */
+  watchPolicy(info: () => PolicyInfo): void {
+    this.policyInfo = info;
+  }
+
+  policyReload(outcome: 'loaded' | 'refused'): void {
+    this.policyReloads.inc({ outcome });
+  }
+
+  decisionLogDelivered(entries: number): void {
+    this.decisionLogSent.inc(entries);
+  }
+
+  decisionLogDrop(entries: number): void {
+    this.decisionLogDropped.inc(entries);
   }
 
   watchDatabasePool(db: Knex): void {

@@ -25,7 +25,7 @@ export interface OutboundRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   url: URL;
   headers?: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
   auth?: OutboundAuth;
 }
 

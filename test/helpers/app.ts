@@ -245,6 +245,7 @@ export class TestApp {
 
   async close(): Promise<void> {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await this.services.engine.closeDecisionLog();
     this.services.engine.stopChangePoll();
     await this.built.stop();
     await this.services.db.destroy();

@@ -2,7 +2,7 @@
 # description: |
 #   Actions only a server admin may perform, whatever else holds them: an org admin's "*" on "*"
 #   stops at its org, and these reach past it (seeding roles, orgs themselves, server settings,
-#   the audit log, the server-admin flag).
+#   the audit log, the server-admin flag, reloading the policy itself).
 package authz.server
 
 import data.authz.setup
@@ -32,6 +32,8 @@ is_server_action("orgs.quotas:write")
 is_server_action("serviceaccounts:migrate")
 
 is_server_action("audit:read")
+
+is_server_action("server.policy:reload")
 
 is_server_action("server.stats:read")
 

@@ -18,6 +18,12 @@ test_a_service_account_is_never_a_server_admin if {
 	_refusal({"id": "sa1", "kind": "service_account", "server_admin": true, "disabled": false}, "audit:read")
 }
 
+test_only_a_server_admin_reloads_the_policy if {
+	admin := {"id": "u1", "kind": "user", "server_admin": false, "disabled": false}
+	_refusal(admin, "server.policy:reload") == {"kind": "server-only", "action": "server.policy:reload"}
+	not _refusal(object.union(admin, {"server_admin": true}), "server.policy:reload")
+}
+
 test_other_actions_are_not_server_actions if {
 	not _refusal({"id": "u1", "kind": "user", "server_admin": false, "disabled": false}, "dashboards:read")
 }
@@ -46,6 +52,6 @@ test_every_server_action_is_refused_to_anyone_but_a_server_admin if {
 
 server_actions := [
 	"roles:seed", "orgs:create", "orgs:delete", "orgs.quotas:write", "serviceaccounts:migrate",
-	"audit:read", "server.stats:read", "settings:read", "settings:write", "users.permissions:write",
-	"policy.diff:run",
+	"audit:read", "server.policy:reload", "server.stats:read", "settings:read", "settings:write",
+	"users.permissions:write", "policy.diff:run",
 ]

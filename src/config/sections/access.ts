@@ -1,6 +1,7 @@
 /** The variables of access control: the policy, its caches, its decision log and the quotas. */
 import path from 'node:path';
-import { choice, filePath, flag, fraction, integer, text } from '../kinds.ts';
+import { choice, filePath, flag, fraction, integer, text, url } from '../kinds.ts';
+import { ConfigError } from '../variable.ts';
 import { Optional, type Variable } from '../variable.ts';
 
 export const QUOTA_TARGETS = ['users', 'dashboards', 'connectors', 'api_keys', 'service_accounts', 'alert_rules', 'folders'] as const;
@@ -52,16 +53,56 @@ export const access = {
     defaultText: '`policies/build/authz.wasm`',
     trim: false,
     form: 'path',
-    meaning: 'the compiled policy to load',
+    meaning: 'the compiled policy to load (unless `POLICY_BUNDLE_PATH` is set)',
   }),
+  /** A signed OPA bundle loaded instead of POLICY_WASM_PATH, verified at boot and at each reload; null when off. */
+  policyBundle: new Optional(
+    {
+      isOn: ({ env }) => !!(env.POLICY_BUNDLE_PATH?.trim() || env.POLICY_VERIFICATION_KEY?.trim()),
+      requiredWhen: 'POLICY_BUNDLE_PATH or POLICY_VERIFICATION_KEY is set',
+    },
+    {
+      path: text('POLICY_BUNDLE_PATH', {
+        defaultText: '*(empty: load `POLICY_WASM_PATH`)*',
+        form: 'path',
+        meaning:
+          "a signed OPA bundle (`npm run policy:build` with `POLICY_SIGNING_KEY`) loaded instead of `POLICY_WASM_PATH`, verified with `POLICY_VERIFICATION_KEY` at start and at each `POST /api/admin/policy/reload`: its signature, every file's hash, no file unlisted; a refused bundle stops the start (exit 2) or leaves the running policy in place (see [Policy as code](../policies/README.md#signed-bundles))",
+      }),
+      verificationKey: text('POLICY_VERIFICATION_KEY', {
+        defaultText: '*(required with `POLICY_BUNDLE_PATH`)*',
+        form: 'path',
+        meaning: "the PEM public key (RSA for RS256/384/512, EC for ES256/384/512) the bundle's `.signatures.json` must verify with; read again at each reload",
+      }),
+    },
+  ),
   /** Where authorize() decisions are logged (OPA's decision-log fields), null when off. */
   decisionLog: new Optional(
-    { isOn: ({ env }) => !!env.DECISION_LOG?.trim(), requiredWhen: 'DECISION_LOG is set' },
     {
-      target: choice('DECISION_LOG', ['file', 'stdout'], {
+      isOn: ({ env }) => !!env.DECISION_LOG?.trim(),
+      requiredWhen: 'DECISION_LOG is set',
+      check(decisionLog) {
+        if (decisionLog.target === 'http' && !decisionLog.url) throw new ConfigError('DECISION_LOG_URL is required when DECISION_LOG=http');
+      },
+    },
+    {
+      target: choice('DECISION_LOG', ['file', 'stdout', 'http'], {
         defaultText: '*(empty: off)*',
         meaning:
-          "log `authorize()` decisions as JSON lines with OPA's decision-log fields (see [Policy as code](../policies/README.md#decision-log)); anything else is a configuration error (exit 2)",
+          "log `authorize()` decisions with OPA's decision-log fields (see [Policy as code](../policies/README.md#decision-log)): JSON lines to a file or stdout, or `http`: gzip-compressed JSON arrays posted to `DECISION_LOG_URL` as OPA's decision-log plugin posts them ([operating](operating.md#decision-log-over-http)); anything else is a configuration error (exit 2)",
+      }),
+      /** The collector of `target: http`. */
+      url: url('DECISION_LOG_URL', {
+        default: null,
+        defaultText: '*(required with `DECISION_LOG=http`)*',
+        meaning:
+          'where `DECISION_LOG=http` posts its batches (`POST`, `Content-Encoding: gzip`, a JSON array of decision events); an answer other than 2xx, or none, is retried with a backoff doubling from 0.5 s to 30 s',
+      }),
+      /** How many entries wait for the collector before new ones are dropped. */
+      bufferSize: integer('DECISION_LOG_BUFFER_SIZE', {
+        default: 10_000,
+        min: 1,
+        meaning:
+          'how many decision entries `DECISION_LOG=http` keeps waiting for the collector; past it a new entry is dropped and counted (`gatehouse_decision_log_dropped_total`)',
       }),
       /** The file of `target: file`, appended to. */
       path: filePath('DECISION_LOG_PATH', {
