@@ -190,13 +190,15 @@ describe('authorization under random interleavings of writes, reads, compactions
     // The fault: the compacted document replaces the patched one outside the org's one step of
     // work, keeping the patched one's seq, so a change committed (and patched) while the snapshot
     // was built is lost and the engine believes it is at the heads. A large org's build takes
-    // hundreds of milliseconds; this tiny org's takes a few, so the snapshot waits 25 ms before
-    // the swap to give concurrent writes that window. The check above must see the stale answer.
+    // hundreds of milliseconds, time for writes to land; this tiny org's takes a few, so the
+    // snapshot waits (up to 300 ms) until a change is patched in before the swap. The check above
+    // must see the stale answer.
     const documents = (app.services.engine as unknown as { documents: FaultyDocuments }).documents;
     const compact = documents.compact;
-    documents.compact = async function (this: FaultyDocuments, orgId: string | null, org: { instance: unknown }) {
+    documents.compact = async function (this: FaultyDocuments, orgId: string | null, org: { instance: unknown; seq: number }) {
       const snapshot = await this.load(orgId, await this.policy.instantiate());
-      await new Promise((resolve) => setTimeout(resolve, 25));
+      const seqOfSnapshot = org.seq;
+      for (let waited = 0; org.seq === seqOfSnapshot && waited < 300; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
       org.instance = snapshot.instance;
     };
     try {
@@ -211,7 +213,7 @@ describe('authorization under random interleavings of writes, reads, compactions
 
 /** The private parts of the engine's document cache the fault above replaces. */
 interface FaultyDocuments {
-  compact(orgId: string | null, org: { instance: unknown }): Promise<void>;
+  compact(orgId: string | null, org: { instance: unknown; seq: number }): Promise<void>;
   load(orgId: string | null, instance: unknown): Promise<{ instance: unknown }>;
   policy: { instantiate(): Promise<unknown> };
 }
