@@ -29,7 +29,8 @@ export interface RunningVictoriaLogs {
   url: string;
   /**
    * Writes `lines` with `streamFields` as the stream's fields, for `tenant` (default 0:0), and
-   * resolves once a query over the tenant sees at least `lines.length` more lines than before.
+   * resolves once a query over the tenant sees at least `lines.length` more lines than before,
+   * and a query naming each stream sees that stream's.
    */
   ingest(lines: LogLine[], options?: { streamFields?: string[]; tenant?: Tenant }): Promise<void>;
   stop(): Promise<void>;
@@ -39,9 +40,9 @@ function tenantHeaders(tenant: Tenant = {}): Record<string, string> {
   return { AccountID: String(tenant.accountId ?? 0), ProjectID: String(tenant.projectId ?? 0) };
 }
 
-/** The tenant's lines from `start` on (RFC 3339 or unix seconds), by a stats query over that range. */
-async function countLines(url: string, tenant?: Tenant, start = '0'): Promise<number> {
-  const body = new URLSearchParams({ query: '* | stats count() as n', start, end: new Date(Date.now() + 3_600_000).toISOString() });
+/** The tenant's lines from `start` on (RFC 3339 or unix seconds) that `filter` selects, by a stats query over that range. */
+async function countLines(url: string, tenant?: Tenant, start = '0', filter = '*'): Promise<number> {
+  const body = new URLSearchParams({ query: `${filter} | stats count() as n`, start, end: new Date(Date.now() + 3_600_000).toISOString() });
   const res = await fetch(`${url}/select/logsql/query`, { method: 'POST', body, headers: tenantHeaders(tenant) });
   if (res.status !== 200) throw new Error(`victoria-logs count: ${res.status} ${await res.text()}`);
   const text = (await res.text()).trim();
@@ -92,7 +93,18 @@ export async function startVictoriaLogs(): Promise<RunningVictoriaLogs> {
   const ingest: RunningVictoriaLogs['ingest'] = async (lines, options = {}) => {
     // counted over the lines' own time range, the way a reader asks for them
     const since = lines.map((line) => line.ts).sort()[0] ?? '0';
+    const streamFields = options.streamFields ?? [];
+    // Each stream by its own stream filter too: a query naming a stream reads the streams' index,
+    // which becomes searchable apart from the lines (and from other streams' entries).
+    const streams = new Map<string, number>();
+    for (const line of lines) {
+      const filter = `{${streamFields.map((field) => `${field}=${JSON.stringify(line[field] ?? '')}`).join(',')}}`;
+      streams.set(filter, (streams.get(filter) ?? 0) + 1);
+    }
+    if (streamFields.length === 0) streams.clear();
     const before = await countLines(url, options.tenant, since);
+    const streamsBefore = new Map<string, number>();
+    for (const filter of streams.keys()) streamsBefore.set(filter, await countLines(url, options.tenant, since, filter));
     const params = new URLSearchParams({ _time_field: 'ts', _msg_field: 'msg', _stream_fields: (options.streamFields ?? []).join(',') });
     const res = await fetch(`${url}/insert/jsonline?${params}`, {
       method: 'POST',
@@ -100,11 +112,14 @@ export async function startVictoriaLogs(): Promise<RunningVictoriaLogs> {
       body: lines.map((line) => JSON.stringify(line)).join('\n'),
     });
     if (res.status !== 200 && res.status !== 204) throw new Error(`victoria-logs ingest: ${res.status} ${await res.text()}`);
-    const streamFields = options.streamFields ?? [];
+    const everyStreamCounted = async () => {
+      for (const [filter, count] of streams) if ((await countLines(url, options.tenant, since, filter)) < streamsBefore.get(filter)! + count) return false;
+      return true;
+    };
     for (let attempt = 0; attempt < 200; attempt++) {
       const counted = (await countLines(url, options.tenant, since)) >= before + lines.length;
       // the streams' index too: the field-name endpoints read it rather than the lines
-      if (counted && (await hasStreamFields(url, options.tenant, since, streamFields))) return;
+      if (counted && (await hasStreamFields(url, options.tenant, since, streamFields)) && (await everyStreamCounted())) return;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     throw new Error(`victoria-logs: ${lines.length} ingested lines did not become searchable`);
