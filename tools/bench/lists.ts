@@ -17,7 +17,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import mysql from 'mysql2/promise';
 import { addOrgMembersInBulk, grantManagedToEach, insertTeamsInBulk } from '../../src/accesscontrol/policy-writer.ts';
 import type { OrgRole } from '../../src/authz/types.ts';
 import { hashPassword } from '../../src/crypto/password.ts';
@@ -26,7 +25,7 @@ import { insertFoldersInBulk } from '../../src/folders/store.ts';
 import type { Services } from '../../src/services.ts';
 import { prng } from '../../test/helpers/generated-org.ts';
 import { inProcessServices } from './in-process.ts';
-import { arg, login, ms, PASSWORD, percentile, SEEDED_SERVICE_ENV, startService } from './service-process.ts';
+import { arg, createMysqlBenchDatabase, login, ms, PASSWORD, percentile, SEEDED_SERVICE_ENV, startService } from './service-process.ts';
 
 const ORG = 'org_main';
 const SCALE = { dashboards: 100_000, folders: 5_000, depth: 8, users: 2_000, teams: 200, membersPerTeam: 10 };
@@ -35,7 +34,6 @@ const READABLE = 1_000;
 const RESTRICTED_READERS = 10;
 const TARGET = { p50: 20, p99: 60 };
 const REQUESTS = Number(arg('requests', '300'));
-const MYSQL_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
 
 /** The secret key inProcessServices starts with, which the service on the same database must share. */
 const FILL_SECRET_KEY = 'bench-secret-key-0123456789abcdef0123';
@@ -184,16 +182,7 @@ async function main(): Promise<void> {
   let databaseUrl = `sqlite:${path.join(dir, 'lists.sqlite')}`;
   let dropDatabase = async () => {};
   if (database === 'mysql') {
-    const name = `gatehouse_bench_lists_${randomBytes(4).toString('hex')}`;
-    const admin = await mysql.createConnection(MYSQL_URL);
-    await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
-    await admin.end();
-    databaseUrl = `${MYSQL_URL}/${name}`;
-    dropDatabase = async () => {
-      const conn = await mysql.createConnection(MYSQL_URL);
-      await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
-      await conn.end();
-    };
+    ({ url: databaseUrl, drop: dropDatabase } = await createMysqlBenchDatabase(`gatehouse_bench_lists_${randomBytes(4).toString('hex')}`));
   }
   try {
     let started = performance.now();

@@ -49,6 +49,21 @@ export function percentile(values: number[], p: number): number {
 
 export const ms = (value: number) => `${value.toFixed(1)} ms`;
 
+/** A new MariaDB database `name` on MYSQL_URL, and how to drop it. */
+export async function createMysqlBenchDatabase(name: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const admin = await mysql.createConnection(MYSQL_URL);
+  await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+  await admin.end();
+  return {
+    url: `${MYSQL_URL}/${name}`,
+    async drop() {
+      const conn = await mysql.createConnection(MYSQL_URL);
+      await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
+      await conn.end();
+    },
+  };
+}
+
 export interface ServiceProcess {
   url: string;
   child: ChildProcess;
@@ -93,16 +108,7 @@ export async function startService(
   let databaseUrl = options.databaseUrl ?? '';
   let dropDatabase = async () => {};
   if (database === 'mysql' && options.databaseUrl === undefined) {
-    const name = `gatehouse_bench_${process.pid}_${port}`;
-    const admin = await mysql.createConnection(MYSQL_URL);
-    await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
-    await admin.end();
-    databaseUrl = `${MYSQL_URL}/${name}`;
-    dropDatabase = async () => {
-      const conn = await mysql.createConnection(MYSQL_URL);
-      await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
-      await conn.end();
-    };
+    ({ url: databaseUrl, drop: dropDatabase } = await createMysqlBenchDatabase(`gatehouse_bench_${process.pid}_${port}`));
   }
   const logFile = options.logFile ? path.join(dir, 'service.log') : null;
   const logFd = logFile ? fs.openSync(logFile, 'a') : null;
