@@ -4,7 +4,6 @@
  * again and signs their sessions out; create-admin makes a server admin; revoke-sessions says how
  * many it revoked; bad usage exits 2 with one line, before any database is opened.
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,12 +11,7 @@ import { expect } from 'chai';
 import { describeDatabase } from '../src/config.ts';
 import { createTestDatabase, startTestApp, TEST_DB, type TestApp } from './helpers/app.ts';
 import { auditEntries, createUser, DEFAULT_PASSWORD, liveSessions, passwordLogin, sessionCookie } from './helpers/factories.ts';
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { runCli } from './helpers/cli.ts';
 
 const NEW_PASSWORD = 'a brand new long passphrase';
 
@@ -32,23 +26,7 @@ describe('admin CLI', function () {
     await app.close();
   });
 
-  function cli(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
-    const config = app.services.config;
-    const env = {
-      ...process.env,
-      DATABASE_URL: config.databaseUrl ?? '',
-      JWT_SECRET: config.jwtSecret,
-      SECRET_KEY: config.secretKey,
-      LOG_LEVEL: 'error',
-      ...options.env,
-    };
-    return new Promise((resolve) => {
-      const child = execFile(process.execPath, ['--import', 'tsx', 'tools/cli.ts', ...args], { env }, (err, stdout, stderr) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-      child.stdin!.end(options.stdin ?? '');
-    });
-  }
+  const cli = (args: string[], options: { stdin?: string; env?: Record<string, string> } = {}) => runCli(app, args, options);
 
   const me = (cookie: string) => app.request('GET', '/api/user', { cookie });
   /** The line with which the CLI names the database it opened, on stderr. */

@@ -4,7 +4,6 @@
  * separate process on the test's database, as an operator would run it.
  */
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,12 +11,7 @@ import { SYSTEM_ACTOR } from '../src/audit/writer.ts';
 import { importLegacyAcl, parseLegacyAclExport } from '../src/permissions/legacy-acl.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { api, auditEntries, buildTeam, createOrg, createUser, type TestUser } from './helpers/factories.ts';
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { runCli } from './helpers/cli.ts';
 
 describe('legacy dashboard ACL (admin CLI)', function () {
   // each CLI run starts a process that opens and migrates the database
@@ -37,15 +31,7 @@ describe('legacy dashboard ACL (admin CLI)', function () {
     await app.close();
   });
 
-  function cli(...args: string[]): Promise<CliResult> {
-    const config = app.services.config;
-    const env = { ...process.env, DATABASE_URL: config.databaseUrl ?? '', JWT_SECRET: config.jwtSecret, SECRET_KEY: config.secretKey, LOG_LEVEL: 'error' };
-    return new Promise((resolve) => {
-      execFile(process.execPath, ['--import', 'tsx', 'tools/cli.ts', ...args], { env }, (err, stdout, stderr) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-    });
-  }
+  const cli = (...args: string[]) => runCli(app, args);
   function exportFile(content: unknown): string {
     const file = join(dir, `export-${Math.random().toString(36).slice(2)}.json`);
     writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));

@@ -4,7 +4,7 @@
  * Rego sources with the exported file reproduces the service's decisions (allowed, denied, a
  * connector's grants, folder inheritance, the legacy ACL), and the CLI writes the same document.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import { startTestApp, type TestApp } from './helpers/app.ts';
 import { addMember, api, assignRole, createOrg, createUser, DENIED, importLegacyAclEntries, type TestUser } from './helpers/factories.ts';
 import { findOpa, REPO_ROOT } from './helpers/opa.ts';
 import { requirePeer } from './helpers/peers.ts';
+import { runCli } from './helpers/cli.ts';
 
 describe('policy data export (GET /api/access-control/policy-data, export-policy-data)', function () {
   // opa eval and each CLI run start a process
@@ -191,15 +192,7 @@ describe('policy data export (GET /api/access-control/policy-data, export-policy
   });
 
   describe('npm run cli -- export-policy-data', () => {
-    function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-      const config = app.services.config;
-      const env = { ...process.env, DATABASE_URL: config.databaseUrl ?? '', JWT_SECRET: config.jwtSecret, SECRET_KEY: config.secretKey, LOG_LEVEL: 'error' };
-      return new Promise((resolve) => {
-        execFile(process.execPath, ['--import', 'tsx', 'tools/cli.ts', ...args], { env }, (err, stdout, stderr) =>
-          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-        );
-      });
-    }
+    const cli = (...args: string[]) => runCli(app, args);
 
     it('writes the document the API answers to --out, and refuses an unknown org or option', async () => {
       const out = path.join(dir, 'exported.json');

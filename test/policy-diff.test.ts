@@ -4,7 +4,7 @@
  * on the decision log and on a sweep of an org, from the CLI (exit 3, --json) and from
  * POST /api/access-control/policy-diff; the committed build compared with itself flips nothing.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,12 +15,7 @@ import { startTestApp, type TestApp } from './helpers/app.ts';
 import { api, auditEntries, buildOrgWithPeople, createUser, type TestUser } from './helpers/factories.ts';
 import { REPO_ROOT } from './helpers/opa.ts';
 import { requirePeer } from './helpers/peers.ts';
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { runCli } from './helpers/cli.ts';
 
 /** The Rego of the candidate: policies/authz, with every lookup of a role's permissions skipping the Editor's folders:create. */
 function writeCandidateSources(dir: string): void {
@@ -82,22 +77,7 @@ describe('policy diff (impact analysis of a candidate policy build)', function (
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
-  function cli(args: string[]): Promise<CliResult> {
-    const config = app.services.config;
-    const env = {
-      ...process.env,
-      DATABASE_URL: config.databaseUrl ?? '',
-      JWT_SECRET: config.jwtSecret,
-      SECRET_KEY: config.secretKey,
-      LOG_LEVEL: 'error',
-      DECISION_LOG: '',
-    };
-    return new Promise((resolve) => {
-      execFile(process.execPath, ['--import', 'tsx', 'tools/cli.ts', 'policy-diff', ...args], { env, cwd: REPO_ROOT }, (err, stdout, stderr) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-    });
-  }
+  const cli = (args: string[]) => runCli(app, ['policy-diff', ...args], { env: { DECISION_LOG: '' } });
 
   /**
    * What taking folders:create from basic:editor changes: the editor creating at the root (the log
