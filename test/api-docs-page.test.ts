@@ -10,10 +10,10 @@ import http from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { CHROMIUM, launchChromium } from './helpers/chromium.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const REDOCLY_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
 const SHOTS = fileURLToPath(new URL('../test-artifacts/browser/', import.meta.url));
 
@@ -95,11 +95,7 @@ describe('the API reference page', function () {
         this.skip();
       }
       fs.mkdirSync(SHOTS, { recursive: true });
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-      });
+      browser = await launchChromium();
     });
     after(async () => {
       await browser?.close();

@@ -7,13 +7,13 @@
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { buildUser } from './helpers/factories.ts';
 import { CLIENT_ID, CLIENT_SECRET, startOidcProvider, type TestOidcProvider } from './helpers/oidc-provider.ts';
 import { requirePeer } from './helpers/peers.ts';
+import { launchChromium } from './helpers/chromium.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../test-artifacts/browser/', import.meta.url));
 
 describe('browser: OpenID Connect login from the login page', function () {
@@ -39,11 +39,7 @@ describe('browser: OpenID Connect login from the login page', function () {
     await idp.register(app, 'generic');
     // Someone exists, so "/" is the login page rather than the setup wizard.
     await buildUser(app);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 1024, height: 768 } })).newPage();
     page.on('pageerror', (err) => pageErrors.push(err.message));
   });

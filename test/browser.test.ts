@@ -7,12 +7,12 @@
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { createUser } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { requirePeer } from './helpers/peers.ts';
+import { launchChromium } from './helpers/chromium.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../test-artifacts/browser/', import.meta.url));
 const ADMIN = { name: 'Ada Admin', login: 'ada', email: 'ada@example.test', password: 'a-long-enough-password' };
 
@@ -50,11 +50,7 @@ describe('browser: setup wizard, login and home page', function () {
     // its own screenshots only: browser-oauth.test.ts saves its own alongside
     for (const old of fs.readdirSync(SHOTS).filter((f) => /^\d{2}-.*\.png$/.test(f))) fs.rmSync(`${SHOTS}${old}`);
     app = await startTestApp();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1024, height: 768 } });
     page = await context.newPage();
     page.on('pageerror', (err) => pageErrors.push(err.message));

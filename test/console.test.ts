@@ -11,12 +11,12 @@
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createUser, type TestUser } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { requirePeer } from './helpers/peers.ts';
+import { launchChromium } from './helpers/chromium.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../test-artifacts/console/', import.meta.url));
 const AXE = fileURLToPath(new URL('../node_modules/axe-core/axe.min.js', import.meta.url));
 
@@ -142,11 +142,7 @@ describe('admin console in the browser', function () {
     other = await api(admin, 'POST', '/api/folders', { title: 'Finance' });
     grantedDashboard = await api(admin, 'POST', '/api/dashboards/db', { dashboard: { title: 'Payments overview' }, folderUid: granted.uid });
     otherDashboard = await api(admin, 'POST', '/api/dashboards/db', { dashboard: { title: 'Finance overview' }, folderUid: other.uid });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {

@@ -11,13 +11,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { expect } from 'chai';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { Secret, TOTP } from 'otpauth';
 import { api, auditEntries, createUser, expectAuditEntry, passwordLogin, type TestUser } from './helpers/factories.ts';
 import { CookieJar, startTestApp, type TestApp } from './helpers/app.ts';
 import { requirePeer } from './helpers/peers.ts';
+import { launchChromium } from './helpers/chromium.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const require = createRequire(import.meta.url);
 const BROWSER_BUNDLE = fs.readFileSync(require.resolve('@simplewebauthn/browser').replace(/script[/\\]index\.js$/, 'dist/bundle/index.umd.min.js'), 'utf8');
 
@@ -93,11 +93,7 @@ describe('passkeys in chromium', function () {
     pages = await startPageServer();
     phishing = await startPageServer();
     app = await startTestApp({ env: { ROOT_URL: `http://localhost:${pages.port}` } });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
     context = await browser.newContext();
     page = await context.newPage();
     await page.goto(`http://localhost:${pages.port}/`);
