@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # `npm run peers`: installs the real backends the tests run against (test/helpers/peers.ts), so that
 # `npm test` skips none of them, and CI (.ci/run) installs them the same way. The Debian packages
-# come from apt-get (as root, or through sudo), MariaDB is started on 127.0.0.1:3306, OPA goes into
-# .tools/bin (tools/opa.sh), and kube-apiserver and VictoriaLogs are built once into the cache the
-# tests look in (tools/kube-apiserver.sh, tools/victoria-logs.sh; GATEHOUSE_CACHE, default
-# ~/.cache/gatehouse): nothing to export.
+# come from apt-get (as root, or through sudo), MariaDB is started on 127.0.0.1:3306, and OPA,
+# Regal, kube-apiserver and VictoriaLogs are built once into the cache outside the repo that every
+# clone uses (tools/opa.sh and tools/regal.sh link it into .tools/bin; tools/kube-apiserver.sh,
+# tools/victoria-logs.sh; GATEHOUSE_CACHE, default ~/.cache/gatehouse): nothing to export.
 # What is in place already is kept, so a second run takes seconds. Prints one line per peer and
 # ends with `peers: N ready, M failed`; exits 1 when one failed.
 set -uo pipefail
@@ -89,6 +89,7 @@ go_peer() {
   rm -f "$log"
 }
 go_peer OPA tools/opa.sh
+go_peer Regal tools/regal.sh
 go_peer kube-apiserver tools/kube-apiserver.sh
 go_peer VictoriaLogs tools/victoria-logs.sh
 

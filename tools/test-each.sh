@@ -21,8 +21,9 @@ if [ "$#" -gt 0 ]; then files=("$@"); else mapfile -t files < <(find test -name 
 mocha="$root/node_modules/.bin/mocha"
 
 if [ -n "$shuffle" ]; then
-  # a byte stream determined by the seed drives shuf, so the order is the seed's
-  mapfile -t files < <(printf '%s\n' "${files[@]}" | shuf --random-source=<(openssl enc -aes-256-ctr -pass "pass:$shuffle" -nosalt -pbkdf2 </dev/zero 2>/dev/null))
+  # shellcheck source=tools/lib.sh
+  source "$root/tools/lib.sh"
+  mapfile -t files < <(printf '%s\n' "${files[@]}" | shuffle_with_seed "$shuffle")
   echo "shuffled order, seed $shuffle (again: tools/test-each.sh --shuffle $shuffle)"
   printf '  %s\n' "${files[@]}"
   exec "$mocha" "${files[@]}"
