@@ -48,7 +48,9 @@ function Settings({ connector, mayWrite, onSaved }) {
       <${Field} label="Name" id="connector-name"><input id="connector-name" name="name" required maxlength="190" defaultValue=${connector.name} /><//>
       ${
         connector.type !== 'changes' &&
-        html`<${Field} label="URL" id="connector-url"><input id="connector-url" name="url" type="url" required maxlength="2048" defaultValue=${connector.url} /><//>`
+        html`<${Field} label="URL" id="connector-url"
+          ><input id="connector-url" name="url" type="url" required maxlength="2048" defaultValue=${connector.url}
+        /><//>`
       }
     </div>
     <div class="checkbox-field">
@@ -56,7 +58,14 @@ function Settings({ connector, mayWrite, onSaved }) {
       <label for="connector-default">The default connector of its signal (${connector.signalType})</label>
     </div>
     <${Field} label="Backend settings (JSON)" id="connector-json" hint="Grafana's data-source jsonData fields: auth user, headers, TLS.">
-      <textarea id="connector-json" name="jsonData" rows="5" spellcheck="false" aria-describedby="connector-json-hint" defaultValue=${JSON.stringify(connector.jsonData, null, 2)}></textarea>
+      <textarea
+        id="connector-json"
+        name="jsonData"
+        rows="5"
+        spellcheck="false"
+        aria-describedby="connector-json-hint"
+        defaultValue=${JSON.stringify(connector.jsonData, null, 2)}
+      ></textarea>
     <//>
     <button type="submit">Save settings</button>
     <${Outcome} outcome=${outcome} />
@@ -126,7 +135,12 @@ function Secrets({ connector, mayWrite, onSaved }) {
                   <span><code>${name}</code>: <span class="badge">set</span></span>
                   ${
                     mayWrite &&
-                    html`<button type="button" class="secondary small" onClick=${() => setReplacing(replacing === name ? null : name)} aria-expanded=${replacing === name}>
+                    html`<button
+                        type="button"
+                        class="secondary small"
+                        onClick=${() => setReplacing(replacing === name ? null : name)}
+                        aria-expanded=${replacing === name}
+                      >
                         Replace<span class="sr-only"> ${name}</span>
                       </button>
                       <button type="button" class="secondary small" onClick=${() => save({ [name]: '' }, `Secret ${name} cleared.`)}>
@@ -170,7 +184,8 @@ function Secrets({ connector, mayWrite, onSaved }) {
 
 const RULE_KINDS = { role: 'Org role', team: 'Team', userId: 'User', serviceAccountId: 'Service account' };
 const ORG_ROLES = ['None', 'Viewer', 'Editor', 'Admin'];
-const kindOfRule = (rule) => (rule.role !== undefined ? 'role' : rule.teamId !== undefined ? 'team' : rule.userId !== undefined ? 'userId' : 'serviceAccountId');
+const kindOfRule = (rule) =>
+  rule.role !== undefined ? 'role' : rule.teamId !== undefined ? 'team' : rule.userId !== undefined ? 'userId' : 'serviceAccountId';
 const valueOfRule = (rule) => rule.role ?? rule.teamId ?? rule.userId ?? rule.serviceAccountId ?? '';
 const ruleOf = (row) => ({ [row.kind === 'team' ? 'teamId' : row.kind]: row.principal, selector: row.selector.trim() });
 
@@ -220,8 +235,8 @@ function LabelRules({ connector, mayWrite, can }) {
   return html`<section class="panel" aria-labelledby="label-rules-heading">
     <h2 id="label-rules-heading">Label rules</h2>
     <p class="muted">
-      Which series or log streams each principal may read, as a label-matcher set such as <code>{namespace="checkout"}</code>. Once a connector has a rule,
-      a reader no rule names is refused (org and connector admins read everything).
+      Which series or log streams each principal may read, as a label-matcher set such as <code>{namespace="checkout"}</code>. Once a connector has a rule, a
+      reader no rule names is refused (org and connector admins read everything).
     </p>
     <${Loaded}
       resource=${rules}
@@ -234,7 +249,11 @@ function LabelRules({ connector, mayWrite, can }) {
                 const error = problem && problem.index === index;
                 return html`<div class="row rule-row" key=${index}>
                   <${Field} label=${`Principal kind ${index + 1}`} id=${`rule-kind-${index}`}>
-                    <select id=${`rule-kind-${index}`} value=${row.kind} onChange=${(e) => set(index, { kind: e.currentTarget.value, principal: choices[e.currentTarget.value][0]?.value ?? '' })}>
+                    <select
+                      id=${`rule-kind-${index}`}
+                      value=${row.kind}
+                      onChange=${(e) => set(index, { kind: e.currentTarget.value, principal: choices[e.currentTarget.value][0]?.value ?? '' })}
+                    >
                       ${Object.entries(RULE_KINDS).map(([value, label]) => html`<option value=${value}>${label}</option>`)}
                     </select>
                   <//>
@@ -265,7 +284,9 @@ function LabelRules({ connector, mayWrite, can }) {
                 </div>`;
               })}
               <div class="actions">
-                <button type="button" class="secondary" onClick=${() => setRows([...current, { kind: 'role', principal: 'Viewer', selector: '' }])}>Add a rule</button>
+                <button type="button" class="secondary" onClick=${() => setRows([...current, { kind: 'role', principal: 'Viewer', selector: '' }])}>
+                  Add a rule
+                </button>
                 <button type="submit">Save label rules</button>
               </div>
             </form>`
@@ -273,7 +294,10 @@ function LabelRules({ connector, mayWrite, can }) {
             ? html`<${Empty}>No label rules.<//>`
             : html`<ul class="grants">
                 ${current.map(
-                  (row) => html`<li><span>${RULE_KINDS[row.kind]} <strong>${nameOf(row.kind, row.principal)}</strong>: <code>${row.selector}</code></span></li>`,
+                  (row) =>
+                    html`<li>
+                      <span>${RULE_KINDS[row.kind]} <strong>${nameOf(row.kind, row.principal)}</strong>: <code>${row.selector}</code></span>
+                    </li>`,
                 )}
               </ul>`}
     />

@@ -27,7 +27,14 @@ function PermissionRows({ rows, setRows, actions, idPrefix }) {
       (row, index) =>
         html`<div class="row permission-row" key=${index}>
           <${Field} label=${`Action ${index + 1}`} id=${`${idPrefix}-action-${index}`}>
-            <input id=${`${idPrefix}-action-${index}`} list=${`${idPrefix}-actions`} required maxlength="190" value=${row.action} onInput=${set(index, 'action')} />
+            <input
+              id=${`${idPrefix}-action-${index}`}
+              list=${`${idPrefix}-actions`}
+              required
+              maxlength="190"
+              value=${row.action}
+              onInput=${set(index, 'action')}
+            />
           <//>
           <${Field} label=${`Scope ${index + 1}`} id=${`${idPrefix}-scope-${index}`}>
             <input id=${`${idPrefix}-scope-${index}`} required maxlength="190" value=${row.scope} onInput=${set(index, 'scope')} />
@@ -251,7 +258,11 @@ function Assignments({ role, can }) {
 
   async function unassign(holder) {
     const result = await call('DELETE', assignmentPath(holder.kind, holder.id, role.uid));
-    setOutcome(result.ok ? { ok: true, text: `Unassigned ${role.displayName} from ${ASSIGNEE_KINDS[holder.kind]} ${holder.name}.` } : { ok: false, text: messageOf(result) });
+    setOutcome(
+      result.ok
+        ? { ok: true, text: `Unassigned ${role.displayName} from ${ASSIGNEE_KINDS[holder.kind]} ${holder.name}.` }
+        : { ok: false, text: messageOf(result) },
+    );
     if (result.ok) holders.reload();
   }
 
@@ -317,7 +328,11 @@ function RoleDetail({ uid, can, actions, onChanged }) {
             <dd><code>${data.name}</code></dd>
             <dt>Kind</dt>
             <dd>${kind}${data.global ? ' (global: every org)' : ''}</dd>
-            ${data.description && html`<dt>Description</dt><dd>${data.description}</dd>`}
+            ${
+              data.description &&
+              html`<dt>Description</dt>
+                <dd>${data.description}</dd>`
+            }
             <dt>Version</dt>
             <dd>${data.version}</dd>
           </dl>
@@ -339,7 +354,9 @@ function RoleDetail({ uid, can, actions, onChanged }) {
           ${
             custom &&
             can('roles:delete', roleScopes(data.uid)) &&
-            html`<p><button type="button" class="danger" onClick=${() => remove(data)}>Delete role<span class="sr-only"> ${data.displayName}</span></button></p>`
+            html`<p>
+              <button type="button" class="danger" onClick=${() => remove(data)}>Delete role<span class="sr-only"> ${data.displayName}</span></button>
+            </p>`
           }
           <${Outcome} outcome=${outcome} />
         </section>
