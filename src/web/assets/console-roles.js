@@ -93,10 +93,12 @@ function CreateRole({ actions, onCreated }) {
   </section>`;
 }
 
-/** Changes a custom role at the version it was read at; a 409 says someone changed it first. */
-function EditRole({ role, actions, onSaved }) {
+/**
+ * Changes a custom role at the version it was read at; a 409 says someone changed it first. The
+ * form is drawn afresh for each version, so what it did is said by the role's panel.
+ */
+function EditRole({ role, actions, onSaved, setOutcome }) {
   const [rows, setRows] = useState(role.permissions.map((p) => ({ ...p })));
-  const [outcome, setOutcome] = useState(null);
   async function submit(event) {
     event.preventDefault();
     const form = event.currentTarget;
@@ -119,7 +121,6 @@ function EditRole({ role, actions, onSaved }) {
     <//>
     <${PermissionRows} rows=${rows} setRows=${setRows} actions=${actions} idPrefix="edit-role" />
     <button type="submit">Save role</button>
-    <${Outcome} outcome=${outcome} />
   </form>`;
 }
 
@@ -163,7 +164,8 @@ function useHolders(roleUid, can) {
   const accounts = useApi(can('serviceaccounts:read') ? '/api/serviceaccounts/search?perpage=1000' : null);
   const teams = useApi(can('teams:read') ? '/api/teams/search?perpage=1000' : null);
   const reload = () => document.reload();
-  if (document.status !== 'ok') return { ...document, reload };
+  // while a reload is under way the last answer stays on the page
+  if (document.data === undefined) return { ...document, reload };
   const accountNames = new Map((accounts.data?.serviceAccounts ?? []).map((a) => [String(a.id), a.name]));
   const peopleNames = new Map((people.data?.orgUsers ?? []).map((u) => [String(u.userId), u.login]));
   const teamNames = new Map((teams.data?.teams ?? []).map((t) => [String(t.id), t.name]));
@@ -179,7 +181,7 @@ function useHolders(roleUid, can) {
       .filter(([, team]) => team.roles.includes(roleUid))
       .map(([id]) => ({ kind: 'team', id, name: teamNames.get(id) ?? id })),
   ];
-  return { status: 'ok', data: holders, reload };
+  return { status: document.status, data: holders, reload };
 }
 
 /** The picker of whom to assign the role to: a user, a team or a service account found by name. */
@@ -345,6 +347,7 @@ function RoleDetail({ uid, can, actions, onChanged }) {
               key=${data.version}
               role=${data}
               actions=${actions}
+              setOutcome=${setOutcome}
               onSaved=${() => {
                 role.reload();
                 onChanged();
@@ -367,11 +370,11 @@ function RoleDetail({ uid, can, actions, onChanged }) {
 
 function RoleTable({ roles, selected }) {
   return html`<div class="table-wrap">
-    <table>
+    <table class="role-table">
       <thead>
         <tr>
           <th scope="col">Role</th>
-          <th scope="col">Description</th>
+          <th scope="col" class="role-about">Description</th>
           <th scope="col">Permissions</th>
         </tr>
       </thead>
@@ -383,7 +386,7 @@ function RoleTable({ roles, selected }) {
                 <a href=${roleHref(r.uid)} aria-current=${r.uid === selected ? 'page' : undefined}>${r.displayName}</a>
                 ${r.global && r.uid.startsWith('custom') ? html` <span class="badge">global</span>` : null}
               </td>
-              <td>${r.description || '—'}</td>
+              <td class="role-about">${r.description || '—'}</td>
               <td>${r.permissions.length}</td>
             </tr>`,
         )}
