@@ -306,6 +306,8 @@ describe('admin console: roles, connectors, the folder tree and the audit filter
   });
 
   it('the new pages pass axe and are screenshotted at 1280 and 390 wide, light and dark', async () => {
+    // the connector's page with a secret set, as it is drawn then
+    await api(admin, 'PUT', `/api/connectors/${connectorUid}`, { secureJsonData: { bearerToken: SECRET } });
     const violations = await screenshotAndAxe(browser, app, record, [
       ['roles', admin, '/admin/roles'],
       ['role', admin, `/admin/roles?role=${encodeURIComponent(ROLE_UID)}`],
