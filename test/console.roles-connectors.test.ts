@@ -163,7 +163,7 @@ describe('admin console: roles, connectors, the folder tree and the audit filter
     await context.close();
   });
 
-  it('a Viewer gets the refused state on /admin/roles, as from the API, and no Roles link', async () => {
+  it('a Viewer gets the refused state on /admin/roles, as from the API, no Roles link, and a connector without controls', async () => {
     const { context, page } = await signedIn(browser, app, viewer, record);
     await page.goto(`${app.url}/admin/roles?role=${encodeURIComponent(ROLE_UID)}`);
     await page.getByRole('heading', { name: 'Access denied' }).waitFor();
@@ -171,6 +171,14 @@ describe('admin console: roles, connectors, the folder tree and the audit filter
     expect(await page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).to.not.include('Roles');
     for (const path of ['/api/access-control/roles', `/api/access-control/roles/${ROLE_UID}`]) {
       expect((await app.request('GET', path, { cookie: viewer.cookie })).status, path).to.equal(403);
+    }
+
+    // A connector the Viewer may read, and nothing offered to change it.
+    await page.goto(`${app.url}/admin/connectors?connector=${connectorUid}`);
+    await page.getByRole('heading', { name: 'Prometheus', level: 2 }).waitFor();
+    await page.getByRole('region', { name: 'Secrets' }).waitFor();
+    for (const name of ['Save settings', 'Test the connection', 'Save secret', 'Grant', 'Save label rules']) {
+      expect(await page.getByRole('button', { name }).count(), name).to.equal(0);
     }
     await context.close();
   });
