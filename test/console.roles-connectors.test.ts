@@ -141,7 +141,7 @@ describe('admin console: roles, connectors, the folder tree and the audit filter
     await context.close();
   });
 
-  it('an admin unassigns and deletes a custom role', async () => {
+  it('an admin unassigns a custom role from a user, assigns it to a service account, and deletes it', async () => {
     await api(admin, 'POST', '/api/access-control/roles', {
       uid: 'custom:short-lived',
       name: 'custom:short-lived',
@@ -149,12 +149,23 @@ describe('admin console: roles, connectors, the folder tree and the audit filter
       permissions: [{ action: 'teams:read', scope: 'teams:*' }],
     });
     await api(admin, 'POST', `/api/access-control/users/${viewer.id}/roles`, { roleUid: 'custom:short-lived' });
+    const account = await api(admin, 'POST', '/api/serviceaccounts', { name: 'deployer', role: 'Viewer' });
     const { context, page } = await signedIn(browser, app, admin, record);
     await page.goto(`${app.url}/admin/roles?role=custom%3Ashort-lived`);
     const assignments = page.getByRole('region', { name: 'Assignments' });
     await assignments.getByRole('button', { name: `Unassign Short lived from User ${viewer.login}` }).click();
     await assignments.getByText(`Unassigned Short lived from User ${viewer.login}.`).waitFor();
     expect((await api(admin, 'GET', `/api/access-control/users/${viewer.id}/roles`)).roles).to.deep.equal([]);
+
+    // A service account is assigned through the users' routes, and listed as a service account.
+    await assignments.getByLabel('Assign to').selectOption({ label: 'Service account' });
+    await assignments.getByLabel('Service account', { exact: true }).locator('option', { hasText: 'deployer' }).waitFor({ state: 'attached' });
+    await assignments.getByLabel('Service account', { exact: true }).selectOption({ label: 'deployer' });
+    await assignments.getByRole('button', { name: 'Assign', exact: true }).click();
+    await assignments.getByRole('listitem').filter({ hasText: 'Service account deployer' }).waitFor();
+    expect((await api(admin, 'GET', `/api/access-control/users/${account.id}/roles`)).roles.map((r: { uid: string }) => r.uid)).to.deep.equal([
+      'custom:short-lived',
+    ]);
 
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Delete role Short lived' }).click();
