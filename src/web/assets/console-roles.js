@@ -172,10 +172,8 @@ function useHolders(roleUid, can) {
   const holders = [
     ...Object.entries(document.data.members)
       .filter(([, member]) => member.roles.includes(roleUid))
-      .map(([id, member]) =>
-        accountNames.has(id)
-          ? { kind: 'serviceaccount', id, name: accountNames.get(id) }
-          : { kind: 'user', id, name: peopleNames.get(id) ?? id, role: member.role },
+      .map(([id]) =>
+        accountNames.has(id) ? { kind: 'serviceaccount', id, name: accountNames.get(id) } : { kind: 'user', id, name: peopleNames.get(id) ?? id },
       ),
     ...Object.entries(document.data.teams)
       .filter(([, team]) => team.roles.includes(roleUid))
@@ -253,7 +251,8 @@ function AssignForm({ role, can, onAssigned }) {
   </form>`;
 }
 
-function Assignments({ role, can }) {
+/** Who holds a fixed or custom role, with the buttons to unassign it and the form to assign it. */
+function Holders({ role, can }) {
   const holders = useHolders(role.uid, can);
   const [outcome, setOutcome] = useState(null);
   const mayAssign = can('roles:write', roleScopes(role.uid));
@@ -268,40 +267,51 @@ function Assignments({ role, can }) {
     if (result.ok) holders.reload();
   }
 
+  return html`
+    ${
+      can('policy.data:read')
+        ? html`<${Loaded}
+            resource=${holders}
+            what="the assignments"
+            isEmpty=${(data) => data.length === 0}
+            empty="This role is assigned to no one in this org."
+            render=${(data) =>
+              html`<ul class="grants">
+                ${data.map(
+                  (holder) =>
+                    html`<li key=${`${holder.kind}:${holder.id}`}>
+                      <span>${ASSIGNEE_KINDS[holder.kind]} <strong>${holder.name}</strong></span>
+                      ${
+                        mayAssign &&
+                        html`<button type="button" class="secondary small" onClick=${() => unassign(holder)}>
+                          Unassign<span class="sr-only"> ${role.displayName} from ${ASSIGNEE_KINDS[holder.kind]} ${holder.name}</span>
+                        </button>`
+                      }
+                    </li>`,
+                )}
+              </ul>`}
+          />`
+        : html`<p class="muted">Listing who holds a role needs policy.data:read.</p>`
+    }
+    ${mayAssign && html`<${AssignForm} role=${role} can=${can} onAssigned=${holders.reload} />`}
+    <${Outcome} outcome=${outcome} />
+  `;
+}
+
+/** A role's assignments: a basic role's holders are those with its org role, the others are assigned. */
+function Assignments({ role, can }) {
   return html`<section class="panel" aria-labelledby="assignments-heading">
     <h2 id="assignments-heading">Assignments</h2>
     ${
       role.kind === 'basic'
-        ? html`<p>This role comes with the org role ${role.displayName}: everyone with that org role holds it.</p>`
-        : html`
+        ? html`<p>
             ${
-              can('policy.data:read')
-                ? html`<${Loaded}
-                    resource=${holders}
-                    what="the assignments"
-                    isEmpty=${(data) => data.length === 0}
-                    empty="This role is assigned to no one in this org."
-                    render=${(data) =>
-                      html`<ul class="grants">
-                        ${data.map(
-                          (holder) =>
-                            html`<li key=${`${holder.kind}:${holder.id}`}>
-                              <span>${ASSIGNEE_KINDS[holder.kind]} <strong>${holder.name}</strong></span>
-                              ${
-                                mayAssign &&
-                                html`<button type="button" class="secondary small" onClick=${() => unassign(holder)}>
-                                  Unassign<span class="sr-only"> ${role.displayName} from ${ASSIGNEE_KINDS[holder.kind]} ${holder.name}</span>
-                                </button>`
-                              }
-                            </li>`,
-                        )}
-                      </ul>`}
-                  />`
-                : html`<p class="muted">Listing who holds a role needs policy.data:read.</p>`
+              role.uid === 'basic:server_admin'
+                ? 'This role comes with being a server admin: every server admin holds it.'
+                : `This role comes with the org role ${role.displayName}: everyone with that org role holds it.`
             }
-            ${mayAssign && html`<${AssignForm} role=${role} can=${can} onAssigned=${holders.reload} />`}
-            <${Outcome} outcome=${outcome} />
-          `
+          </p>`
+        : html`<${Holders} role=${role} can=${can} />`
     }
   </section>`;
 }
