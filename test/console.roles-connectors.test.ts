@@ -330,6 +330,7 @@ describe('admin console: roles, connectors, the folder tree and the audit filter
     const violations = await screenshotAndAxe(browser, app, record, [
       ['roles', admin, '/admin/roles'],
       ['role', admin, `/admin/roles?role=${encodeURIComponent(ROLE_UID)}`],
+      ['role-basic', admin, '/admin/roles?role=basic%3Aviewer'],
       ['roles-refused', viewer, '/admin/roles'],
       ['connectors', admin, '/admin/connectors'],
       ['connector', admin, `/admin/connectors?connector=${connectorUid}`],
