@@ -8,17 +8,13 @@
  * OpenAPI document; axe finds no serious or critical violation on any page; every page is
  * screenshotted at 1280 and 390 pixels wide, light and dark, under test-artifacts/console/.
  */
-import fs from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createUser, type TestUser } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { requirePeer } from './helpers/peers.ts';
 import { launchChromium } from './helpers/chromium.ts';
-
-const SHOTS = fileURLToPath(new URL('../test-artifacts/console/', import.meta.url));
-const AXE = fileURLToPath(new URL('../node_modules/axe-core/axe.min.js', import.meta.url));
+import { newRecord, requestsOffTheDocument, screenshotAndAxe, signedIn as signedInRecording } from './helpers/console.ts';
 
 const CONSOLE_ASSETS = [
   'console.js',
@@ -31,6 +27,8 @@ const CONSOLE_ASSETS = [
   'console-teams.js',
   'console-serviceaccounts.js',
   'console-orgs.js',
+  'console-roles.js',
+  'console-connectors.js',
   'preact.js',
   'preact-hooks.js',
   'htm.js',
@@ -54,6 +52,8 @@ describe('admin console over HTTP', () => {
       '/admin/audit',
       '/admin/policy',
       '/admin/users',
+      '/admin/roles',
+      '/admin/connectors',
       '/d/abc',
       '/d/abc/my-dash',
       '/dashboards/f/f1/',
@@ -94,36 +94,20 @@ describe('admin console over HTTP', () => {
   });
 });
 
-interface Recorded {
-  method: string;
-  path: string;
-}
-
 describe('admin console in the browser', function () {
   this.timeout(300_000);
   let app: TestApp;
   let browser: Browser;
   let admin: TestUser;
   let viewer: TestUser;
-  const requests: Recorded[] = [];
-  const pageErrors: string[] = [];
+  const record = newRecord();
   let granted: { uid: string; title: string };
   let other: { uid: string; title: string };
   let grantedDashboard: { uid: string; url: string };
   let otherDashboard: { uid: string; url: string };
 
   /** A browser context signed in as `user` with their session cookie, recording every request to the service. */
-  async function signedIn(user: TestUser, options: { bypassCSP?: boolean } = {}): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
-    await context.addCookies([{ name: 'svc_session', value: user.cookie.slice('svc_session='.length), url: app.url }]);
-    const page = await context.newPage();
-    page.on('request', (request) => {
-      const url = new URL(request.url());
-      if (url.origin === app.url) requests.push({ method: request.method(), path: url.pathname });
-    });
-    page.on('pageerror', (err) => pageErrors.push(err.message));
-    return { context, page };
-  }
+  const signedIn = (user: TestUser): Promise<{ context: BrowserContext; page: Page }> => signedInRecording(browser, app, user, record);
 
   async function api(user: TestUser, method: string, path: string, body?: unknown) {
     const res = await app.request(method, path, { cookie: user.cookie, body });
@@ -133,7 +117,6 @@ describe('admin console in the browser', function () {
 
   before(async function () {
     requirePeer(this, 'chromium');
-    fs.mkdirSync(SHOTS, { recursive: true });
     app = await startTestApp();
     admin = await createUser(app, { login: 'ada', name: 'Ada Admin', svcAdmin: true, role: 'Admin' });
     viewer = await createUser(app, { login: 'vic', name: 'Vic Viewer', role: 'Viewer' });
@@ -156,7 +139,17 @@ describe('admin console in the browser', function () {
     await page.waitForURL(`${app.url}/admin/folders`);
     await page.getByRole('heading', { name: 'Folders', level: 1 }).waitFor();
     const nav = page.getByRole('navigation', { name: 'Console' });
-    expect(await nav.getByRole('link').allTextContents()).to.deep.equal(['Folders', 'Audit log', 'Policy', 'Users', 'Teams', 'Service accounts', 'Orgs']);
+    expect(await nav.getByRole('link').allTextContents()).to.deep.equal([
+      'Folders',
+      'Audit log',
+      'Policy',
+      'Users',
+      'Teams',
+      'Service accounts',
+      'Roles',
+      'Connectors',
+      'Orgs',
+    ]);
 
     // The tree opens lazily: Payments is inside Operations.
     const tree = page.getByRole('navigation', { name: 'Folder tree' });
@@ -189,7 +182,12 @@ describe('admin console in the browser', function () {
     const { context, page } = await signedIn(viewer);
     await page.goto(`${app.url}/admin/folders`);
     await page.getByRole('heading', { name: 'Folders', level: 1 }).waitFor();
-    expect(await page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).to.deep.equal(['Folders', 'Policy', 'Teams']);
+    expect(await page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).to.deep.equal([
+      'Folders',
+      'Policy',
+      'Teams',
+      'Connectors',
+    ]);
 
     await page.goto(`${app.url}${grantedDashboard.url}`);
     const mayGranted = page.locator('dt:text-is("You may") + dd');
@@ -295,7 +293,6 @@ describe('admin console in the browser', function () {
   });
 
   it('every page passes axe and is screenshotted at 1280 and 390 wide, light and dark', async () => {
-    // axe is injected as an inline script, which the pages' policy refuses: these contexts bypass it.
     const pages: Array<[string, TestUser, string]> = [
       ['folders', admin, '/admin/folders'],
       ['folder', admin, `/dashboards/f/${granted.uid}/`],
@@ -310,46 +307,13 @@ describe('admin console in the browser', function () {
       ['orgs-refused', viewer, '/admin/orgs'],
       ['not-found', admin, '/admin/nothing'],
     ];
-    const violations: string[] = [];
-    for (const [name, user, path] of pages) {
-      const { context, page } = await signedIn(user, { bypassCSP: true });
-      for (const scheme of ['light', 'dark'] as const) {
-        for (const width of [1280, 390]) {
-          await page.setViewportSize({ width, height: 900 });
-          await page.emulateMedia({ colorScheme: scheme });
-          await page.goto(`${app.url}${path}`);
-          await page.locator('h1').first().waitFor();
-          await page.waitForLoadState('networkidle');
-          await page.waitForFunction(() => !document.querySelector('.state-loading'));
-          await page.screenshot({ path: `${SHOTS}${name}-${width}-${scheme}.png`, fullPage: true });
-          if (width === 1280) {
-            await page.addScriptTag({ path: AXE });
-            const result = await page.evaluate(async () => {
-              const axe = (window as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }).axe;
-              return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-            });
-            for (const v of result.filter((v) => v.impact === 'serious' || v.impact === 'critical')) {
-              violations.push(`${name} (${scheme}): ${v.id} ${v.impact} on ${v.nodes} nodes`);
-            }
-          }
-        }
-      }
-      await context.close();
-    }
+    const violations = await screenshotAndAxe(browser, app, record, pages);
     expect(violations).to.deep.equal([]);
   });
 
   it('made only requests to routes of the OpenAPI document, and raised no script error', async () => {
-    const document = (await app.request('GET', '/api/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
-    const routes = Object.entries(document.paths).flatMap(([template, operations]) =>
-      Object.keys(operations).map((method) => ({
-        method: method.toUpperCase(),
-        pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
-      })),
-    );
-    expect(requests.length).to.be.greaterThan(50);
-    const unknown = requests.filter((r) => !routes.some((route) => route.method === r.method && route.pattern.test(r.path)));
-    expect(unknown).to.deep.equal([]);
-    expect(pageErrors).to.deep.equal([]);
+    expect(record.requests.length).to.be.greaterThan(50);
+    expect(await requestsOffTheDocument(app, record.requests)).to.deep.equal([]);
+    expect(record.pageErrors).to.deep.equal([]);
   });
 });

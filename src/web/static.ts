@@ -49,6 +49,8 @@ const ASSETS = new Map<string, StaticFile>([
   ['console-teams.js', load('./assets/console-teams.js', JS)],
   ['console-serviceaccounts.js', load('./assets/console-serviceaccounts.js', JS)],
   ['console-orgs.js', load('./assets/console-orgs.js', JS)],
+  ['console-roles.js', load('./assets/console-roles.js', JS)],
+  ['console-connectors.js', load('./assets/console-connectors.js', JS)],
   ['preact.js', load(besidePackageEntry('preact', 'preact.module.js'), JS)],
   ['preact-hooks.js', load(besidePackageEntry('preact/hooks', 'hooks.module.js'), JS)],
   ['htm.js', load(besidePackageEntry('htm', 'htm.module.js'), JS)],

@@ -1,6 +1,6 @@
 // The audit log (`/admin/audit`): filters by actor, action, target, outcome and time, kept in the
 // address so a filtered view is a link; each entry links to its actor's entries and to its target.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { navigate, query, useApi } from '/assets/console-api.js';
 import { Field, Forbidden, html, Loaded, Page, Pager } from '/assets/console-ui.js';
 
@@ -19,7 +19,26 @@ function targetHref(entry) {
 /** A `datetime-local` value as the ISO instant the API takes. */
 const instantOf = (local) => (local ? new Date(local).toISOString() : '');
 
+/** Whether the window is phone-narrow, kept current as it is resized or turned. */
+function useNarrow(query = '(max-width: 40rem)') {
+  const [narrow, setNarrow] = useState(() => window.matchMedia(query).matches);
+  useEffect(() => {
+    const media = window.matchMedia(query);
+    const update = () => setNarrow(media.matches);
+    media.addEventListener('change', update);
+    update();
+    return () => media.removeEventListener('change', update);
+  }, [query]);
+  return narrow;
+}
+
+/**
+ * The filters: a row of fields on a wide screen; on a phone, a compact form of two columns folded
+ * into a "Filters" disclosure that says how many filters are in effect.
+ */
 function Filters({ params }) {
+  const narrow = useNarrow();
+  const active = FILTERS.filter((name) => params[name]).length;
   const [values, setValues] = useState(() => Object.fromEntries(FILTERS.map((name) => [name, params[name] ?? ''])));
   const set = (name) => (event) => setValues({ ...values, [name]: event.currentTarget.value });
   function submit(event) {
@@ -32,7 +51,7 @@ function Filters({ params }) {
   }
   const text = (name, label) =>
     html`<${Field} label=${label} id=${`audit-${name}`}><input id=${`audit-${name}`} value=${values[name]} onInput=${set(name)} /><//>`;
-  return html`<form class="filters" onSubmit=${submit} aria-label="Audit log filters">
+  const form = html`<form class=${narrow ? 'filters compact' : 'filters'} onSubmit=${submit} aria-label="Audit log filters">
     <div class="row">
       ${text('actorId', 'Actor ID')} ${text('action', 'Action')} ${text('targetType', 'Target type')} ${text('targetId', 'Target ID')}
       <${Field} label="Outcome" id="audit-outcome">
@@ -42,7 +61,7 @@ function Filters({ params }) {
           <option value="failure">Failure</option>
         </select>
       <//>
-      <${Field} label="From" id="audit-from">
+      <${Field} label="From" id="audit-from" wide>
         <input
           id="audit-from"
           type="datetime-local"
@@ -50,7 +69,7 @@ function Filters({ params }) {
           onInput=${(e) => setValues({ ...values, from: instantOf(e.currentTarget.value) })}
         />
       <//>
-      <${Field} label="To" id="audit-to">
+      <${Field} label="To" id="audit-to" wide>
         <input
           id="audit-to"
           type="datetime-local"
@@ -64,6 +83,11 @@ function Filters({ params }) {
       <button type="submit">Filter</button>
     </div>
   </form>`;
+  if (!narrow) return form;
+  return html`<details class="filters-disclosure">
+    <summary>Filters${active > 0 ? ` (${active} active)` : ''}</summary>
+    ${form}
+  </details>`;
 }
 
 /** An ISO instant as a `datetime-local` value in the browser's time zone. */

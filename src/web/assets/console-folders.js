@@ -1,7 +1,7 @@
 // Folders and dashboards: the folder tree (one level loaded at a time, eight deep), a folder's
 // page (`/dashboards/f/<uid>/`, the API's folder url) with its dashboards, alert rules and
 // permissions, and a dashboard's page (`/d/<uid>/<slug>`, the API's dashboard url).
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, folderScopes, useApi } from '/assets/console-api.js';
 import { Empty, html, Loaded, Page, PermissionsPanel } from '/assets/console-ui.js';
 
@@ -10,8 +10,11 @@ const MAX_DEPTH = 8;
 
 const folderHref = (uid) => `/dashboards/f/${encodeURIComponent(uid)}/`;
 
-/** One level of the tree, loaded when its parent is opened. */
-function TreeLevel({ parentUid, depth, selected }) {
+/**
+ * One level of the tree, loaded when its parent is opened. `opening` holds the ancestors of the
+ * folder the address selects: those open by themselves, so the selected folder is in view.
+ */
+function TreeLevel({ parentUid, depth, selected, opening }) {
   const level = useApi(`/api/folders?perpage=1000${parentUid ? `&parentUid=${encodeURIComponent(parentUid)}` : ''}`);
   return html`<${Loaded}
     resource=${level}
@@ -20,13 +23,25 @@ function TreeLevel({ parentUid, depth, selected }) {
     empty=${parentUid ? 'No subfolders.' : 'No folders you may see.'}
     render=${(data) =>
       html`<ul class=${depth === 1 ? 'tree' : 'tree-level'}>
-        ${data.folders.map((folder) => html`<${TreeNode} key=${folder.uid} folder=${folder} depth=${depth} selected=${selected} />`)}
+        ${data.folders.map((folder) => html`<${TreeNode} key=${folder.uid} folder=${folder} depth=${depth} selected=${selected} opening=${opening} />`)}
       </ul>`}
   />`;
 }
 
-function TreeNode({ folder, depth, selected }) {
-  const [open, setOpen] = useState(false);
+function TreeNode({ folder, depth, selected, opening }) {
+  const [open, setOpen] = useState(opening.includes(folder.uid));
+  const link = useRef(null);
+  const isSelected = selected === folder.uid;
+  // An ancestor of the selected folder opens, also when the selection arrives after it is drawn.
+  useEffect(() => {
+    if (opening.includes(folder.uid)) setOpen(true);
+  }, [opening.join('/')]);
+  // The selected folder's entry is scrolled into view and takes the focus once it is drawn.
+  useEffect(() => {
+    if (!isSelected || !link.current) return;
+    link.current.scrollIntoView({ block: 'nearest' });
+    link.current.focus({ preventScroll: true });
+  }, [isSelected]);
   const childrenId = `tree-${folder.uid}`;
   return html`<li>
     <div class="tree-item">
@@ -37,9 +52,9 @@ function TreeNode({ folder, depth, selected }) {
             </button>`
           : html`<span class="tree-toggle" aria-hidden="true"></span>`
       }
-      <a href=${folderHref(folder.uid)} aria-current=${selected === folder.uid ? 'page' : undefined}>${folder.title}</a>
+      <a href=${folderHref(folder.uid)} ref=${link} aria-current=${isSelected ? 'page' : undefined}>${folder.title}</a>
     </div>
-    ${open && html`<div id=${childrenId}><${TreeLevel} parentUid=${folder.uid} depth=${depth + 1} selected=${selected} /></div>`}
+    ${open && html`<div id=${childrenId}><${TreeLevel} parentUid=${folder.uid} depth=${depth + 1} selected=${selected} opening=${opening} /></div>`}
   </li>`;
 }
 
@@ -49,10 +64,9 @@ function TreeNode({ folder, depth, selected }) {
  * read ends the chain.
  */
 function useFolderChain(uid) {
-  const [chain, setChain] = useState(null);
+  const [state, setState] = useState({ uid: undefined, chain: null });
   useEffect(() => {
     let current = true;
-    setChain(null);
     (async () => {
       const folders = [];
       let next = uid;
@@ -62,13 +76,14 @@ function useFolderChain(uid) {
         folders.push(result.body);
         next = result.body.parentUid;
       }
-      if (current) setChain(folders);
+      if (current) setState({ uid, chain: folders });
     })();
     return () => {
       current = false;
     };
   }, [uid]);
-  return chain;
+  // a chain read for another folder is no answer for this one
+  return state.uid === uid ? state.chain : null;
 }
 
 /** The direct grants of each ancestor folder, marked with the folder they come from. */
@@ -165,8 +180,7 @@ function FolderContents({ uid, can, chain }) {
   `;
 }
 
-function FolderDetail({ uid, can }) {
-  const chain = useFolderChain(uid);
+function FolderDetail({ uid, can, chain }) {
   if (chain === null) return html`<p class="state-loading" role="status">Loading the folder…</p>`;
   if (chain.length === 0) {
     return html`<div class="state-error" role="alert"><p>Folder ${uid} was not found, or you may not see it.</p></div>`;
@@ -178,14 +192,21 @@ function FolderDetail({ uid, can }) {
     <${FolderContents} key=${uid} uid=${uid} can=${can} chain=${chain} />`;
 }
 
+/** The tree beside the selected folder's page; the tree opens down to the folder the address names. */
 export function FoldersPage({ uid, can }) {
+  const chain = useFolderChain(uid || null);
+  const opening = chain ? chain.slice(1).map((folder) => folder.uid) : [];
   return html`<${Page} title="Folders">
     <div class="split">
       <nav class="tree-pane" aria-label="Folder tree">
-        <${TreeLevel} parentUid=${null} depth=${1} selected=${uid} />
+        <${TreeLevel} parentUid=${null} depth=${1} selected=${uid} opening=${opening} />
       </nav>
       <div class="detail-pane">
-        ${uid ? html`<${FolderDetail} key=${uid} uid=${uid} can=${can} />` : html`<${Empty}>Choose a folder in the tree to see its dashboards, alert rules and permissions.<//>`}
+        ${
+          uid
+            ? html`<${FolderDetail} key=${uid} uid=${uid} can=${can} chain=${chain} />`
+            : html`<${Empty}>Choose a folder in the tree to see its dashboards, alert rules and permissions.<//>`
+        }
       </div>
     </div>
   <//>`;

@@ -56,8 +56,8 @@ export function Pager({ total, page, perPage, onPage, label }) {
 }
 
 /** A labelled control: the label names the input for assistive technology and for the tests. */
-export function Field({ label, id, children, hint }) {
-  return html`<div class="field">
+export function Field({ label, id, children, hint, wide }) {
+  return html`<div class=${wide ? 'field wide' : 'field'}>
     <label for=${id}>${label}</label>
     ${children} ${hint && html`<p class="hint" id=${`${id}-hint`}>${hint}</p>`}
   </div>`;

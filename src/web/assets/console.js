@@ -11,6 +11,8 @@ import { UsersPage } from '/assets/console-users.js';
 import { TeamsPage } from '/assets/console-teams.js';
 import { ServiceAccountsPage } from '/assets/console-serviceaccounts.js';
 import { OrgsPage, SERVER_WIDE } from '/assets/console-orgs.js';
+import { RolesPage } from '/assets/console-roles.js';
+import { ConnectorsPage } from '/assets/console-connectors.js';
 
 /**
  * The console's pages: the address, the navigation label, and the permission that shows it in the
@@ -23,6 +25,8 @@ const NAVIGATION = [
   { href: '/admin/users', label: 'Users', action: 'users:read', scopes: ALL_USERS },
   { href: '/admin/teams', label: 'Teams', action: 'teams:read' },
   { href: '/admin/serviceaccounts', label: 'Service accounts', action: 'serviceaccounts:read' },
+  { href: '/admin/roles', label: 'Roles', action: 'roles:read' },
+  { href: '/admin/connectors', label: 'Connectors', action: 'connectors:read' },
   { href: '/admin/orgs', label: 'Orgs', action: 'orgs:read', scopes: SERVER_WIDE },
 ];
 
@@ -69,6 +73,8 @@ function Console({ user, can }) {
     teams: TeamsPage,
     serviceaccounts: ServiceAccountsPage,
     orgs: OrgsPage,
+    roles: RolesPage,
+    connectors: ConnectorsPage,
   };
   const Current = Object.hasOwn(pages, target.page) ? pages[target.page] : NotFound;
   const currentSection = target.page === 'dashboard' ? 'folders' : target.page;
