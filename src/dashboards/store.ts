@@ -4,7 +4,7 @@
  * delete tell the policy writer (its folder is what its grants inherit from).
  */
 import type { Knex } from 'knex';
-import { findPage, whereContains, whereInFolders, visibleRows, type FolderFilter, type PageWindow, type VisibleUids } from '../db/search.ts';
+import { findPage, whereContains, whereInFolders, visibleRows, visibleUids, type FolderFilter, type PageWindow, type VisibleUids } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
 import {
   DASHBOARDS,
@@ -75,7 +75,9 @@ export function findVisibleDashboardPage(db: Knex, orgId: string, filter: Folder
       ['dashboards.title'],
       filter.search,
     ).select(...DASHBOARD_COLUMNS.map((column) => `dashboards.${column}`));
-  return findPage<DashboardRow>(matching, ['dashboards.title', 'dashboards.uid'], page);
+  // unfiltered, the visible uids are as many as the rows: counted without reading the rows
+  const counted = filter.search || filter.folderUids ? matching : () => visibleUids(db, 'dashboards', orgId, 'folder_uid', visible);
+  return findPage<DashboardRow>(matching, ['dashboards.title', 'dashboards.uid'], page, counted);
 }
 
 /** The dashboards of `uids`, in the order of `uids`. */

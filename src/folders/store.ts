@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import { lockRows, type RowLock } from '../db/row-lock.ts';
 import { folderTreeDeleted, foldersPlaced, removeGrantsOnResources, resourcesFiledInBulk } from '../accesscontrol/policy-writer.ts';
 import { inStatementChunks, ROWS_PER_STATEMENT } from '../db/chunks.ts';
-import { findPage, whereContains, whereInFolders, visibleRows, type FolderFilter, type PageWindow, type VisibleUids } from '../db/search.ts';
+import { findPage, whereContains, whereInFolders, visibleRows, visibleUids, type FolderFilter, type PageWindow, type VisibleUids } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
 
 /** Folders nest this deep at most: a root folder is level 1. */
@@ -103,7 +103,9 @@ export function findVisibleFolderPage(db: Knex, orgId: string, filter: FolderFil
       ['folders.title'],
       filter.search,
     ).select(...FOLDER_COLUMNS.map((column) => `folders.${column}`));
-  return findPage<FolderRow>(matching, ['folders.title', 'folders.uid'], page);
+  // unfiltered, the visible uids are as many as the rows: counted without reading the rows
+  const counted = filter.search || filter.folderUids ? matching : () => visibleUids(db, 'folders', orgId, 'uid', visible);
+  return findPage<FolderRow>(matching, ['folders.title', 'folders.uid'], page, counted);
 }
 
 /** The folders of `uids`, in the order of `uids`. */
