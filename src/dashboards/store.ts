@@ -17,6 +17,9 @@ import {
   type FolderedRow,
 } from '../folders/foldered.store.ts';
 
+/** How visibleRows finds the dashboards in a folder: through the index on (org_id, folder_uid). */
+const IN_FOLDER = { column: 'folder_uid', index: 'dashboards_org_id_folder_uid_index' };
+
 export type DashboardRow = FolderedRow;
 
 /** What a save writes: the model without the fields kept in columns. */
@@ -71,12 +74,12 @@ export async function findDashboardUids(db: Knex, orgId: string, filter: FolderF
 export function findVisibleDashboardPage(db: Knex, orgId: string, filter: FolderFilter, visible: VisibleUids, page: PageWindow) {
   const matching = () =>
     whereContains(
-      whereInFolders(visibleRows(db, 'dashboards', orgId, 'folder_uid', visible), 'dashboards.folder_uid', filter.folderUids),
+      whereInFolders(visibleRows(db, 'dashboards', orgId, IN_FOLDER, visible), 'dashboards.folder_uid', filter.folderUids),
       ['dashboards.title'],
       filter.search,
     ).select(...DASHBOARD_COLUMNS.map((column) => `dashboards.${column}`));
   // unfiltered, the visible uids are as many as the rows: counted without reading the rows
-  const counted = filter.search || filter.folderUids ? matching : () => visibleUids(db, 'dashboards', orgId, 'folder_uid', visible);
+  const counted = filter.search || filter.folderUids ? matching : () => visibleUids(db, 'dashboards', orgId, IN_FOLDER, visible);
   return findPage<DashboardRow>(matching, ['dashboards.title', 'dashboards.uid'], page, counted);
 }
 
