@@ -4,7 +4,7 @@
  * delete tell the policy writer (its folder is what its grants inherit from).
  */
 import type { Knex } from 'knex';
-import { findPage, whereContains, whereInFolders, visibleRows, type FolderFilter, type PageWindow, type VisibleUids } from '../db/search.ts';
+import { findPage, whereContains, whereInFolders, visibleRows, visibleUids, type FolderFilter, type PageWindow, type VisibleUids } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
 import {
   DASHBOARDS,
@@ -16,6 +16,9 @@ import {
   updateFoldered,
   type FolderedRow,
 } from '../folders/foldered.store.ts';
+
+/** How visibleRows finds the dashboards in a folder: through the index on (org_id, folder_uid). */
+const IN_FOLDER = { column: 'folder_uid', index: 'dashboards_org_id_folder_uid_index' };
 
 export type DashboardRow = FolderedRow;
 
@@ -71,11 +74,13 @@ export async function findDashboardUids(db: Knex, orgId: string, filter: FolderF
 export function findVisibleDashboardPage(db: Knex, orgId: string, filter: FolderFilter, visible: VisibleUids, page: PageWindow) {
   const matching = () =>
     whereContains(
-      whereInFolders(visibleRows(db, 'dashboards', orgId, 'folder_uid', visible), 'dashboards.folder_uid', filter.folderUids),
+      whereInFolders(visibleRows(db, 'dashboards', orgId, IN_FOLDER, visible), 'dashboards.folder_uid', filter.folderUids),
       ['dashboards.title'],
       filter.search,
     ).select(...DASHBOARD_COLUMNS.map((column) => `dashboards.${column}`));
-  return findPage<DashboardRow>(matching, ['dashboards.title', 'dashboards.uid'], page);
+  // unfiltered, the visible uids are as many as the rows: counted without reading the rows
+  const counted = filter.search || filter.folderUids ? matching : () => visibleUids(db, 'dashboards', orgId, IN_FOLDER, visible);
+  return findPage<DashboardRow>(matching, ['dashboards.title', 'dashboards.uid'], page, counted);
 }
 
 /** The dashboards of `uids`, in the order of `uids`. */

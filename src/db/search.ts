@@ -1,5 +1,6 @@
 /** What searchable lists share: a case-insensitive "contains" over some columns, and a page with its total. */
 import type { Knex } from 'knex';
+import { dialectOf } from './knex.ts';
 
 /**
  * Narrows `query` to rows where one of `columns` contains `search`, ignoring case. `%` and `_`
@@ -23,9 +24,18 @@ export interface PageWindow {
   offset: number;
 }
 
-/** One page of what `matching` selects, in `order`, with the count of all of it; a page of no rows only counts. */
-export async function findPage<Row>(matching: () => Knex.QueryBuilder, order: SortColumn[], page: PageWindow): Promise<{ totalCount: number; rows: Row[] }> {
-  const [countRow] = await matching().clearSelect().count<Array<{ total: number | string }>>({ total: '*' });
+/**
+ * One page of what `matching` selects, in `order`, with the count of all of it; a page of no rows
+ * only counts. A page shorter than asked is the end of the list, so its total is what comes before
+ * it and its rows, and nothing is counted. `counted` (default `matching`) selects as many rows as
+ * `matching` at less cost, e.g. through indexes alone.
+ */
+export async function findPage<Row>(
+  matching: () => Knex.QueryBuilder,
+  order: SortColumn[],
+  page: PageWindow,
+  counted: () => Knex.QueryBuilder = matching,
+): Promise<{ totalCount: number; rows: Row[] }> {
   const rows: Row[] =
     page.limit > 0
       ? await matching()
@@ -33,6 +43,10 @@ export async function findPage<Row>(matching: () => Knex.QueryBuilder, order: So
           .limit(page.limit)
           .offset(page.offset)
       : [];
+  // an empty page past the end says nothing of how far the end is
+  if (rows.length > 0 && rows.length < page.limit) return { totalCount: page.offset + rows.length, rows };
+  if (page.limit > 0 && rows.length === 0 && page.offset === 0) return { totalCount: 0, rows };
+  const [countRow] = await counted().clearSelect().count<Array<{ total: number | string }>>({ total: '*' });
   return { totalCount: Number(countRow?.total ?? 0), rows };
 }
 
@@ -69,41 +83,69 @@ export const MAX_BOUND_VISIBLE_UIDS = 20_000;
 export const bindsVisible = (visible: VisibleUids): boolean => visible.all || visible.folders.length + visible.items.length <= MAX_BOUND_VISIBLE_UIDS;
 
 /**
- * The rows of `table` in `orgId` that `visible` holds, as a query to narrow further: every row,
- * or those whose `folderColumn` (a folder's own `uid`, a resource's `folder_uid`) is a listed
- * folder or one under it, or whose uid is a listed item. The folders under the listed ones are
- * walked in SQL (a recursive common table expression over `parent_uid`, as deep as the tree), as
- * the policy's folder chains are built from the same rows. The uids are gathered first, through
- * the indexes on (org_id, parent_uid), (org_id, folder_uid) and the key, and the rows read by key:
- * only they are read and sorted, never every row of the org. CROSS JOIN keeps that order on
- * SQLite, whose planner without statistics would rather walk the whole org (MariaDB reads it as
- * an inner join).
+ * The uids (`visible_uid`) of the rows of `table` in `orgId` that `visible` holds, as a query to
+ * select from: every row, or those whose folder column (a folder's own `uid`, a resource's
+ * `folder_uid`) is a listed folder or one under it, or whose uid is a listed item. The folders
+ * under the listed ones are walked in SQL (a recursive common table expression over `parent_uid`,
+ * as deep as the tree), as the policy's folder chains are built from the same rows. The uids are
+ * gathered through the indexes on (org_id, parent_uid), (org_id, folder_uid) and the key alone,
+ * each once. CROSS JOIN keeps that order on SQLite, whose planner without statistics would rather
+ * walk the whole org (MariaDB reads it as an inner join).
  */
-export function visibleRows(db: Knex, table: string, orgId: string, folderColumn: string, visible: VisibleUids): Knex.QueryBuilder {
-  if (visible.all) return db(table).where(`${table}.org_id`, orgId);
+function visibleUidRows(db: Knex, table: string, orgId: string, folder: FolderColumn, visible: VisibleUids & { all: false }): Knex.QueryBuilder {
   const { folders, items } = visible;
-  if (folders.length === 0 && items.length === 0) return db(table).where(`${table}.org_id`, orgId).whereRaw('1 = 0');
-  const inFolders = db
-    .from('visible_folders as v')
-    .crossJoin(`${table} as t`, `t.${folderColumn}`, 'v.uid')
-    .where('t.org_id', orgId)
-    .select('t.uid as visible_uid');
+  const walked = db.from('visible_folders as v');
+  // MariaDB: the same order and index whatever its statistics say (until they catch up with a large change, they may say to walk the org)
+  if (dialectOf(db) === 'mysql') walked.joinRaw('STRAIGHT_JOIN ?? AS t FORCE INDEX (??) ON ?? = ??', [table, folder.index, `t.${folder.column}`, 'v.uid']);
+  else walked.crossJoin(`${table} as t`, `t.${folder.column}`, 'v.uid');
+  const inFolders = walked.where('t.org_id', orgId).select('t.uid as visible_uid');
   const direct = db
     .from(`${table} as t`)
     .where('t.org_id', orgId)
     .whereIn('t.uid', [...items])
     .select('t.uid as visible_uid');
-  const uids = folders.length === 0 ? direct : items.length === 0 ? inFolders : inFolders.union(direct);
+  return folders.length === 0 ? direct : items.length === 0 ? inFolders : inFolders.union(direct);
+}
+
+/** Puts the walk of the folders under `visible.folders` (visibleUidRows) before `query`. */
+function withVisibleFolders(query: Knex.QueryBuilder, orgId: string, folders: readonly string[]): Knex.QueryBuilder {
+  if (folders.length === 0) return query;
+  return query.withRecursive('visible_folders', ['uid'], (granted) =>
+    granted
+      .select('uid')
+      .from('folders')
+      .where('org_id', orgId)
+      .whereIn('uid', [...folders])
+      .union((under) => under.select('f.uid').from('visible_folders as w').crossJoin('folders as f', 'f.parent_uid', 'w.uid').where('f.org_id', orgId)),
+  );
+}
+
+/** The column of a row's folder (a folder's own `uid`, a resource's `folder_uid`) and the index that leads with (org_id, it). */
+export interface FolderColumn {
+  column: string;
+  index: string;
+}
+
+const nothingVisible = (visible: VisibleUids) => !visible.all && visible.folders.length === 0 && visible.items.length === 0;
+
+/**
+ * The rows of `table` in `orgId` that `visible` holds (visibleUidRows), as a query to narrow
+ * further. The uids are gathered first and the rows read by key: only they are read and sorted,
+ * never every row of the org.
+ */
+export function visibleRows(db: Knex, table: string, orgId: string, folder: FolderColumn, visible: VisibleUids): Knex.QueryBuilder {
+  if (visible.all) return db(table).where(`${table}.org_id`, orgId);
+  if (nothingVisible(visible)) return db(table).where(`${table}.org_id`, orgId).whereRaw('1 = 0');
+  const uids = visibleUidRows(db, table, orgId, folder, visible);
   const rows = db.from(uids.as('visible')).crossJoin(table, `${table}.uid`, 'visible.visible_uid').where(`${table}.org_id`, orgId);
-  if (folders.length > 0) {
-    rows.withRecursive('visible_folders', ['uid'], (granted) =>
-      granted
-        .select('uid')
-        .from('folders')
-        .where('org_id', orgId)
-        .whereIn('uid', [...folders])
-        .union((under) => under.select('f.uid').from('visible_folders as w').crossJoin('folders as f', 'f.parent_uid', 'w.uid').where('f.org_id', orgId)),
-    );
-  }
-  return rows;
+  return withVisibleFolders(rows, orgId, visible.folders);
+}
+
+/**
+ * As many rows as visibleRows selects, to be counted: the uids alone, read from the indexes,
+ * without the rows (a uid is one row of the org: the key is (org_id, uid)).
+ */
+export function visibleUids(db: Knex, table: string, orgId: string, folder: FolderColumn, visible: VisibleUids): Knex.QueryBuilder {
+  if (visible.all || nothingVisible(visible)) return visibleRows(db, table, orgId, folder, visible);
+  return withVisibleFolders(db.from(visibleUidRows(db, table, orgId, folder, visible).as('visible')), orgId, visible.folders);
 }

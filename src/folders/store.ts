@@ -8,8 +8,11 @@ import type { Knex } from 'knex';
 import { lockRows, type RowLock } from '../db/row-lock.ts';
 import { folderTreeDeleted, foldersPlaced, removeGrantsOnResources, resourcesFiledInBulk } from '../accesscontrol/policy-writer.ts';
 import { inStatementChunks, ROWS_PER_STATEMENT } from '../db/chunks.ts';
-import { findPage, whereContains, whereInFolders, visibleRows, type FolderFilter, type PageWindow, type VisibleUids } from '../db/search.ts';
+import { findPage, whereContains, whereInFolders, visibleRows, visibleUids, type FolderFilter, type PageWindow, type VisibleUids } from '../db/search.ts';
 import type { Tx } from '../db/transaction.ts';
+
+/** How visibleRows finds the folders it walked (a folder is its own folder): by their key, (org_id, uid). */
+const IN_FOLDER = { column: 'uid', index: 'PRIMARY' };
 
 /** Folders nest this deep at most: a root folder is level 1. */
 export const MAX_FOLDER_DEPTH = 8;
@@ -99,11 +102,13 @@ export async function findFolderUids(db: Knex, orgId: string, filter: FolderFilt
 export function findVisibleFolderPage(db: Knex, orgId: string, filter: FolderFilter, visible: VisibleUids, page: PageWindow) {
   const matching = () =>
     whereContains(
-      whereInFolders(visibleRows(db, 'folders', orgId, 'uid', visible), 'folders.parent_uid', filter.folderUids),
+      whereInFolders(visibleRows(db, 'folders', orgId, IN_FOLDER, visible), 'folders.parent_uid', filter.folderUids),
       ['folders.title'],
       filter.search,
     ).select(...FOLDER_COLUMNS.map((column) => `folders.${column}`));
-  return findPage<FolderRow>(matching, ['folders.title', 'folders.uid'], page);
+  // unfiltered, the visible uids are as many as the rows: counted without reading the rows
+  const counted = filter.search || filter.folderUids ? matching : () => visibleUids(db, 'folders', orgId, IN_FOLDER, visible);
+  return findPage<FolderRow>(matching, ['folders.title', 'folders.uid'], page, counted);
 }
 
 /** The folders of `uids`, in the order of `uids`. */

@@ -170,7 +170,8 @@ function limitedBody(limit: number, forms: Buffer[]): Transform {
       size += chunk.length;
       if (size > limit) return done(tooLarge(limit));
       const passed = redactor ? redactor.push(chunk) : chunk;
-      done(null, passed.length > 0 ? passed : undefined);
+      // one chunk per turn of the event loop: a fast backend's answer does not hold it for megabytes at a time
+      setImmediate(done, null, passed.length > 0 ? passed : undefined);
     },
     flush(done: TransformCallback) {
       const rest = redactor?.end();

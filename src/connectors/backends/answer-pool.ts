@@ -1,8 +1,8 @@
 /**
  * Query answers decoded on worker threads: parsing and reshaping megabytes of JSON takes the
  * event loop for tens of milliseconds an answer, during which no other request of the service is
- * served. A worker gets the answer's chunks (moved, not copied) and gives back the result's JSON
- * the same way, so the event loop only passes bytes. The threads start on the first query, one
+ * served. A worker gets the answer's chunks as they come (moved, not copied) and gives back the
+ * result's JSON the same way, so the event loop only passes bytes. The threads start on the first query, one
  * per core but one (up to four), and hold the process open only while they have work.
  */
 import os from 'node:os';
@@ -58,16 +58,41 @@ function leastBusy(): Thread {
   return threads.reduce((least, thread) => (thread.pending.size < least.pending.size ? thread : least));
 }
 
-/** Decodes `answer` on a worker thread; the chunks of its body that own their memory (as read from the socket) are moved there, the others copied. */
-export function decodeOffThread(answer: QueryAnswer): Promise<DecodedAnswer> {
+/** A chunk's memory, moved when the chunk owns it all (as read from the socket), else a copy of it. */
+function ownMemory(chunk: Uint8Array): ArrayBuffer {
+  if (chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength && chunk.buffer instanceof ArrayBuffer) return chunk.buffer;
+  return Uint8Array.prototype.slice.call(chunk).buffer as ArrayBuffer;
+}
+
+/**
+ * Decodes an answer on a worker thread, its body sent there chunk by chunk as it comes: the event
+ * loop keeps no answer whole (megabytes that would live long enough to cost full collections of
+ * its heap). A body that fails drops what the worker holds of it, and the failure is thrown.
+ */
+export async function decodeOffThread(answer: Omit<QueryAnswer, 'chunks'>, body: AsyncIterable<Uint8Array>): Promise<DecodedAnswer> {
   const thread = leastBusy();
   const id = nextId++;
-  const movable = answer.chunks
-    .filter((chunk) => chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength)
-    .map((chunk) => chunk.buffer as ArrayBuffer);
-  return new Promise((resolve, reject) => {
-    thread.pending.set(id, { resolve, reject });
-    thread.worker.ref();
-    thread.worker.postMessage({ id, answer }, movable);
-  });
+  const decoded = new Promise<DecodedAnswer>((resolve, reject) => thread.pending.set(id, { resolve, reject }));
+  // a thread lost while the body still comes fails `decoded`, which is awaited at the end
+  decoded.catch(() => {});
+  thread.worker.ref();
+  thread.worker.postMessage({ id, start: answer });
+  try {
+    for await (const chunk of body) {
+      const memory = ownMemory(chunk);
+      thread.worker.postMessage({ id, chunk: memory }, [memory]);
+    }
+  } catch (err) {
+    thread.worker.postMessage({ id, drop: true });
+    settle(thread, id);
+    throw err;
+  }
+  thread.worker.postMessage({ id, end: true });
+  return decoded;
+}
+
+/** Forgets a request the worker will not answer. */
+function settle(thread: Thread, id: number): void {
+  thread.pending.delete(id);
+  if (thread.pending.size === 0) thread.worker.unref();
 }

@@ -73,14 +73,12 @@ export function queryParams(query: MetricsQuery, { stepRequired }: { stepRequire
 }
 
 /**
- * Sends a query and decodes its answer off the event loop (answer-pool.ts): the JSON of the
+ * Sends a query and decodes its answer off the event loop as it comes (answer-pool.ts): the JSON of the
  * normalised result; the backend's refusal (a bad query) is a 400 with its message, its failure a 502.
  */
 export async function runQuery(backend: Backend, api: QueryAnswer['api'], call: BackendCall, shape: ResultShape & Pick<QueryAnswer, 'lines'>): Promise<Buffer> {
   const { status, contentType, body } = await backend.stream(call);
-  const chunks: Uint8Array[] = [];
-  for await (const chunk of body) chunks.push(chunk as Uint8Array);
-  const decoded = await decodeOffThread({ api, status, contentType, chunks, ...shape });
+  const decoded = await decodeOffThread({ api, status, contentType, ...shape }, body);
   if ('failure' in decoded) throw decoded.failure.status === 400 ? new BadRequestError(decoded.failure.message) : new BadGatewayError(decoded.failure.message);
   return Buffer.from(decoded.json.buffer, decoded.json.byteOffset, decoded.json.byteLength);
 }
