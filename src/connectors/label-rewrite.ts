@@ -156,14 +156,19 @@ interface Insertion {
   braces: boolean;
 }
 
-/** The insertions that restrict every vector selector of a parsed query; refuses what cannot be restricted. */
+/**
+ * The insertions that restrict every vector selector of a query, in one walk of its tree that
+ * also refuses what does not parse (at the first error) and what cannot be restricted.
+ */
 function insertionsOf(text: string, what: string): Insertion[] {
   const insertions: Insertion[] = [];
-  const cursor = parseTree(text, what).cursor();
+  let refusal: string | undefined;
+  const cursor = parser.parse(text).cursor();
   do {
-    const refusal = UNRESTRICTABLE_FUNCTIONS[cursor.name];
-    if (refusal) throw new BadRequestError(`label rules apply to this connector, and ${refusal}`);
-    if (cursor.name !== 'VectorSelector') continue;
+    const type = cursor.type;
+    if (type.isError) throw new BadRequestError(`${what} does not parse at character ${cursor.from + 1}`);
+    refusal ??= UNRESTRICTABLE_FUNCTIONS[type.name];
+    if (type.name !== 'VectorSelector') continue;
     const matchers = cursor.node.getChild('LabelMatchers');
     if (!matchers) {
       insertions.push({ at: cursor.to, comma: false, braces: true });
@@ -174,6 +179,7 @@ function insertionsOf(text: string, what: string): Insertion[] {
     // after the last matcher (a trailing comma or a comment may follow), or just inside an empty `{`
     insertions.push(last ? { at: last.to, comma: true, braces: false } : { at: matchers.from + 1, comma: false, braces: false });
   } while (cursor.next());
+  if (refusal) throw new BadRequestError(`label rules apply to this connector, and ${refusal}`);
   return insertions;
 }
 
@@ -208,6 +214,15 @@ const escapeRegex = (value: string) => value.replace(/[\\^$.|?*+()[\]{}]/g, '\\$
  */
 export function restrictQuery(query: string, rules: readonly LabelMatcher[][], what = 'the query'): string {
   if (rules.length === 0) throw new Error('restrictQuery needs at least one rule');
+  const key = `${rulesKey(rules)}\0${query}`;
+  const known = rewrites.get(key);
+  if (known !== undefined) return known;
+  const restricted = rewrite(query, rules, what);
+  rewrites.set(key, restricted);
+  return restricted;
+}
+
+function rewrite(query: string, rules: readonly LabelMatcher[][], what: string): string {
   const insertions = insertionsOf(query, what);
   if (insertions.length === 0) return query;
   const union = rules.length > 1 ? unionMatcher(rules) : null;
@@ -215,6 +230,38 @@ export function restrictQuery(query: string, rules: readonly LabelMatcher[][], w
   // each on lines of its own: a comment at the query's end must not swallow the parenthesis
   return rules.map((rule) => `(\n${splice(query, insertions, rule.map(renderMatcher).join(', '))}\n)`).join(' or ');
 }
+
+/** Each rule's canonical text: rules come from storedSelector's cache, so the same arrays come back and are rendered once. */
+const ruleTexts = new WeakMap<readonly LabelMatcher[], string>();
+
+/** The rules' canonical form, a cache key: one selector a line. */
+export function rulesKey(rules: readonly LabelMatcher[][]): string {
+  let key = '';
+  for (const rule of rules) {
+    let text = ruleTexts.get(rule);
+    if (text === undefined) ruleTexts.set(rule, (text = renderSelector(rule)));
+    key += `${text}\n`;
+  }
+  return key;
+}
+
+const REWRITES_MAX = 2_000;
+const REWRITES_MAX_CHARS = 8 * 1024 * 1024;
+
+/**
+ * A bounded cache of restricted queries, keyed by the rules' canonical form and the query text:
+ * a dashboard refreshing the same panels is answered by a lookup. Only successful rewrites are
+ * kept (a refusal is made again); at most REWRITES_MAX entries and REWRITES_MAX_CHARS characters of keys and values.
+ */
+export function rewriteCache<V extends string | readonly string[]>(): LRUCache<string, V> {
+  return new LRUCache<string, V>({
+    max: REWRITES_MAX,
+    maxSize: REWRITES_MAX_CHARS,
+    sizeCalculation: (value, key) => key.length + (typeof value === 'string' ? value.length : value.reduce((total, one) => total + one.length, 0)) || 1,
+  });
+}
+
+const rewrites = rewriteCache<string>();
 
 const MAX_MATCHES = 20;
 

@@ -8,6 +8,7 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { DecodedAnswer, QueryAnswer } from './answers.ts';
+import type { MergeJob } from './loki-union.ts';
 
 const WORKER_URL = new URL('./answer-worker.ts', import.meta.url);
 /** The service runs its TypeScript through tsx's loader, which Node 20 does not hand on to a worker thread: the worker registers it first. */
@@ -58,16 +59,22 @@ function leastBusy(): Thread {
   return threads.reduce((least, thread) => (thread.pending.size < least.pending.size ? thread : least));
 }
 
-/** Decodes `answer` on a worker thread; the chunks of its body that own their memory (as read from the socket) are moved there, the others copied. */
-export function decodeOffThread(answer: QueryAnswer): Promise<DecodedAnswer> {
+/** The buffers of `chunks` that own their memory (as read from the socket): moved to the thread, the others copied. */
+const movableOf = (chunks: readonly Uint8Array[]) =>
+  chunks.filter((chunk) => chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength).map((chunk) => chunk.buffer as ArrayBuffer);
+
+function post(work: { answer: QueryAnswer } | { merge: MergeJob }, movable: ArrayBuffer[]): Promise<DecodedAnswer> {
   const thread = leastBusy();
   const id = nextId++;
-  const movable = answer.chunks
-    .filter((chunk) => chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength)
-    .map((chunk) => chunk.buffer as ArrayBuffer);
   return new Promise((resolve, reject) => {
     thread.pending.set(id, { resolve, reject });
     thread.worker.ref();
-    thread.worker.postMessage({ id, answer }, movable);
+    thread.worker.postMessage({ id, ...work }, movable);
   });
 }
+
+/** Decodes `answer` on a worker thread. */
+export const decodeOffThread = (answer: QueryAnswer): Promise<DecodedAnswer> => post({ answer }, movableOf(answer.chunks));
+
+/** Merges the answers of a read sent once per label rule (loki-union.ts) on a worker thread. */
+export const mergeOffThread = (merge: MergeJob): Promise<DecodedAnswer> => post({ merge }, movableOf(merge.parts));
