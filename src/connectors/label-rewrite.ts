@@ -247,19 +247,45 @@ export function rulesKey(rules: readonly LabelMatcher[][]): string {
 
 const REWRITES_MAX = 2_000;
 const REWRITES_MAX_CHARS = 8 * 1024 * 1024;
+/** Slots of the admission filter: the hashes of keys seen once. */
+const SEEN_SLOTS = 4096;
+
+/** FNV-1a over the UTF-16 code units, never 0. */
+function hashOf(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash >>> 0 || 1;
+}
 
 /**
  * A bounded cache of restricted queries, keyed by the rules' canonical form and the query text:
- * a dashboard refreshing the same panels is answered by a lookup. Only successful rewrites are
- * kept (a refusal is made again); at most REWRITES_MAX entries and REWRITES_MAX_CHARS characters of keys and values.
+ * a dashboard refreshing the same panels is answered by a lookup. A rewrite is kept the second
+ * time its key is seen (a filter of hashes remembers the first), so queries asked once, which are
+ * most of them, neither evict the repeated ones nor live on in the heap. Only successful rewrites
+ * are kept (a refusal is made again); at most REWRITES_MAX entries and REWRITES_MAX_CHARS
+ * characters of keys and values.
  */
-export function rewriteCache<V extends string | readonly string[]>(): LRUCache<string, V> {
-  return new LRUCache<string, V>({
+export class RewriteCache<V extends string | readonly string[]> {
+  private readonly entries = new LRUCache<string, V>({
     max: REWRITES_MAX,
     maxSize: REWRITES_MAX_CHARS,
     sizeCalculation: (value, key) => key.length + (typeof value === 'string' ? value.length : value.reduce((total, one) => total + one.length, 0)) || 1,
   });
+  private readonly seen = new Uint32Array(SEEN_SLOTS);
+
+  get(key: string): V | undefined {
+    return this.entries.get(key);
+  }
+
+  set(key: string, value: V): void {
+    const hash = hashOf(key);
+    const slot = hash & (SEEN_SLOTS - 1);
+    if (this.seen[slot] === hash) this.entries.set(key, value);
+    else this.seen[slot] = hash;
+  }
 }
+
+export const rewriteCache = <V extends string | readonly string[]>() => new RewriteCache<V>();
 
 const rewrites = rewriteCache<string>();
 
