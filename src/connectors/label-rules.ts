@@ -3,7 +3,9 @@
  * caller on a connector, and every read of a metrics or logs connector goes through here, in the
  * connector's query language. PromQL and LogQL queries are restricted by their syntax tree
  * (label-rewrite.ts, label-rewrite-logql.ts), a Prometheus or Loki label or series request gets
- * its selectors from the rules; a VictoriaLogs read gets the rules as its `extra_stream_filters`,
+ * its selectors from the rules; on Loki, under rules that are not one matcher on the same label, a
+ * log query or a labels request is sent once per rule and the answers merged (their union);
+ * a VictoriaLogs read gets the rules as its `extra_stream_filters`,
  * which VictoriaLogs ANDs with the query and every subquery in it. A path that cannot be
  * restricted is refused. Once a connector has a rule, a caller no rule names is refused (403),
  * except org and connector Admins. The answer says which applied in the header
