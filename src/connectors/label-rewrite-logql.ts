@@ -18,12 +18,18 @@ import { renderMatcher, rewriteCache, rulesKey, unionMatcher, type LabelMatcher 
 /** A query longer than this is refused before it is parsed. */
 export const MAX_LOG_QUERY_LENGTH = 64 * 1024;
 
-function parseLogQL(text: string, what: string) {
+function parseOnly(text: string, what: string) {
   if (text.length > MAX_LOG_QUERY_LENGTH) throw new BadRequestError(`${what} is longer than ${MAX_LOG_QUERY_LENGTH} characters`);
-  const tree = parser.parse(text);
+  return parser.parse(text);
+}
+
+const parseError = (what: string, at: number) => new BadRequestError(`${what} does not parse as LogQL at character ${at + 1}`);
+
+function parseLogQL(text: string, what: string) {
+  const tree = parseOnly(text, what);
   const cursor = tree.cursor();
   do {
-    if (cursor.type.isError) throw new BadRequestError(`${what} does not parse as LogQL at character ${cursor.from + 1}`);
+    if (cursor.type.isError) throw parseError(what, cursor.from);
   } while (cursor.next());
   return tree;
 }
@@ -39,12 +45,17 @@ interface Analysed {
  * selector's last matcher (a label filter's matcher in a pipeline is not one: it lies after its selector).
  */
 function analyse(text: string, what: string): Analysed {
-  const tree = parseLogQL(text, what);
+  const tree = parseOnly(text, what);
   const ends: number[] = [];
   let selectorTo = -1;
+  // in the walk's order the query's top expression comes before any expression inside it
+  let top: string | undefined;
   const cursor = tree.cursor();
   do {
-    const name = cursor.type.name;
+    const type = cursor.type;
+    if (type.isError) throw parseError(what, cursor.from);
+    const name = type.name;
+    if (top === undefined && (name === 'LogExpr' || name === 'MetricExpr')) top = name;
     if (name === 'Selector') {
       if (ends.length > 0 && ends[ends.length - 1]! < 0) throw new BadRequestError(`${what} has a stream selector without label matchers`);
       ends.push(-1);
@@ -52,9 +63,7 @@ function analyse(text: string, what: string): Analysed {
     } else if (name === 'Matcher' && cursor.to <= selectorTo) ends[ends.length - 1] = cursor.to;
   } while (cursor.next());
   if (ends.length > 0 && ends[ends.length - 1]! < 0) throw new BadRequestError(`${what} has a stream selector without label matchers`);
-  let top = tree.topNode.firstChild;
-  while (top && top.name === 'LineComment') top = top.nextSibling;
-  return { ends, log: top?.firstChild?.name === 'LogExpr' };
+  return { ends, log: top === 'LogExpr' };
 }
 
 function spliceMatchers(query: string, ends: readonly number[], matchers: readonly LabelMatcher[]): string {

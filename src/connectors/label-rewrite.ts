@@ -27,9 +27,7 @@ export const MAX_SELECTOR_LENGTH = 2048;
  * Functions whose answer reads series the query does not select: `info()` joins the `target_info`
  * series matching its own argument, which a rule's matchers cannot reach.
  */
-const UNRESTRICTABLE_FUNCTIONS: Readonly<Record<string, string>> = {
-  Info: 'info() reads series its selectors do not name',
-};
+const UNRESTRICTABLE_FUNCTIONS: ReadonlyMap<string, string> = new Map([['Info', 'info() reads series its selectors do not name']]);
 
 const ESCAPES: Readonly<Record<string, string>> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"' };
 
@@ -164,20 +162,33 @@ function insertionsOf(text: string, what: string): Insertion[] {
   const insertions: Insertion[] = [];
   let refusal: string | undefined;
   const cursor = parser.parse(text).cursor();
+  // the selector the walk is in, and where it and its matchers end
+  let current: Insertion | null = null;
+  let selectorTo = -1;
+  let matchersTo = -1;
   do {
     const type = cursor.type;
     if (type.isError) throw new BadRequestError(`${what} does not parse at character ${cursor.from + 1}`);
-    refusal ??= UNRESTRICTABLE_FUNCTIONS[type.name];
-    if (type.name !== 'VectorSelector') continue;
-    const matchers = cursor.node.getChild('LabelMatchers');
-    if (!matchers) {
-      insertions.push({ at: cursor.to, comma: false, braces: true });
-      continue;
+    const name = type.name;
+    refusal ??= UNRESTRICTABLE_FUNCTIONS.get(name);
+    if (name === 'VectorSelector') {
+      // without matchers: a braced set of the rule's after the metric name
+      current = { at: cursor.to, comma: false, braces: true };
+      insertions.push(current);
+      selectorTo = cursor.to;
+      matchersTo = -1;
+    } else if (current && cursor.from < selectorTo) {
+      if (name === 'LabelMatchers') {
+        // an empty `{` (or one holding comments alone): just inside it
+        current.at = cursor.from + 1;
+        current.braces = false;
+        matchersTo = cursor.to;
+      } else if (cursor.from < matchersTo && name !== 'LineComment') {
+        // after the last matcher (a trailing comma or a comment may follow)
+        current.at = current.comma ? Math.max(current.at, cursor.to) : cursor.to;
+        current.comma = true;
+      }
     }
-    let last: SyntaxNode | null = null;
-    for (let child = matchers.firstChild; child; child = child.nextSibling) if (child.name !== 'LineComment') last = child;
-    // after the last matcher (a trailing comma or a comment may follow), or just inside an empty `{`
-    insertions.push(last ? { at: last.to, comma: true, braces: false } : { at: matchers.from + 1, comma: false, braces: false });
   } while (cursor.next());
   if (refusal) throw new BadRequestError(`label rules apply to this connector, and ${refusal}`);
   return insertions;
@@ -250,10 +261,14 @@ const REWRITES_MAX_CHARS = 8 * 1024 * 1024;
 /** Slots of the admission filter: the hashes of keys seen once. */
 const SEEN_SLOTS = 4096;
 
-/** FNV-1a over the UTF-16 code units, never 0. */
+/**
+ * FNV-1a over the length and at most about 256 code units spread over the text, never 0: two keys
+ * it does not tell apart only let a rewrite be kept on its first sighting.
+ */
 function hashOf(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  let hash = Math.imul(0x811c9dc5 ^ text.length, 0x01000193);
+  const stride = (text.length >> 8) + 1;
+  for (let i = 0; i < text.length; i += stride) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
   return hash >>> 0 || 1;
 }
 
