@@ -261,14 +261,10 @@ const REWRITES_MAX_CHARS = 8 * 1024 * 1024;
 /** Slots of the admission filter: the hashes of keys seen once. */
 const SEEN_SLOTS = 4096;
 
-/**
- * FNV-1a over the length and at most about 256 code units spread over the text, never 0: two keys
- * it does not tell apart only let a rewrite be kept on its first sighting.
- */
+/** FNV-1a over the UTF-16 code units, never 0: queries that differ in one value (a dashboard's variable) hash apart. */
 function hashOf(text: string): number {
-  let hash = Math.imul(0x811c9dc5 ^ text.length, 0x01000193);
-  const stride = (text.length >> 8) + 1;
-  for (let i = 0; i < text.length; i += stride) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
   return hash >>> 0 || 1;
 }
 
