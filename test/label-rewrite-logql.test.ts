@@ -2,10 +2,11 @@
  * The LogQL rewrite of label rules (src/connectors/label-rewrite-logql.ts) on constructs the Loki
  * double does not evaluate: the rule's matchers land in every stream selector (pipelines,
  * `label_format`, `unwrap`, binary operations, `or`/`unless`, comments), several rules become one
- * regex matcher only when that is exact, and what does not parse is refused naming where.
+ * regex matcher when that is exact, else one query per rule (a log query) or their `or` (a metric
+ * query), at most 10, and what does not parse is refused naming where.
  */
 import { expect } from 'chai';
-import { checkStreamSelector, restrictLogQuery } from '../src/connectors/label-rewrite-logql.ts';
+import { checkStreamSelector, restrictLogQueries, restrictLogQuery } from '../src/connectors/label-rewrite-logql.ts';
 import { parseSelector } from '../src/connectors/label-rewrite.ts';
 
 const CHECKOUT = [parseSelector('{namespace="checkout"}', 'rule')];
@@ -37,11 +38,39 @@ describe('label rules: the LogQL rewrite', () => {
     for (const [query, restricted] of cases) expect(restrictLogQuery(query, CHECKOUT), query).to.equal(restricted);
   });
 
-  it('several rules: one anchored regex matcher when each is one = or =~ on the same label, else 400', () => {
+  it('several rules: one anchored regex matcher when each is one = or =~ on the same label', () => {
     const sameLabel = [CHECKOUT[0]!, parseSelector('{namespace=~"pay.+"}', 'rule')];
     expect(restrictLogQuery('{app="api"}', sameLabel)).to.equal('{app="api", namespace=~"checkout|(?:pay.+)"}');
-    const mixed = [CHECKOUT[0]!, parseSelector('{team="payments"}', 'rule')];
-    expect(() => restrictLogQuery('{app="api"}', mixed)).to.throw(/^several label rules apply to you on this Loki connector/);
+    expect(restrictLogQueries('{app="api"} |= "x"', sameLabel)).to.deep.equal(['{app="api", namespace=~"checkout|(?:pay.+)"} |= "x"']);
+  });
+
+  it('several rules on different labels: a log query once per rule, a metric query joined with or, at most 10 rules', () => {
+    const mixed = [CHECKOUT[0]!, parseSelector('{team="payments", env="prod"}', 'rule')];
+    expect(restrictLogQueries('{app="api"} | json | level="error"', mixed)).to.deep.equal([
+      '{app="api", namespace="checkout"} | json | level="error"',
+      '{app="api", team="payments", env="prod"} | json | level="error"',
+    ]);
+    expect(restrictLogQueries('# lines\n{app="api"} # {namespace="payments"}', mixed)).to.deep.equal([
+      '# lines\n{app="api", namespace="checkout"} # {namespace="payments"}',
+      '# lines\n{app="api", team="payments", env="prod"} # {namespace="payments"}',
+    ]);
+    expect(restrictLogQueries('sum by (app) (count_over_time({app="api"}[5m])) # total', mixed)).to.deep.equal([
+      '(\nsum by (app) (count_over_time({app="api", namespace="checkout"}[5m])) # total\n) or (\nsum by (app) (count_over_time({app="api", team="payments", env="prod"}[5m])) # total\n)',
+    ]);
+    expect(restrictLogQueries('vector(1)', mixed)).to.deep.equal(['vector(1)']);
+    // the same answer from the cache, and the cache keyed by the rules too
+    expect(restrictLogQueries('{app="api"} | json | level="error"', mixed)).to.have.length(2);
+    expect(restrictLogQueries('{app="api"} | json | level="error"', CHECKOUT)).to.deep.equal(['{app="api", namespace="checkout"} | json | level="error"']);
+    expect(() => restrictLogQuery('{app="api"}', mixed)).to.throw('restrictLogQuery: these rules need one query each');
+    const eleven = Array.from({ length: 11 }, (_, i) => parseSelector(`{team="t${i}", env="prod"}`, 'rule'));
+    expect(() => restrictLogQueries('{app="api"}', eleven)).to.throw(
+      '11 label rules apply to you on this Loki connector, and a read is answered as the union of at most 10 rules that are not one matcher on the same label',
+    );
+    expect(restrictLogQueries('{app="api"}', eleven.slice(0, 10))).to.have.length(10);
+  });
+
+  it('a label filter in a pipeline is not a stream selector: the rule goes after the selector alone', () => {
+    expect(restrictLogQuery('{app="a"} | json | level="error" | x=~"y"', CHECKOUT)).to.equal('{app="a", namespace="checkout"} | json | level="error" | x=~"y"');
   });
 
   it('refuses what does not parse, naming where; a stream selector alone where one is asked', () => {

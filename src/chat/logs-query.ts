@@ -56,7 +56,7 @@ export const logsQuery = defineTool({
       backendOf(connector, services),
       { ...query, query: read.query, type: query.type ?? 'range' },
       { maxSeries: maxSeries ?? DEFAULT_MAX_SERIES },
-      read.streamFilter,
+      read,
     );
     return { connector: presentChoice(connector), ...(JSON.parse(json.toString('utf8')) as LogsResult | CappedSeries) };
   },

@@ -13,8 +13,8 @@ import type { RouteModule } from '../http/route.ts';
 import type { Services } from '../services.ts';
 import { clusterOf } from '../ops/cluster.ts';
 import { testCluster } from '../ops/connectivity.ts';
-import type { LogsQuery } from './backends/loki.ts';
-import { logsApiOf } from './backends/logs.ts';
+import { proxyLokiUnion, type LogsQuery } from './backends/loki.ts';
+import { logsApiOf, type RestrictedParts } from './backends/logs.ts';
 import { INSTANT_BY_DEFAULT, LOG_QUERY_FIELDS, QUERY_FIELDS } from './query-fields.ts';
 import { isPrometheusReadPath, queryPrometheus, testPrometheus, type ConnectivityResult } from './backends/prometheus.ts';
 import { backendOf, type Backend } from './backends/request.ts';
@@ -28,15 +28,15 @@ import { connectorResource, findConnectorOrFail, type ConnectorType } from './ta
 
 interface BackendApi {
   test(backend: Backend): Promise<ConnectivityResult>;
-  /** The JSON of the result; `streamFilter` is VictoriaLogs' `extra_stream_filters` (label rules). */
-  query(backend: Backend, query: LogsQuery, streamFilter?: string): Promise<Buffer>;
+  /** The JSON of the result; `restricted`: what label rules add beside the query's text (logs connectors). */
+  query(backend: Backend, query: LogsQuery, restricted?: RestrictedParts): Promise<Buffer>;
   isReadPath(path: string): boolean;
 }
 
 const METRICS_API: BackendApi = {
   test: testPrometheus,
-  query(backend, query, streamFilter) {
-    if (streamFilter !== undefined) throw new Error('Prometheus takes no stream filter');
+  query(backend, query, restricted = {}) {
+    if (restricted.streamFilter !== undefined || restricted.union) throw new Error('Prometheus takes the rules in the query alone');
     // Caught here rather than ignored: a caller who sets them expects them to matter.
     if (query.limit !== undefined || query.direction !== undefined) throw new BadRequestError('limit and direction apply to logs connectors only');
     return queryPrometheus(backend, query);
@@ -52,7 +52,7 @@ function backendApiOf(connector: ConnectorRow, services: Services): { backend: B
   const type = connector.type as ConnectorType;
   const logs = type === 'logstore' ? logsApiOf(logBackendOf(jsonDataOf(connector))) : undefined;
   const api: BackendApi | undefined =
-    type === 'tsmetrics' ? METRICS_API : logs && { ...logs, query: (backend, query, streamFilter) => logs.query(backend, query, {}, streamFilter) };
+    type === 'tsmetrics' ? METRICS_API : logs && { ...logs, query: (backend, query, restricted) => logs.query(backend, query, {}, restricted) };
   if (connector.type === 'kubernetes')
     throw new BadRequestError('a kubernetes connector is read through POST /api/connectors/:uid/ops/read and changed through plans');
   if (!api) throw new BadRequestError('a changes connector has no backend: its entries are recorded through the API');
@@ -109,7 +109,7 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
       const restriction = await readRestriction(services, subjectOf(principal), orgId, connector);
       const read = restrictedRead(restriction, readLanguageOf(connector), body.query, 'body.query');
       // the result's JSON as made off the event loop (backends/answer-pool.ts)
-      ctx.body = await api.query(backend, { ...(body as LogsQuery), query: read.query }, read.streamFilter);
+      ctx.body = await api.query(backend, { ...(body as LogsQuery), query: read.query }, read);
       announceRestriction(ctx, restriction);
       ctx.type = 'application/json';
     },
@@ -142,7 +142,18 @@ export const connectorBackendRoutes: RouteModule = (routes) => {
         query.delete('orgId');
         const form = typeof ctx.request.body === 'string' ? new URLSearchParams(ctx.request.body) : new URLSearchParams();
         const sent = restrictedProxyParams(restriction, readLanguageOf(connector), params.path, method === 'get' ? query : form);
-        const response = await backend.stream({ method: method === 'get' ? 'GET' : 'POST', path: params.path, params: sent });
+        const call = { method: method === 'get' ? 'GET' : 'POST', path: params.path } as const;
+        if ('union' in sent) {
+          // Loki under rules no one query unites: one request per rule, the answers merged
+          const merged = await proxyLokiUnion(backend, call, sent.union, sent.merge);
+          announceRestriction(ctx, restriction);
+          if (merged.status >= 500) noteBackendFailure(ctx, `backend answered ${merged.status}`);
+          ctx.status = merged.status;
+          ctx.type = merged.contentType.includes('json') ? 'application/json' : 'text/plain';
+          ctx.body = merged.body;
+          return;
+        }
+        const response = await backend.stream({ ...call, params: sent.params });
         announceRestriction(ctx, restriction);
         if (response.status >= 500) noteBackendFailure(ctx, `backend answered ${response.status}`);
         // Cut at the size limit or the total timeout, the answer ends without its last chunk: the client

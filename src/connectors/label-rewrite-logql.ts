@@ -4,64 +4,72 @@
  * `or`/`and`/`unless` alike, gets the rule's matchers after its own. A matcher of the query on
  * the same label stays beside the rule's and Loki ANDs them, and pipeline stages
  * (`| label_format`, `| line_format`, label filters) act on lines the selector has already
- * chosen, so nothing in a query widens what a rule lets through. Several rules are answered by one
- * regex matcher when each is a single `=` or `=~` matcher on the same label (Loki anchors label
- * regexes, so it is exact); any other set of several rules is refused (400), as no single LogQL
- * query reads exactly their union.
+ * chosen, so nothing in a query widens what a rule lets through. Several rules are answered as
+ * their union: by one regex matcher when each is a single `=` or `=~` matcher on the same label
+ * (Loki anchors label regexes, so it is exact); otherwise a metric query becomes one restricted
+ * query per rule joined with `or` (as PromQL's, label-rewrite.ts), and a log query one restricted
+ * query per rule whose lines the caller merges (backends/loki-union.ts), at most MAX_UNION_RULES.
  */
 import type { SyntaxNode } from '@lezer/common';
 import { parser } from '@grafana/lezer-logql';
 import { BadRequestError } from '../errors.ts';
-import { renderMatcher, unionMatcher, type LabelMatcher } from './label-rewrite.ts';
+import { renderMatcher, rewriteCache, rulesKey, unionMatcher, type LabelMatcher } from './label-rewrite.ts';
 
 /** A query longer than this is refused before it is parsed. */
 export const MAX_LOG_QUERY_LENGTH = 64 * 1024;
 
-function parseLogQL(text: string, what: string) {
+function parseOnly(text: string, what: string) {
   if (text.length > MAX_LOG_QUERY_LENGTH) throw new BadRequestError(`${what} is longer than ${MAX_LOG_QUERY_LENGTH} characters`);
-  const tree = parser.parse(text);
+  return parser.parse(text);
+}
+
+const parseError = (what: string, at: number) => new BadRequestError(`${what} does not parse as LogQL at character ${at + 1}`);
+
+function parseLogQL(text: string, what: string) {
+  const tree = parseOnly(text, what);
   const cursor = tree.cursor();
   do {
-    if (cursor.type.isError) throw new BadRequestError(`${what} does not parse as LogQL at character ${cursor.from + 1}`);
+    if (cursor.type.isError) throw parseError(what, cursor.from);
   } while (cursor.next());
   return tree;
 }
 
-/** The last label matcher of a stream selector: the rule's matchers go right after it. */
-function lastMatcherOf(selector: SyntaxNode, what: string): SyntaxNode {
-  const matchers = selector.getChild('Matchers');
-  const last = matchers?.getChildren('Matcher').at(-1);
-  if (!last) throw new BadRequestError(`${what} has a stream selector without label matchers`);
-  return last;
+/** A parsed query: where each stream selector ends its matchers, in order, and whether it is a log query (lines) rather than a metric one. */
+interface Analysed {
+  ends: number[];
+  log: boolean;
 }
 
-/** Where each stream selector of a parsed query ends its matchers, in order. */
-function selectorEnds(text: string, what: string): number[] {
+/**
+ * One walk of the parsed query: refuses what does not parse, and finds the end of each stream
+ * selector's last matcher (a label filter's matcher in a pipeline is not one: it lies after its selector).
+ */
+function analyse(text: string, what: string): Analysed {
+  const tree = parseOnly(text, what);
   const ends: number[] = [];
-  const cursor = parseLogQL(text, what).cursor();
+  let selectorTo = -1;
+  // in the walk's order the query's top expression comes before any expression inside it
+  let top: string | undefined;
+  const cursor = tree.cursor();
   do {
-    if (cursor.name === 'Selector') ends.push(lastMatcherOf(cursor.node, what).to);
+    const type = cursor.type;
+    if (type.isError) throw parseError(what, cursor.from);
+    const name = type.name;
+    if (top === undefined && (name === 'LogExpr' || name === 'MetricExpr')) top = name;
+    if (name === 'Selector') {
+      if (ends.length > 0 && ends[ends.length - 1]! < 0) throw new BadRequestError(`${what} has a stream selector without label matchers`);
+      ends.push(-1);
+      selectorTo = cursor.to;
+    } else if (name === 'Matcher' && cursor.to <= selectorTo) ends[ends.length - 1] = cursor.to;
   } while (cursor.next());
-  return ends;
+  if (ends.length > 0 && ends[ends.length - 1]! < 0) throw new BadRequestError(`${what} has a stream selector without label matchers`);
+  return { ends, log: top === 'LogExpr' };
 }
 
-/** The matchers that stand for the rules: one rule's own, or the single regex matcher of their union. */
-export function logRuleMatchers(rules: readonly LabelMatcher[][]): LabelMatcher[] {
-  if (rules.length === 0) throw new Error('logRuleMatchers needs at least one rule');
-  if (rules.length === 1) return rules[0]!;
-  const union = unionMatcher(rules);
-  if (!union)
-    throw new BadRequestError(
-      'several label rules apply to you on this Loki connector, and LogQL can read their union exactly only when each is one = or =~ matcher on the same label',
-    );
-  return [union];
-}
-
-/** The query with `matchers` added to every stream selector; a query without one (`vector(1)`) is left as it is. */
-export function restrictLogQuery(query: string, rules: readonly LabelMatcher[][], what = 'the query'): string {
-  const ends = selectorEnds(query, what);
-  if (ends.length === 0) return query;
-  const added = `, ${logRuleMatchers(rules).map(renderMatcher).join(', ')}`;
+function spliceMatchers(query: string, ends: readonly number[], matchers: readonly LabelMatcher[]): string {
+  let added = ',';
+  for (const matcher of matchers) added += ` ${renderMatcher(matcher)},`;
+  added = added.slice(0, -1);
   let out = '';
   let from = 0;
   for (const at of ends) {
@@ -69,6 +77,62 @@ export function restrictLogQuery(query: string, rules: readonly LabelMatcher[][]
     from = at;
   }
   return out + query.slice(from);
+}
+
+/** The matchers that stand for the rules in one selector: one rule's own, or the single regex matcher of their union; null when no one matcher set is their union. */
+export function logRuleMatchers(rules: readonly LabelMatcher[][]): LabelMatcher[] | null {
+  if (rules.length === 0) throw new Error('logRuleMatchers needs at least one rule');
+  if (rules.length === 1) return rules[0]!;
+  const union = unionMatcher(rules);
+  return union && [union];
+}
+
+/** The most rules a Loki read is answered under when they are not one matcher on the same label: one query (or one `or` operand) each. */
+export const MAX_UNION_RULES = 10;
+
+/** Refuses rules beyond MAX_UNION_RULES when each takes a query of its own. */
+export function checkUnionSize(rules: readonly LabelMatcher[][]): void {
+  if (rules.length > MAX_UNION_RULES)
+    throw new BadRequestError(
+      `${rules.length} label rules apply to you on this Loki connector, and a read is answered as the union of at most ${MAX_UNION_RULES} rules that are not one matcher on the same label`,
+    );
+}
+
+/** Restricted queries already made, keyed by the rules' canonical form and the query (a dashboard's panels asked again). */
+const rewrites = rewriteCache<readonly string[]>();
+
+/**
+ * The queries that read what the rules let `query` read. One query when one matcher set stands
+ * for the rules (added to every stream selector), or for a metric query under several rules (one
+ * restricted query per rule, joined with `or`). A log query under several rules that no matcher
+ * set unites gives one restricted query per rule, whose answers the caller merges (their lines'
+ * union). A query without a stream selector (`vector(1)`) is left as it is. `what` names it in a 400.
+ */
+export function restrictLogQueries(query: string, rules: readonly LabelMatcher[][], what = 'the query'): readonly string[] {
+  if (rules.length === 0) throw new Error('restrictLogQueries needs at least one rule');
+  const key = `${rulesKey(rules)}\0${query}`;
+  const known = rewrites.get(key);
+  if (known) return known;
+  const { ends, log } = analyse(query, what);
+  let restricted: readonly string[];
+  const matchers = ends.length === 0 ? null : logRuleMatchers(rules);
+  if (ends.length === 0) restricted = [query];
+  else if (matchers) restricted = [spliceMatchers(query, ends, matchers)];
+  else {
+    checkUnionSize(rules);
+    const each = rules.map((rule) => spliceMatchers(query, ends, rule));
+    // as PromQL's union (label-rewrite.ts): each on lines of its own, so a comment at the end cannot swallow the parenthesis
+    restricted = log ? each : [each.map((one) => `(\n${one}\n)`).join(' or ')];
+  }
+  rewrites.set(key, restricted);
+  return restricted;
+}
+
+/** The one query that reads what the rules let `query` read; for rules whose union needs a query each, see restrictLogQueries. */
+export function restrictLogQuery(query: string, rules: readonly LabelMatcher[][], what = 'the query'): string {
+  const restricted = restrictLogQueries(query, rules, what);
+  if (restricted.length !== 1) throw new Error('restrictLogQuery: these rules need one query each');
+  return restricted[0]!;
 }
 
 /**

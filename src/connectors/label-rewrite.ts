@@ -27,9 +27,7 @@ export const MAX_SELECTOR_LENGTH = 2048;
  * Functions whose answer reads series the query does not select: `info()` joins the `target_info`
  * series matching its own argument, which a rule's matchers cannot reach.
  */
-const UNRESTRICTABLE_FUNCTIONS: Readonly<Record<string, string>> = {
-  Info: 'info() reads series its selectors do not name',
-};
+const UNRESTRICTABLE_FUNCTIONS: ReadonlyMap<string, string> = new Map([['Info', 'info() reads series its selectors do not name']]);
 
 const ESCAPES: Readonly<Record<string, string>> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"' };
 
@@ -156,24 +154,43 @@ interface Insertion {
   braces: boolean;
 }
 
-/** The insertions that restrict every vector selector of a parsed query; refuses what cannot be restricted. */
+/**
+ * The insertions that restrict every vector selector of a query, in one walk of its tree that
+ * also refuses what does not parse (at the first error) and what cannot be restricted.
+ */
 function insertionsOf(text: string, what: string): Insertion[] {
   const insertions: Insertion[] = [];
-  const cursor = parseTree(text, what).cursor();
+  let refusal: string | undefined;
+  const cursor = parser.parse(text).cursor();
+  // the selector the walk is in, and where it and its matchers end
+  let current: Insertion | null = null;
+  let selectorTo = -1;
+  let matchersTo = -1;
   do {
-    const refusal = UNRESTRICTABLE_FUNCTIONS[cursor.name];
-    if (refusal) throw new BadRequestError(`label rules apply to this connector, and ${refusal}`);
-    if (cursor.name !== 'VectorSelector') continue;
-    const matchers = cursor.node.getChild('LabelMatchers');
-    if (!matchers) {
-      insertions.push({ at: cursor.to, comma: false, braces: true });
-      continue;
+    const type = cursor.type;
+    if (type.isError) throw new BadRequestError(`${what} does not parse at character ${cursor.from + 1}`);
+    const name = type.name;
+    refusal ??= UNRESTRICTABLE_FUNCTIONS.get(name);
+    if (name === 'VectorSelector') {
+      // without matchers: a braced set of the rule's after the metric name
+      current = { at: cursor.to, comma: false, braces: true };
+      insertions.push(current);
+      selectorTo = cursor.to;
+      matchersTo = -1;
+    } else if (current && cursor.from < selectorTo) {
+      if (name === 'LabelMatchers') {
+        // an empty `{` (or one holding comments alone): just inside it
+        current.at = cursor.from + 1;
+        current.braces = false;
+        matchersTo = cursor.to;
+      } else if (cursor.from < matchersTo && name !== 'LineComment') {
+        // after the last matcher (a trailing comma or a comment may follow)
+        current.at = current.comma ? Math.max(current.at, cursor.to) : cursor.to;
+        current.comma = true;
+      }
     }
-    let last: SyntaxNode | null = null;
-    for (let child = matchers.firstChild; child; child = child.nextSibling) if (child.name !== 'LineComment') last = child;
-    // after the last matcher (a trailing comma or a comment may follow), or just inside an empty `{`
-    insertions.push(last ? { at: last.to, comma: true, braces: false } : { at: matchers.from + 1, comma: false, braces: false });
   } while (cursor.next());
+  if (refusal) throw new BadRequestError(`label rules apply to this connector, and ${refusal}`);
   return insertions;
 }
 
@@ -208,6 +225,15 @@ const escapeRegex = (value: string) => value.replace(/[\\^$.|?*+()[\]{}]/g, '\\$
  */
 export function restrictQuery(query: string, rules: readonly LabelMatcher[][], what = 'the query'): string {
   if (rules.length === 0) throw new Error('restrictQuery needs at least one rule');
+  const key = `${rulesKey(rules)}\0${query}`;
+  const known = rewrites.get(key);
+  if (known !== undefined) return known;
+  const restricted = rewrite(query, rules, what);
+  rewrites.set(key, restricted);
+  return restricted;
+}
+
+function rewrite(query: string, rules: readonly LabelMatcher[][], what: string): string {
   const insertions = insertionsOf(query, what);
   if (insertions.length === 0) return query;
   const union = rules.length > 1 ? unionMatcher(rules) : null;
@@ -215,6 +241,64 @@ export function restrictQuery(query: string, rules: readonly LabelMatcher[][], w
   // each on lines of its own: a comment at the query's end must not swallow the parenthesis
   return rules.map((rule) => `(\n${splice(query, insertions, rule.map(renderMatcher).join(', '))}\n)`).join(' or ');
 }
+
+/** Each rule's canonical text: rules come from storedSelector's cache, so the same arrays come back and are rendered once. */
+const ruleTexts = new WeakMap<readonly LabelMatcher[], string>();
+
+/** The rules' canonical form, a cache key: one selector a line. */
+export function rulesKey(rules: readonly LabelMatcher[][]): string {
+  let key = '';
+  for (const rule of rules) {
+    let text = ruleTexts.get(rule);
+    if (text === undefined) ruleTexts.set(rule, (text = renderSelector(rule)));
+    key += `${text}\n`;
+  }
+  return key;
+}
+
+const REWRITES_MAX = 2_000;
+const REWRITES_MAX_CHARS = 8 * 1024 * 1024;
+/** Slots of the admission filter: the hashes of keys seen once. */
+const SEEN_SLOTS = 4096;
+
+/** FNV-1a over the UTF-16 code units, never 0: queries that differ in one value (a dashboard's variable) hash apart. */
+function hashOf(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash >>> 0 || 1;
+}
+
+/**
+ * A bounded cache of restricted queries, keyed by the rules' canonical form and the query text:
+ * a dashboard refreshing the same panels is answered by a lookup. A rewrite is kept the second
+ * time its key is seen (a filter of hashes remembers the first), so queries asked once, which are
+ * most of them, neither evict the repeated ones nor live on in the heap. Only successful rewrites
+ * are kept (a refusal is made again); at most REWRITES_MAX entries and REWRITES_MAX_CHARS
+ * characters of keys and values.
+ */
+export class RewriteCache<V extends string | readonly string[]> {
+  private readonly entries = new LRUCache<string, V>({
+    max: REWRITES_MAX,
+    maxSize: REWRITES_MAX_CHARS,
+    sizeCalculation: (value, key) => key.length + (typeof value === 'string' ? value.length : value.reduce((total, one) => total + one.length, 0)) || 1,
+  });
+  private readonly seen = new Uint32Array(SEEN_SLOTS);
+
+  get(key: string): V | undefined {
+    return this.entries.get(key);
+  }
+
+  set(key: string, value: V): void {
+    const hash = hashOf(key);
+    const slot = hash & (SEEN_SLOTS - 1);
+    if (this.seen[slot] === hash) this.entries.set(key, value);
+    else this.seen[slot] = hash;
+  }
+}
+
+export const rewriteCache = <V extends string | readonly string[]>() => new RewriteCache<V>();
+
+const rewrites = rewriteCache<string>();
 
 const MAX_MATCHES = 20;
 

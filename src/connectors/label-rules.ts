@@ -3,7 +3,9 @@
  * caller on a connector, and every read of a metrics or logs connector goes through here, in the
  * connector's query language. PromQL and LogQL queries are restricted by their syntax tree
  * (label-rewrite.ts, label-rewrite-logql.ts), a Prometheus or Loki label or series request gets
- * its selectors from the rules; a VictoriaLogs read gets the rules as its `extra_stream_filters`,
+ * its selectors from the rules; on Loki, under rules that are not one matcher on the same label, a
+ * log query or a labels request is sent once per rule and the answers merged (their union);
+ * a VictoriaLogs read gets the rules as its `extra_stream_filters`,
  * which VictoriaLogs ANDs with the query and every subquery in it. A path that cannot be
  * restricted is refused. Once a connector has a rule, a caller no rule names is refused (403),
  * except org and connector Admins. The answer says which applied in the header
@@ -13,7 +15,7 @@ import type { Context } from 'koa';
 import type { Subject } from '../authz/types.ts';
 import { BadRequestError, ForbiddenError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { checkStreamSelector, logRuleMatchers, restrictLogQuery } from './label-rewrite-logql.ts';
+import { checkStreamSelector, checkUnionSize, logRuleMatchers, restrictLogQueries, restrictLogQuery } from './label-rewrite-logql.ts';
 import { matchersOfRules, renderMatcher, renderSelector, restrictMatches, restrictQuery, type LabelMatcher } from './label-rewrite.ts';
 import { jsonDataOf } from './presenter.ts';
 import { logBackendOf } from './settings.ts';
@@ -46,6 +48,11 @@ export interface RestrictedRead {
   query: string;
   /** VictoriaLogs' `extra_stream_filters`, made from the rules only. */
   streamFilter?: string;
+  /**
+   * A LogQL log query under Loki rules that no one query unites: one restricted query per rule
+   * (`query` is the first), sent together, whose lines are merged (backends/loki-union.ts).
+   */
+  union?: readonly string[];
 }
 
 /**
@@ -58,7 +65,10 @@ export const streamFilterOf = (rules: readonly LabelMatcher[][]) => `{${rules.ma
 export function restrictedRead(restriction: ReadRestriction, language: ReadLanguage, query: string, what: string): RestrictedRead {
   if (restriction.mode !== 'applied') return { query };
   if (language === 'promql') return { query: restrictQuery(query, restriction.rules, what) };
-  if (language === 'logql') return { query: restrictLogQuery(query, restriction.rules, what) };
+  if (language === 'logql') {
+    const queries = restrictLogQueries(query, restriction.rules, what);
+    return queries.length === 1 ? { query: queries[0]! } : { query: queries[0]!, union: queries };
+  }
   return { query, streamFilter: streamFilterOf(restriction.rules) };
 }
 
@@ -123,22 +133,33 @@ function prometheusParams(rules: LabelMatcher[][], path: string, params: URLSear
   return restricted;
 }
 
-function lokiParams(rules: LabelMatcher[][], path: string, params: URLSearchParams): URLSearchParams {
+/** The parameters with `query` set to each of `queries`: one request, or one per rule whose answers are merged. */
+function withQueries(params: URLSearchParams, queries: readonly string[], merge: ProxyMerge): ProxyRead {
+  const each = queries.map((query) => {
+    const restricted = without(params, 'query');
+    restricted.set('query', query);
+    return restricted;
+  });
+  return each.length === 1 ? { params: each[0]! } : { union: each, merge };
+}
+
+function lokiParams(rules: LabelMatcher[][], path: string, params: URLSearchParams): ProxyRead {
   if (LOKI_QUERY_PATHS.has(path)) {
     acceptOnly(path, params, LOKI_QUERY_PARAMS);
-    const restricted = without(params, 'query');
-    restricted.set('query', restrictLogQuery(theOne(params, 'query'), rules));
-    return restricted;
+    return withQueries(params, restrictLogQueries(theOne(params, 'query'), rules), 'streams');
   }
   if (LOKI_LABEL_PATH.test(path)) {
-    // Loki's `query` here is a stream selector: the caller's narrowed by the rules, else the rules'
+    // Loki's `query` here is a stream selector: the caller's narrowed by the rules, else the rules';
+    // under rules no one matcher set unites, one request per rule, their names or values merged
     acceptOnly(path, params, LOKI_LABEL_PARAMS);
-    const restricted = without(params, 'query');
     const given = params.getAll('query');
     if (given.length > 1) throw new BadRequestError('give the parameter query at most once');
     if (given.length === 1) checkStreamSelector(given[0]!, 'query');
-    restricted.set('query', given.length === 1 ? restrictLogQuery(given[0]!, rules, 'query') : renderSelector(logRuleMatchers(rules)));
-    return restricted;
+    const united = logRuleMatchers(rules);
+    if (!united) checkUnionSize(rules);
+    const each = united ? [united] : rules;
+    const queries = each.map((matchers) => (given.length === 1 ? restrictLogQuery(given[0]!, [matchers], 'query') : renderSelector(matchers)));
+    return withQueries(params, queries, 'names');
   }
   if (path === 'loki/api/v1/series') {
     // Loki ORs the match[] selectors: each incoming one intersected with each rule is their union exactly
@@ -152,7 +173,7 @@ function lokiParams(rules: LabelMatcher[][], path: string, params: URLSearchPara
       checkStreamSelector(selector, what);
       for (const rule of rules) restricted.append('match[]', restrictLogQuery(selector, [rule], what));
     }
-    return restricted;
+    return { params: restricted };
   }
   throw new BadRequestError(`label rules apply to this connector, and ${path} cannot be restricted by labels`);
 }
@@ -164,17 +185,24 @@ function victoriaLogsParams(rules: LabelMatcher[][], path: string, params: URLSe
   return restricted;
 }
 
+/** How the answers of a read sent once per rule are merged: log lines (`streams`), or label names or values (`names`). */
+export type ProxyMerge = 'streams' | 'names';
+
+/** What a proxied read sends: one request's parameters, or (Loki, rules no one query unites) one request per rule and how their answers merge. */
+export type ProxyRead = { params: URLSearchParams } | { union: URLSearchParams[]; merge: ProxyMerge };
+
 /**
  * The parameters a proxied read sends under the restriction, in the connector's language. Under
  * rules only the backend's own read parameters are forwarded (any other is a 400, and so is a
  * caller's `extra_filters` or `extra_stream_filters`), each written anew, so the backend reads
  * exactly what was checked: Prometheus' and Loki's queries restricted, their label and series
  * requests given selectors from the rules (an incoming one intersected with them), VictoriaLogs'
- * reads given the rules' stream filter.
+ * reads given the rules' stream filter. On Loki, a log query or a labels request under rules that
+ * no one query unites is sent once per rule, and the answers merged.
  */
-export function restrictedProxyParams(restriction: ReadRestriction, language: ReadLanguage, path: string, params: URLSearchParams): URLSearchParams {
-  if (restriction.mode !== 'applied') return params;
-  if (language === 'promql') return prometheusParams(restriction.rules, path, params);
+export function restrictedProxyParams(restriction: ReadRestriction, language: ReadLanguage, path: string, params: URLSearchParams): ProxyRead {
+  if (restriction.mode !== 'applied') return { params };
+  if (language === 'promql') return { params: prometheusParams(restriction.rules, path, params) };
   if (language === 'logql') return lokiParams(restriction.rules, path, params);
-  return victoriaLogsParams(restriction.rules, path, params);
+  return { params: victoriaLogsParams(restriction.rules, path, params) };
 }

@@ -10,7 +10,7 @@
  * refused to an instant query, yacc-style parse errors (`parse error at line 1, col N: syntax
  * error: unexpected …`), and metric queries over a LogQL subset: stream selectors (`=`, `!=`, `=~`,
  * `!~`), line filters (`|=`, `!=`, `|~`, `!~`), `count_over_time`, `rate`, `bytes_over_time` and
- * `sum|count|min|max|avg [by|without (…)]`, a range query's start and end aligned to its step as
+ * `sum|count|min|max|avg [by|without (…)]`, parentheses and `or` between metric queries, a range query's start and end aligned to its step as
  * Loki's query frontend aligns them. Anything else is a parse error.
  */
 import http from 'node:http';
@@ -93,7 +93,8 @@ interface LogExpr {
 }
 type MetricExpr =
   | { kind: 'range'; fn: string; log: LogExpr; rangeNs: bigint }
-  | { kind: 'agg'; fn: string; grouping?: { without: boolean; labels: string[] }; inner: MetricExpr };
+  | { kind: 'agg'; fn: string; grouping?: { without: boolean; labels: string[] }; inner: MetricExpr }
+  | { kind: 'or'; left: MetricExpr; right: MetricExpr };
 
 const AGGREGATIONS = ['sum', 'count', 'min', 'max', 'avg'];
 const RANGE_FUNCTIONS = ['count_over_time', 'rate', 'bytes_over_time'];
@@ -149,6 +150,20 @@ function parse(query: string): { log: LogExpr } | { metric: MetricExpr } {
     return { without, labels };
   };
   const metric = (): MetricExpr => {
+    let left = operand();
+    while (peek().kind === 'ident' && peek().text === 'or') {
+      at++;
+      left = { kind: 'or', left, right: operand() };
+    }
+    return left;
+  };
+  const operand = (): MetricExpr => {
+    if (peek().kind === 'op' && peek().text === '(') {
+      at++;
+      const inner = metric();
+      expect(')');
+      return inner;
+    }
     const name = peek().text;
     if (RANGE_FUNCTIONS.includes(name)) {
       at++;
@@ -220,6 +235,12 @@ const keyOf = (labels: Record<string, string>) => JSON.stringify(Object.entries(
 
 /** The instant vector of a metric expression at `time` (ns); a series without a sample is left out. */
 function evaluate(expr: MetricExpr, streams: DoubleStream[], time: bigint): Sample[] {
+  if (expr.kind === 'or') {
+    // the left side's samples, and the right side's whose labels the left has not
+    const left = evaluate(expr.left, streams, time);
+    const taken = new Set(left.map((sample) => keyOf(sample.labels)));
+    return [...left, ...evaluate(expr.right, streams, time).filter((sample) => !taken.has(keyOf(sample.labels)))];
+  }
   if (expr.kind === 'range') {
     // the window (time - range, time]
     return select(streams, expr.log, time - expr.rangeNs + 1n, time, true)
@@ -318,7 +339,8 @@ function answer(path: string, params: URLSearchParams, streams: DoubleStream[]):
       group.values.push([String(time), line]);
       grouped.set(key, group);
     }
-    return { status: 200, body: success({ resultType: 'streams', result: [...grouped.values()] }) };
+    // Loki's statistics of the query, one figure of them
+    return { status: 200, body: success({ resultType: 'streams', result: [...grouped.values()], stats: { summary: { totalEntriesReturned: lines.length } } }) };
   }
   const stepSeconds = params.get('step') ? Number(params.get('step')) : Math.max(1, Math.floor(seconds(end - start) / 250));
   const step = BigInt(Math.round(stepSeconds * 1e9));

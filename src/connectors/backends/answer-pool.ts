@@ -2,12 +2,14 @@
  * Query answers decoded on worker threads: parsing and reshaping megabytes of JSON takes the
  * event loop for tens of milliseconds an answer, during which no other request of the service is
  * served. A worker gets the answer's chunks as they come (moved, not copied) and gives back the
- * result's JSON the same way, so the event loop only passes bytes. The threads start on the first query, one
- * per core but one (up to four), and hold the process open only while they have work.
+ * result's JSON the same way, so the event loop only passes bytes; the answers of a read sent once
+ * per label rule are merged there too. The threads start on the first query, one per core but one
+ * (up to four), and hold the process open only while they have work.
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { DecodedAnswer, QueryAnswer } from './answers.ts';
+import type { MergeJob } from './loki-union.ts';
 
 const WORKER_URL = new URL('./answer-worker.ts', import.meta.url);
 /** The service runs its TypeScript through tsx's loader, which Node 20 does not hand on to a worker thread: the worker registers it first. */
@@ -62,6 +64,18 @@ function leastBusy(): Thread {
 function ownMemory(chunk: Uint8Array): ArrayBuffer {
   if (chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength && chunk.buffer instanceof ArrayBuffer) return chunk.buffer;
   return Uint8Array.prototype.slice.call(chunk).buffer as ArrayBuffer;
+}
+
+/** Merges the answers of a read sent once per label rule (loki-union.ts) on a worker thread; the parts that own their memory are moved there. */
+export function mergeOffThread(merge: MergeJob): Promise<DecodedAnswer> {
+  const thread = leastBusy();
+  const id = nextId++;
+  const movable = merge.parts.filter((part) => part.byteOffset === 0 && part.byteLength === part.buffer.byteLength).map((part) => part.buffer as ArrayBuffer);
+  return new Promise((resolve, reject) => {
+    thread.pending.set(id, { resolve, reject });
+    thread.worker.ref();
+    thread.worker.postMessage({ id, merge }, movable);
+  });
 }
 
 /**
