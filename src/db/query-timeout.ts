@@ -26,10 +26,20 @@ export class QueryTimeoutError extends Error {
 }
 
 const unbounded = new AsyncLocalStorage<true>();
+let unboundedRuns = 0;
 
-/** Runs `work` with its queries unbounded: boot's migrations and seeding. */
-export function withoutQueryTimeout<T>(work: () => Promise<T>): Promise<T> {
-  return unbounded.run(true, work);
+/**
+ * Runs `work` with its queries unbounded: boot's migrations and seeding. The storage is turned off
+ * once no such work runs: while one is on, Node tracks the context of every promise of the
+ * process, a cost every request would pay.
+ */
+export async function withoutQueryTimeout<T>(work: () => Promise<T>): Promise<T> {
+  unboundedRuns++;
+  try {
+    return await unbounded.run(true, work);
+  } finally {
+    if (--unboundedRuns === 0) unbounded.disable();
+  }
 }
 
 /** What the bound needs of a mysql2 connection. */
