@@ -347,5 +347,9 @@ describe('admin console: roles, connectors, the folder tree and the audit filter
     expect(record.requests.length).to.be.greaterThan(50);
     expect(await requestsOffTheDocument(app, record.requests)).to.deep.equal([]);
     expect(record.pageErrors).to.deep.equal([]);
+    // who holds a role is read from its assignments, never from the org's data document
+    const paths = record.requests.map((r) => r.path);
+    expect(paths).to.include(`/api/access-control/roles/${encodeURIComponent(ROLE_UID)}/assignments`);
+    expect(paths).not.to.include('/api/access-control/policy-data');
   });
 });
