@@ -128,6 +128,12 @@ describe('role holders (GET /api/access-control/roles/:roleUid/assignments)', ()
     });
   });
 
+  it('answers no holders for a basic role, which comes with the org role rather than by assignment', async () => {
+    const res = await holders('basic:viewer');
+    expect(res.status).to.equal(200);
+    expect(res.body).to.deep.equal({ roleUid: 'basic:viewer', users: [], teams: [], serviceAccounts: [] });
+  });
+
   it('keeps to the active org: holders elsewhere are left out, and another org’s custom role is 404', async () => {
     const other = await buildOrgWithPeople(app);
     const globalUid = await customRole(true);
