@@ -174,6 +174,30 @@ describe('admin console: roles, connectors, the folder tree and the audit filter
     await context.close();
   });
 
+  it('an admin sees a global assignment of a role as every org, and unassigns it as one', async () => {
+    await api(admin, 'POST', '/api/access-control/roles', {
+      uid: 'custom:everywhere',
+      name: 'custom:everywhere',
+      displayName: 'Everywhere',
+      global: true,
+      permissions: [{ action: 'teams:read', scope: 'teams:*' }],
+    });
+    await api(admin, 'POST', `/api/access-control/users/${viewer.id}/roles`, { roleUid: 'custom:everywhere', global: true });
+    const { context, page } = await signedIn(browser, app, admin, record);
+    await page.goto(`${app.url}/admin/roles?role=custom%3Aeverywhere`);
+    const assignments = page.getByRole('region', { name: 'Assignments' });
+    await assignments
+      .getByRole('listitem')
+      .filter({ hasText: `User ${viewer.login} (every org)` })
+      .waitFor();
+    await assignments.getByRole('button', { name: `Unassign Everywhere from User ${viewer.login} (every org)` }).click();
+    await assignments.getByText(`Unassigned Everywhere from User ${viewer.login} (every org).`).waitFor();
+    await assignments.getByText('This role is assigned to no one in this org.').waitFor();
+    expect((await api(admin, 'GET', `/api/access-control/users/${viewer.id}/roles`)).roles).to.deep.equal([]);
+    await api(admin, 'DELETE', '/api/access-control/roles/custom:everywhere');
+    await context.close();
+  });
+
   it('a Viewer gets the refused state on /admin/roles, as from the API, no Roles link, and a connector without controls', async () => {
     const { context, page } = await signedIn(browser, app, viewer, record);
     await page.goto(`${app.url}/admin/roles?role=${encodeURIComponent(ROLE_UID)}`);
@@ -347,5 +371,9 @@ describe('admin console: roles, connectors, the folder tree and the audit filter
     expect(record.requests.length).to.be.greaterThan(50);
     expect(await requestsOffTheDocument(app, record.requests)).to.deep.equal([]);
     expect(record.pageErrors).to.deep.equal([]);
+    // who holds a role is read from its assignments, never from the org's data document
+    const paths = record.requests.map((r) => r.path);
+    expect(paths).to.include(`/api/access-control/roles/${encodeURIComponent(ROLE_UID)}/assignments`);
+    expect(paths).not.to.include('/api/access-control/policy-data');
   });
 });

@@ -4,15 +4,17 @@
  * `roles:write` on the role and, by delegation, every permission it grants; unassigning and
  * replacing likewise for each role taken away, in one decision (assignments.ts). A global assignment (every org) is the server's:
  * server admins only. A user's roles here are its assigned roles, not the basic role its org
- * role carries (that one shows in the org's users).
+ * role carries (that one shows in the org's users). Who holds a role is read with `roles:read` on
+ * it, the right to read role assignments: its users, teams and service accounts in the active org.
  */
 import { NotFoundError } from '../errors.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import type { RouteModule } from '../http/route.ts';
 import { findUserById } from '../identity/users.store.ts';
 import { assigneeOrFail, assignRole, listAssignedRoles, replaceAssignedRoles, teamAssignee, unassignRole, userAssignee, type Assignee } from './assignments.ts';
-import { ASSIGNED_ROLE_PAGE_SCHEMA, PERMISSION_MAP_SCHEMA } from './presenter.ts';
-import { subjectOfUser } from './roles.ts';
+import { ASSIGNED_ROLE_PAGE_SCHEMA, PERMISSION_MAP_SCHEMA, presentRoleHolders, ROLE_HOLDERS_SCHEMA } from './presenter.ts';
+import { resolveRole, roleRef, subjectOfUser } from './roles.ts';
+import { findRoleHoldersInOrg } from './store.ts';
 import { isOrgMember } from '../orgs/store.ts';
 import { MESSAGE_SCHEMA } from '../http/responses.ts';
 
@@ -21,6 +23,7 @@ const roleUid = { type: 'string', minLength: 1, maxLength: 190 } as const;
 const userParams = { type: 'object', properties: { userId: id }, required: ['userId'] } as const;
 const teamParams = { type: 'object', properties: { teamId: id }, required: ['teamId'] } as const;
 const userRoleParams = { type: 'object', properties: { userId: id, roleUid }, required: ['userId', 'roleUid'] } as const;
+const roleParams = { type: 'object', properties: { roleUid }, required: ['roleUid'] } as const;
 const teamRoleParams = { type: 'object', properties: { teamId: id, roleUid }, required: ['teamId', 'roleUid'] } as const;
 const listQuery = {
   type: 'object',
@@ -174,6 +177,22 @@ export const roleAssignmentRoutes: RouteModule = (routes) => {
       const request = await teamAssignee(services.db, orgId, params.teamId);
       const change = await replaceAssignedRoles(route, request, body.roleUids);
       ctx.body = replaced(assigneeOrFail(request), change);
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/access-control/roles/:roleUid/assignments',
+    access: 'authenticated',
+    level: 'org',
+    params: roleParams,
+    summary:
+      'Who holds a role in the active org by assignment: users (with global assignments), teams and service accounts, each sorted by id. A basic role comes with the org role, not by assignment.',
+    responses: { 200: ROLE_HOLDERS_SCHEMA },
+    async handler({ ctx, params, orgId, services, authorize }) {
+      await authorize('roles:read', roleRef(params.roleUid));
+      const role = await resolveRole(services.db, orgId, params.roleUid);
+      ctx.body = presentRoleHolders(role.uid, await findRoleHoldersInOrg(services.db, orgId, role.id));
     },
   });
 

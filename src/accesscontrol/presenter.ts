@@ -1,6 +1,6 @@
 /** Roles as the API shows them: a whitelist of fields, permissions sorted by action then scope. */
 import type { Permission } from './builtin-roles.ts';
-import type { AssignedRoleRow, RoleRow } from './store.ts';
+import type { AssignedRoleRow, RoleHoldersInOrg, RoleRow } from './store.ts';
 import { listPageSchema } from '../http/responses.ts';
 
 export function presentRole(row: RoleRow, permissions: Permission[]) {
@@ -54,3 +54,36 @@ export const ASSIGNED_ROLE_PAGE_SCHEMA = listPageSchema('roles', ASSIGNED_ROLE_S
 
 /** A user's resolved permissions: `{action: [scope]}`. */
 export const PERMISSION_MAP_SCHEMA = { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } } as const;
+
+/** Who holds a role in the org: users (`global`: by a global assignment), teams and service accounts. */
+export function presentRoleHolders(roleUid: string, holders: RoleHoldersInOrg) {
+  const people = holders.users.filter((u) => !u.serviceAccount);
+  const accounts = holders.users.filter((u) => u.serviceAccount);
+  return {
+    roleUid,
+    users: people.map((u) => ({ userId: u.id, login: u.login, name: u.name, global: u.global })),
+    teams: holders.teams.map((t) => ({ teamId: t.id, name: t.name })),
+    serviceAccounts: accounts.map((a) => ({ serviceAccountId: a.id, name: a.name, global: a.global })),
+  };
+}
+
+const text = { type: 'string' } as const;
+const flag = { type: 'boolean' } as const;
+
+/** What presentRoleHolders answers. */
+export const ROLE_HOLDERS_SCHEMA = {
+  type: 'object',
+  properties: {
+    roleUid: text,
+    users: {
+      type: 'array',
+      items: { type: 'object', properties: { userId: text, login: text, name: text, global: flag }, required: ['userId', 'login', 'name', 'global'] },
+    },
+    teams: { type: 'array', items: { type: 'object', properties: { teamId: text, name: text }, required: ['teamId', 'name'] } },
+    serviceAccounts: {
+      type: 'array',
+      items: { type: 'object', properties: { serviceAccountId: text, name: text, global: flag }, required: ['serviceAccountId', 'name', 'global'] },
+    },
+  },
+  required: ['roleUid', 'users', 'teams', 'serviceAccounts'],
+} as const;

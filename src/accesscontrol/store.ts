@@ -134,6 +134,39 @@ export async function findAssigneesOfRole(db: Knex, roleId: number): Promise<Rol
   };
 }
 
+/** Who holds a role in an org: its members' assignments there and their global ones, and the org's teams'. */
+export interface RoleHoldersInOrg {
+  users: Array<{ id: string; login: string; name: string; serviceAccount: boolean; global: boolean }>;
+  teams: Array<{ id: string; name: string }>;
+}
+
+const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * The holders of role `roleId` in `orgId`, each kind sorted by id (in code, so both databases
+ * order alike); a user with an org and a global assignment of the role comes twice, org first.
+ * A global assignment counts only for members of the org.
+ */
+export async function findRoleHoldersInOrg(db: Knex, orgId: string, roleId: number): Promise<RoleHoldersInOrg> {
+  const [users, teams] = await Promise.all([
+    db('user_roles as a')
+      .join('users as u', 'u.id', 'a.user_id')
+      .join('org_members as m', 'm.user_id', 'a.user_id')
+      .where('a.role_id', roleId)
+      .where('m.org_id', orgId)
+      .where((q) => q.where('a.org_id', orgId).orWhereNull('a.org_id'))
+      .select('u.id', 'u.login', 'u.name', 'u.is_service_account', 'a.org_id'),
+    db('team_roles as a').join('teams as t', 't.id', 'a.team_id').where('a.role_id', roleId).where('t.org_id', orgId).select('t.id', 't.name'),
+  ]);
+  const userRows = users as Array<{ id: string; login: string; name: string; is_service_account: boolean | number; org_id: string | null }>;
+  return {
+    users: userRows
+      .map((u) => ({ id: u.id, login: u.login, name: u.name, serviceAccount: !!u.is_service_account, global: u.org_id === null }))
+      .sort((a, b) => byId(a, b) || Number(a.global) - Number(b.global)),
+    teams: (teams as Array<{ id: string; name: string }>).map((t) => ({ id: t.id, name: t.name })).sort(byId),
+  };
+}
+
 /** The row id of the org's role with that uid, if there is one. */
 export async function findRoleIdInOrg(db: Knex, orgId: string, uid: string): Promise<number | undefined> {
   const role: { id: number } | undefined = await db('roles').where({ org_id: orgId, uid }).first('id');

@@ -151,35 +151,20 @@ function PermissionsTable({ permissions }) {
 }
 
 const ASSIGNEE_KINDS = { user: 'User', team: 'Team', serviceaccount: 'Service account' };
-const assignmentPath = (kind, id, roleUid) =>
-  `/api/access-control/${kind === 'team' ? 'teams' : 'users'}/${encodeURIComponent(id)}/roles${roleUid ? `/${encodeURIComponent(roleUid)}` : ''}`;
+const assignmentPath = (kind, id, roleUid, global = false) =>
+  `/api/access-control/${kind === 'team' ? 'teams' : 'users'}/${encodeURIComponent(id)}/roles${roleUid ? `/${encodeURIComponent(roleUid)}` : ''}${global ? query({ global: true }) : ''}`;
 
-/**
- * Who holds the role, read from the org's policy data document (its members' and teams' roles),
- * with names from the org's people, service accounts and teams lists, as far as the user may read them.
- */
-function useHolders(roleUid, can) {
-  const document = useApi(can('policy.data:read') ? '/api/access-control/policy-data' : null);
-  const people = useApi(can('org.users:read', ALL_USERS) ? '/api/org/users?perpage=1000' : null);
-  const accounts = useApi(can('serviceaccounts:read') ? '/api/serviceaccounts/search?perpage=1000' : null);
-  const teams = useApi(can('teams:read') ? '/api/teams/search?perpage=1000' : null);
-  const reload = () => document.reload();
+/** Who holds the role in the active org: its users (some by a global assignment), teams and service accounts. */
+function useHolders(roleUid, mayRead) {
+  const holders = useApi(mayRead ? `/api/access-control/roles/${encodeURIComponent(roleUid)}/assignments` : null);
   // while a reload is under way the last answer stays on the page
-  if (document.data === undefined) return { ...document, reload };
-  const accountNames = new Map((accounts.data?.serviceAccounts ?? []).map((a) => [String(a.id), a.name]));
-  const peopleNames = new Map((people.data?.orgUsers ?? []).map((u) => [String(u.userId), u.login]));
-  const teamNames = new Map((teams.data?.teams ?? []).map((t) => [String(t.id), t.name]));
-  const holders = [
-    ...Object.entries(document.data.members)
-      .filter(([, member]) => member.roles.includes(roleUid))
-      .map(([id]) =>
-        accountNames.has(id) ? { kind: 'serviceaccount', id, name: accountNames.get(id) } : { kind: 'user', id, name: peopleNames.get(id) ?? id },
-      ),
-    ...Object.entries(document.data.teams)
-      .filter(([, team]) => team.roles.includes(roleUid))
-      .map(([id]) => ({ kind: 'team', id, name: teamNames.get(id) ?? id })),
+  if (holders.data === undefined) return holders;
+  const data = [
+    ...holders.data.users.map((u) => ({ kind: 'user', id: u.userId, name: u.login, global: u.global })),
+    ...holders.data.teams.map((t) => ({ kind: 'team', id: t.teamId, name: t.name, global: false })),
+    ...holders.data.serviceAccounts.map((a) => ({ kind: 'serviceaccount', id: a.serviceAccountId, name: a.name, global: a.global })),
   ];
-  return { status: document.status, data: holders, reload };
+  return { ...holders, data };
 }
 
 /** The picker of whom to assign the role to: a user, a team or a service account found by name. */
@@ -253,23 +238,21 @@ function AssignForm({ role, can, onAssigned }) {
 
 /** Who holds a fixed or custom role, with the buttons to unassign it and the form to assign it. */
 function Holders({ role, can }) {
-  const holders = useHolders(role.uid, can);
+  const mayRead = can('roles:read', roleScopes(role.uid));
+  const holders = useHolders(role.uid, mayRead);
   const [outcome, setOutcome] = useState(null);
   const mayAssign = can('roles:write', roleScopes(role.uid));
+  const described = (holder) => `${ASSIGNEE_KINDS[holder.kind]} ${holder.name}${holder.global ? ' (every org)' : ''}`;
 
   async function unassign(holder) {
-    const result = await call('DELETE', assignmentPath(holder.kind, holder.id, role.uid));
-    setOutcome(
-      result.ok
-        ? { ok: true, text: `Unassigned ${role.displayName} from ${ASSIGNEE_KINDS[holder.kind]} ${holder.name}.` }
-        : { ok: false, text: messageOf(result) },
-    );
+    const result = await call('DELETE', assignmentPath(holder.kind, holder.id, role.uid, holder.global));
+    setOutcome(result.ok ? { ok: true, text: `Unassigned ${role.displayName} from ${described(holder)}.` } : { ok: false, text: messageOf(result) });
     if (result.ok) holders.reload();
   }
 
   return html`
     ${
-      can('policy.data:read')
+      mayRead
         ? html`<${Loaded}
             resource=${holders}
             what="the assignments"
@@ -279,19 +262,19 @@ function Holders({ role, can }) {
               html`<ul class="grants">
                 ${data.map(
                   (holder) =>
-                    html`<li key=${`${holder.kind}:${holder.id}`}>
-                      <span>${ASSIGNEE_KINDS[holder.kind]} <strong>${holder.name}</strong></span>
+                    html`<li key=${`${holder.kind}:${holder.id}:${holder.global}`}>
+                      <span>${ASSIGNEE_KINDS[holder.kind]} <strong>${holder.name}</strong>${holder.global ? ' (every org)' : ''}</span>
                       ${
                         mayAssign &&
                         html`<button type="button" class="secondary small" onClick=${() => unassign(holder)}>
-                          Unassign<span class="sr-only"> ${role.displayName} from ${ASSIGNEE_KINDS[holder.kind]} ${holder.name}</span>
+                          Unassign<span class="sr-only"> ${role.displayName} from ${described(holder)}</span>
                         </button>`
                       }
                     </li>`,
                 )}
               </ul>`}
           />`
-        : html`<p class="muted">Listing who holds a role needs policy.data:read.</p>`
+        : html`<p class="muted">Listing who holds this role needs roles:read on it.</p>`
     }
     ${mayAssign && html`<${AssignForm} role=${role} can=${can} onAssigned=${holders.reload} />`}
     <${Outcome} outcome=${outcome} />
