@@ -174,7 +174,7 @@ describe('admin console: roles, connectors, the folder tree and the audit filter
     await context.close();
   });
 
-  it('an admin sees a global assignment of a role as every org, and unassigns it as one', async () => {
+  it('an admin sees a global assignment of a role as every org, and unassigns it as one; an org Admin is offered no Unassign of it', async () => {
     await api(admin, 'POST', '/api/access-control/roles', {
       uid: 'custom:everywhere',
       name: 'custom:everywhere',
@@ -183,6 +183,21 @@ describe('admin console: roles, connectors, the folder tree and the audit filter
       permissions: [{ action: 'teams:read', scope: 'teams:*' }],
     });
     await api(admin, 'POST', `/api/access-control/users/${viewer.id}/roles`, { roleUid: 'custom:everywhere', global: true });
+
+    // An org Admin who is not a server admin sees the global holder and is offered no Unassign: the API refuses it too.
+    const orgAdmin = await createUser(app, { login: 'oda', name: 'Oda Org-Admin', role: 'Admin' });
+    const asOrgAdmin = await signedIn(browser, app, orgAdmin, record);
+    await asOrgAdmin.page.goto(`${app.url}/admin/roles?role=custom%3Aeverywhere`);
+    const seen = asOrgAdmin.page.getByRole('region', { name: 'Assignments' });
+    await seen
+      .getByRole('listitem')
+      .filter({ hasText: `User ${viewer.login} (every org)` })
+      .waitFor();
+    expect(await seen.getByRole('button', { name: /^Unassign/ }).count()).to.equal(0);
+    await asOrgAdmin.context.close();
+    const refused = await app.request('DELETE', `/api/access-control/users/${viewer.id}/roles/custom:everywhere?global=true`, { cookie: orgAdmin.cookie });
+    expect(refused.status).to.equal(403);
+
     const { context, page } = await signedIn(browser, app, admin, record);
     await page.goto(`${app.url}/admin/roles?role=custom%3Aeverywhere`);
     const assignments = page.getByRole('region', { name: 'Assignments' });

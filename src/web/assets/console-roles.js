@@ -237,11 +237,13 @@ function AssignForm({ role, can, onAssigned }) {
 }
 
 /** Who holds a fixed or custom role, with the buttons to unassign it and the form to assign it. */
-function Holders({ role, can }) {
+function Holders({ role, can, user }) {
   const mayRead = can('roles:read', roleScopes(role.uid));
   const holders = useHolders(role.uid, mayRead);
   const [outcome, setOutcome] = useState(null);
   const mayAssign = can('roles:write', roleScopes(role.uid));
+  // a global assignment is the server's: only a server admin takes it away
+  const mayUnassign = (holder) => mayAssign && (!holder.global || user.isSvcAdmin);
   const described = (holder) => `${ASSIGNEE_KINDS[holder.kind]} ${holder.name}${holder.global ? ' (every org)' : ''}`;
 
   async function unassign(holder) {
@@ -265,7 +267,7 @@ function Holders({ role, can }) {
                     html`<li key=${`${holder.kind}:${holder.id}:${holder.global}`}>
                       <span>${ASSIGNEE_KINDS[holder.kind]} <strong>${holder.name}</strong>${holder.global ? ' (every org)' : ''}</span>
                       ${
-                        mayAssign &&
+                        mayUnassign(holder) &&
                         html`<button type="button" class="secondary small" onClick=${() => unassign(holder)}>
                           Unassign<span class="sr-only"> ${role.displayName} from ${described(holder)}</span>
                         </button>`
@@ -282,7 +284,7 @@ function Holders({ role, can }) {
 }
 
 /** A role's assignments: a basic role's holders are those with its org role, the others are assigned. */
-function Assignments({ role, can }) {
+function Assignments({ role, can, user }) {
   return html`<section class="panel" aria-labelledby="assignments-heading">
     <h2 id="assignments-heading">Assignments</h2>
     ${
@@ -294,12 +296,12 @@ function Assignments({ role, can }) {
                 : `This role comes with the org role ${role.displayName}: everyone with that org role holds it.`
             }
           </p>`
-        : html`<${Holders} role=${role} can=${can} />`
+        : html`<${Holders} role=${role} can=${can} user=${user} />`
     }
   </section>`;
 }
 
-function RoleDetail({ uid, can, actions, onChanged }) {
+function RoleDetail({ uid, can, user, actions, onChanged }) {
   const role = useApi(`/api/access-control/roles/${encodeURIComponent(uid)}`);
   const [outcome, setOutcome] = useState(null);
   async function remove(data) {
@@ -356,7 +358,7 @@ function RoleDetail({ uid, can, actions, onChanged }) {
           }
           <${Outcome} outcome=${outcome} />
         </section>
-        <${Assignments} key=${data.uid} role=${{ ...data, kind }} can=${can} />`;
+        <${Assignments} key=${data.uid} role=${{ ...data, kind }} can=${can} user=${user} />`;
     }}
   />`;
 }
@@ -388,14 +390,14 @@ function RoleTable({ roles, selected }) {
   </div>`;
 }
 
-export function RolesPage({ can, params }) {
+export function RolesPage({ can, user, params }) {
   const allowed = can('roles:read');
   const roles = useApi(allowed ? '/api/access-control/roles?perpage=1000' : null);
   const openapi = useApi(allowed && can('roles:write') ? '/api/openapi.json' : null);
   if (!allowed) return html`<${Page} title="Roles"><${Forbidden} message="Reading roles needs roles:read, which org administrators hold." /><//>`;
   const actions = actionsOf(openapi.data);
   return html`<${Page} title="Roles">
-    ${params.role && html`<${RoleDetail} key=${params.role} uid=${params.role} can=${can} actions=${actions} onChanged=${roles.reload} />`}
+    ${params.role && html`<${RoleDetail} key=${params.role} uid=${params.role} can=${can} user=${user} actions=${actions} onChanged=${roles.reload} />`}
     <${Loaded}
       resource=${roles}
       what="the roles"
