@@ -14,7 +14,7 @@ import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { launchChromium } from './helpers/chromium.ts';
-import { newRecord, requestsOffTheDocument, screenshotAndAxe, signedIn } from './helpers/console.ts';
+import { newRecord, requestsOffTheDocument, screenshotAndAxe, succeeded, signedIn } from './helpers/console.ts';
 import { createUser, type TestUser } from './helpers/factories.ts';
 import { requireDatabase, requirePeer } from './helpers/peers.ts';
 
@@ -58,11 +58,7 @@ describe('admin console: roles, connectors, the folder tree and the audit filter
   const record = newRecord();
   const ROLE_UID = 'custom:dashboard-readers';
 
-  async function api(user: TestUser, method: string, path: string, body?: unknown) {
-    const res = await app.request(method, path, { cookie: user.cookie, body });
-    expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).to.be.oneOf([200, 201]);
-    return res.body;
-  }
+  const api = (user: TestUser, method: string, path: string, body?: unknown) => succeeded(app, user, method, path, body);
 
   before(async function () {
     requirePeer(this, 'chromium');

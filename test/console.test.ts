@@ -14,7 +14,7 @@ import { createUser, type TestUser } from './helpers/factories.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { requireDatabase, requirePeer } from './helpers/peers.ts';
 import { launchChromium } from './helpers/chromium.ts';
-import { newRecord, requestsOffTheDocument, screenshotAndAxe, signedIn as signedInRecording } from './helpers/console.ts';
+import { newRecord, requestsOffTheDocument, screenshotAndAxe, succeeded, signedIn as signedInRecording } from './helpers/console.ts';
 
 const CONSOLE_ASSETS = [
   'console.js',
@@ -109,11 +109,7 @@ describe('admin console in the browser', function () {
   /** A browser context signed in as `user` with their session cookie, recording every request to the service. */
   const signedIn = (user: TestUser): Promise<{ context: BrowserContext; page: Page }> => signedInRecording(browser, app, user, record);
 
-  async function api(user: TestUser, method: string, path: string, body?: unknown) {
-    const res = await app.request(method, path, { cookie: user.cookie, body });
-    expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).to.be.oneOf([200, 201]);
-    return res.body;
-  }
+  const api = (user: TestUser, method: string, path: string, body?: unknown) => succeeded(app, user, method, path, body);
 
   before(async function () {
     requirePeer(this, 'chromium');

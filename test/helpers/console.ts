@@ -1,11 +1,12 @@
 /**
- * What the console's browser tests share: a browser context signed in as a user that records
- * every request it makes to the service and every script error, the check that each recorded
+ * What the console's browser tests share: their setting up through the API, a browser context
+ * signed in as a user that records every request it makes to the service and every script error, the check that each recorded
  * request is a route of the OpenAPI document, and axe plus screenshots of pages at 1280 and 390
  * pixels wide, light and dark, under test-artifacts/console/.
  */
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { TestApp } from './app.ts';
 import type { TestUser } from './factories.ts';
@@ -25,6 +26,13 @@ export interface ConsoleRecord {
 }
 
 export const newRecord = (): ConsoleRecord => ({ requests: [], pageErrors: [] });
+
+/** Sends `method path` to `app` as `user`, expects it to succeed (200 or 201), and gives its body. */
+export async function succeeded(app: TestApp, user: TestUser, method: string, path: string, body?: unknown) {
+  const res = await app.request(method, path, { cookie: user.cookie, body });
+  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).to.be.oneOf([200, 201]);
+  return res.body;
+}
 
 /** A browser context signed in as `user` with their session cookie, recording into `record`. */
 export async function signedIn(
