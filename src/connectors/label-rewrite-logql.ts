@@ -10,10 +10,10 @@
  * query per rule joined with `or` (as PromQL's, label-rewrite.ts), and a log query one restricted
  * query per rule whose lines the caller merges (backends/loki-union.ts), at most MAX_UNION_RULES.
  */
-import type { SyntaxNode } from '@lezer/common';
+import type { NodeType, SyntaxNode } from '@lezer/common';
 import { parser } from '@grafana/lezer-logql';
 import { BadRequestError } from '../errors.ts';
-import { renderMatcher, rewriteCache, rulesKey, unionMatcher, type LabelMatcher } from './label-rewrite.ts';
+import { renderMatcher, rewriteCache, rulesKey, typeIds, unionMatcher, walkTree, type LabelMatcher, type NodeVisitor } from './label-rewrite.ts';
 
 /** A query longer than this is refused before it is parsed. */
 export const MAX_LOG_QUERY_LENGTH = 64 * 1024;
@@ -40,30 +40,47 @@ interface Analysed {
   log: boolean;
 }
 
+const LOGQL_TYPES = typeIds(parser.nodeSet.types);
+const SELECTOR = LOGQL_TYPES.get('Selector')!;
+const MATCHER = LOGQL_TYPES.get('Matcher')!;
+const LOG_EXPR = LOGQL_TYPES.get('LogExpr')!;
+const METRIC_EXPR = LOGQL_TYPES.get('MetricExpr')!;
+
 /**
  * One walk of the parsed query: refuses what does not parse, and finds the end of each stream
  * selector's last matcher (a label filter's matcher in a pipeline is not one: it lies after its selector).
  */
-function analyse(text: string, what: string): Analysed {
-  const tree = parseOnly(text, what);
-  const ends: number[] = [];
-  let selectorTo = -1;
+class Analyser implements NodeVisitor, Analysed {
+  readonly ends: number[] = [];
+  log = false;
   // in the walk's order the query's top expression comes before any expression inside it
-  let top: string | undefined;
-  const cursor = tree.cursor();
-  do {
-    const type = cursor.type;
-    if (type.isError) throw parseError(what, cursor.from);
-    const name = type.name;
-    if (top === undefined && (name === 'LogExpr' || name === 'MetricExpr')) top = name;
-    if (name === 'Selector') {
-      if (ends.length > 0 && ends[ends.length - 1]! < 0) throw new BadRequestError(`${what} has a stream selector without label matchers`);
+  private topSeen = false;
+  private selectorTo = -1;
+
+  constructor(private readonly what: string) {}
+
+  node(type: NodeType, from: number, to: number): void {
+    if (type.isError) throw parseError(this.what, from);
+    const id = type.id;
+    const ends = this.ends;
+    if (!this.topSeen && (id === LOG_EXPR || id === METRIC_EXPR)) {
+      this.topSeen = true;
+      this.log = id === LOG_EXPR;
+    }
+    if (id === SELECTOR) {
+      if (ends.length > 0 && ends[ends.length - 1]! < 0) throw new BadRequestError(`${this.what} has a stream selector without label matchers`);
       ends.push(-1);
-      selectorTo = cursor.to;
-    } else if (name === 'Matcher' && cursor.to <= selectorTo) ends[ends.length - 1] = cursor.to;
-  } while (cursor.next());
+      this.selectorTo = to;
+    } else if (id === MATCHER && to <= this.selectorTo) ends[ends.length - 1] = to;
+  }
+}
+
+function analyse(text: string, what: string): Analysed {
+  const analyser = new Analyser(what);
+  walkTree(parseOnly(text, what), analyser);
+  const { ends } = analyser;
   if (ends.length > 0 && ends[ends.length - 1]! < 0) throw new BadRequestError(`${what} has a stream selector without label matchers`);
-  return { ends, log: top === 'LogExpr' };
+  return analyser;
 }
 
 function spliceMatchers(query: string, ends: readonly number[], matchers: readonly LabelMatcher[]): string {
@@ -110,8 +127,9 @@ const rewrites = rewriteCache<readonly string[]>();
  */
 export function restrictLogQueries(query: string, rules: readonly LabelMatcher[][], what = 'the query'): readonly string[] {
   if (rules.length === 0) throw new Error('restrictLogQueries needs at least one rule');
-  const key = `${rulesKey(rules)}\0${query}`;
-  const known = rewrites.get(key);
+  const key = rulesKey(rules);
+  const hash = rewrites.hash(key, query);
+  const known = rewrites.get(hash, key, query);
   if (known) return known;
   const { ends, log } = analyse(query, what);
   let restricted: readonly string[];
@@ -124,7 +142,7 @@ export function restrictLogQueries(query: string, rules: readonly LabelMatcher[]
     // as PromQL's union (label-rewrite.ts): each on lines of its own, so a comment at the end cannot swallow the parenthesis
     restricted = log ? each : [each.map((one) => `(\n${one}\n)`).join(' or ')];
   }
-  rewrites.set(key, restricted);
+  rewrites.set(hash, key, query, restricted);
   return restricted;
 }
 
