@@ -13,7 +13,7 @@
 import type { NodeType, SyntaxNode } from '@lezer/common';
 import { parser } from '@grafana/lezer-logql';
 import { BadRequestError } from '../errors.ts';
-import { renderMatcher, rewriteCache, rulesKey, typeIds, unionMatcher, walkTree, type LabelMatcher, type NodeVisitor } from './label-rewrite.ts';
+import { matchersText, renderMatcher, rewriteCache, rulesKey, typeIds, unionMatcher, walkTree, type LabelMatcher, type NodeVisitor } from './label-rewrite.ts';
 
 /** A query longer than this is refused before it is parsed. */
 export const MAX_LOG_QUERY_LENGTH = 64 * 1024;
@@ -83,10 +83,9 @@ function analyse(text: string, what: string): Analysed {
   return analyser;
 }
 
-function spliceMatchers(query: string, ends: readonly number[], matchers: readonly LabelMatcher[]): string {
-  let added = ',';
-  for (const matcher of matchers) added += ` ${renderMatcher(matcher)},`;
-  added = added.slice(0, -1);
+/** The query with `matchers` (a rule's, as text) after the last matcher of each stream selector. */
+function spliceMatchers(query: string, ends: readonly number[], matchers: string): string {
+  const added = `, ${matchers}`;
   let out = '';
   let from = 0;
   for (const at of ends) {
@@ -135,10 +134,13 @@ export function restrictLogQueries(query: string, rules: readonly LabelMatcher[]
   let restricted: readonly string[];
   const matchers = ends.length === 0 ? null : logRuleMatchers(rules);
   if (ends.length === 0) restricted = [query];
-  else if (matchers) restricted = [spliceMatchers(query, ends, matchers)];
-  else {
+  else if (matchers) {
+    // a rule's own matchers are rendered once a rule; a union's matcher is made for this call
+    const text = matchers === rules[0] ? matchersText(matchers) : matchers.map(renderMatcher).join(', ');
+    restricted = [spliceMatchers(query, ends, text)];
+  } else {
     checkUnionSize(rules);
-    const each = rules.map((rule) => spliceMatchers(query, ends, rule));
+    const each = rules.map((rule) => spliceMatchers(query, ends, matchersText(rule)));
     // as PromQL's union (label-rewrite.ts): each on lines of its own, so a comment at the end cannot swallow the parenthesis
     restricted = log ? each : [each.map((one) => `(\n${one}\n)`).join(' or ')];
   }

@@ -301,21 +301,32 @@ function rewrite(query: string, rules: readonly LabelMatcher[][], what: string):
   const insertions = insertionsOf(query, what);
   if (insertions.length === 0) return query;
   const union = rules.length > 1 ? unionMatcher(rules) : null;
-  if (rules.length === 1 || union) return splice(query, insertions, union ? renderMatcher(union) : rules[0]!.map(renderMatcher).join(', '));
+  if (rules.length === 1 || union) return splice(query, insertions, union ? renderMatcher(union) : matchersText(rules[0]!));
   // each on lines of its own: a comment at the query's end must not swallow the parenthesis
-  return rules.map((rule) => `(\n${splice(query, insertions, rule.map(renderMatcher).join(', '))}\n)`).join(' or ');
+  return rules.map((rule) => `(\n${splice(query, insertions, matchersText(rule))}\n)`).join(' or ');
 }
 
-/** Each rule's canonical text: rules come from storedSelector's cache, so the same arrays come back and are rendered once. */
-const ruleTexts = new WeakMap<readonly LabelMatcher[], string>();
+/** Each rule's matchers as text, `a="b", c=~"d"`, rendered once a rule (see ruleLines). */
+const ruleMatchers = new WeakMap<readonly LabelMatcher[], string>();
+
+/** A rule's matchers as PromQL and LogQL text, comma-separated. */
+export function matchersText(rule: readonly LabelMatcher[]): string {
+  let text = ruleMatchers.get(rule);
+  if (text === undefined) ruleMatchers.set(rule, (text = rule.map(renderMatcher).join(', ')));
+  return text;
+}
+
+/** Each rule's canonical text and its line end: rules come from storedSelector's cache, so the same arrays come back and are rendered once. */
+const ruleLines = new WeakMap<readonly LabelMatcher[], string>();
 
 /** The rules' canonical form, a cache key: one selector a line. */
 export function rulesKey(rules: readonly LabelMatcher[][]): string {
   let key = '';
   for (const rule of rules) {
-    let text = ruleTexts.get(rule);
-    if (text === undefined) ruleTexts.set(rule, (text = renderSelector(rule)));
-    key += `${text}\n`;
+    let line = ruleLines.get(rule);
+    if (line === undefined) ruleLines.set(rule, (line = `${renderSelector(rule)}\n`));
+    // one rule: the string kept, no new one a call
+    key = key === '' ? line : key + line;
   }
   return key;
 }
