@@ -127,10 +127,15 @@ describe('label rules: the merge of a Loki read sent once per rule', () => {
 describe('label rules: the rewrite cache', () => {
   it('keeps a rewrite the second time its key is seen, not the first', () => {
     const cache = new RewriteCache<string>();
-    cache.set('rules\0query', 'restricted');
-    expect(cache.get('rules\0query')).to.equal(undefined);
-    cache.set('rules\0query', 'restricted');
-    expect(cache.get('rules\0query')).to.equal('restricted');
-    expect(cache.get('other rules\0query')).to.equal(undefined);
+    const hash = cache.hash('rules', 'query');
+    cache.set(hash, 'rules', 'query', 'restricted');
+    expect(cache.get(hash, 'rules', 'query')).to.equal(undefined);
+    cache.set(hash, 'rules', 'query', 'restricted');
+    expect(cache.get(hash, 'rules', 'query')).to.equal('restricted');
+    expect(cache.get(cache.hash('other rules', 'query'), 'other rules', 'query')).to.equal(undefined);
+    expect(cache.get(cache.hash('rules', 'other query'), 'rules', 'other query')).to.equal(undefined);
+    // a key of the same hash is not the one kept
+    expect(cache.get(hash, 'other rules', 'query')).to.equal(undefined);
+    expect(cache.get(hash, 'rules', 'other query')).to.equal(undefined);
   });
 });

@@ -10,10 +10,10 @@
  * query per rule joined with `or` (as PromQL's, label-rewrite.ts), and a log query one restricted
  * query per rule whose lines the caller merges (backends/loki-union.ts), at most MAX_UNION_RULES.
  */
-import type { SyntaxNode } from '@lezer/common';
+import type { NodeType, SyntaxNode } from '@lezer/common';
 import { parser } from '@grafana/lezer-logql';
 import { BadRequestError } from '../errors.ts';
-import { renderMatcher, rewriteCache, rulesKey, unionMatcher, type LabelMatcher } from './label-rewrite.ts';
+import { matchersText, renderMatcher, rewriteCache, rulesKey, typeIds, unionMatcher, walkTree, type LabelMatcher, type NodeVisitor } from './label-rewrite.ts';
 
 /** A query longer than this is refused before it is parsed. */
 export const MAX_LOG_QUERY_LENGTH = 64 * 1024;
@@ -40,36 +40,52 @@ interface Analysed {
   log: boolean;
 }
 
+const LOGQL_TYPES = typeIds(parser.nodeSet.types);
+const SELECTOR = LOGQL_TYPES.get('Selector')!;
+const MATCHER = LOGQL_TYPES.get('Matcher')!;
+const LOG_EXPR = LOGQL_TYPES.get('LogExpr')!;
+const METRIC_EXPR = LOGQL_TYPES.get('MetricExpr')!;
+
 /**
  * One walk of the parsed query: refuses what does not parse, and finds the end of each stream
  * selector's last matcher (a label filter's matcher in a pipeline is not one: it lies after its selector).
  */
-function analyse(text: string, what: string): Analysed {
-  const tree = parseOnly(text, what);
-  const ends: number[] = [];
-  let selectorTo = -1;
+class Analyser implements NodeVisitor, Analysed {
+  readonly ends: number[] = [];
+  log = false;
   // in the walk's order the query's top expression comes before any expression inside it
-  let top: string | undefined;
-  const cursor = tree.cursor();
-  do {
-    const type = cursor.type;
-    if (type.isError) throw parseError(what, cursor.from);
-    const name = type.name;
-    if (top === undefined && (name === 'LogExpr' || name === 'MetricExpr')) top = name;
-    if (name === 'Selector') {
-      if (ends.length > 0 && ends[ends.length - 1]! < 0) throw new BadRequestError(`${what} has a stream selector without label matchers`);
+  private topSeen = false;
+  private selectorTo = -1;
+
+  constructor(private readonly what: string) {}
+
+  node(type: NodeType, from: number, to: number): void {
+    if (type.isError) throw parseError(this.what, from);
+    const id = type.id;
+    const ends = this.ends;
+    if (!this.topSeen && (id === LOG_EXPR || id === METRIC_EXPR)) {
+      this.topSeen = true;
+      this.log = id === LOG_EXPR;
+    }
+    if (id === SELECTOR) {
+      if (ends.length > 0 && ends[ends.length - 1]! < 0) throw new BadRequestError(`${this.what} has a stream selector without label matchers`);
       ends.push(-1);
-      selectorTo = cursor.to;
-    } else if (name === 'Matcher' && cursor.to <= selectorTo) ends[ends.length - 1] = cursor.to;
-  } while (cursor.next());
-  if (ends.length > 0 && ends[ends.length - 1]! < 0) throw new BadRequestError(`${what} has a stream selector without label matchers`);
-  return { ends, log: top === 'LogExpr' };
+      this.selectorTo = to;
+    } else if (id === MATCHER && to <= this.selectorTo) ends[ends.length - 1] = to;
+  }
 }
 
-function spliceMatchers(query: string, ends: readonly number[], matchers: readonly LabelMatcher[]): string {
-  let added = ',';
-  for (const matcher of matchers) added += ` ${renderMatcher(matcher)},`;
-  added = added.slice(0, -1);
+function analyse(text: string, what: string): Analysed {
+  const analyser = new Analyser(what);
+  walkTree(parseOnly(text, what), analyser);
+  const { ends } = analyser;
+  if (ends.length > 0 && ends[ends.length - 1]! < 0) throw new BadRequestError(`${what} has a stream selector without label matchers`);
+  return analyser;
+}
+
+/** The query with `matchers` (a rule's, as text) after the last matcher of each stream selector. */
+function spliceMatchers(query: string, ends: readonly number[], matchers: string): string {
+  const added = `, ${matchers}`;
   let out = '';
   let from = 0;
   for (const at of ends) {
@@ -110,21 +126,25 @@ const rewrites = rewriteCache<readonly string[]>();
  */
 export function restrictLogQueries(query: string, rules: readonly LabelMatcher[][], what = 'the query'): readonly string[] {
   if (rules.length === 0) throw new Error('restrictLogQueries needs at least one rule');
-  const key = `${rulesKey(rules)}\0${query}`;
-  const known = rewrites.get(key);
+  const key = rulesKey(rules);
+  const hash = rewrites.hash(key, query);
+  const known = rewrites.get(hash, key, query);
   if (known) return known;
   const { ends, log } = analyse(query, what);
   let restricted: readonly string[];
   const matchers = ends.length === 0 ? null : logRuleMatchers(rules);
   if (ends.length === 0) restricted = [query];
-  else if (matchers) restricted = [spliceMatchers(query, ends, matchers)];
-  else {
+  else if (matchers) {
+    // a rule's own matchers are rendered once a rule; a union's matcher is made for this call
+    const text = matchers === rules[0] ? matchersText(matchers) : matchers.map(renderMatcher).join(', ');
+    restricted = [spliceMatchers(query, ends, text)];
+  } else {
     checkUnionSize(rules);
-    const each = rules.map((rule) => spliceMatchers(query, ends, rule));
+    const each = rules.map((rule) => spliceMatchers(query, ends, matchersText(rule)));
     // as PromQL's union (label-rewrite.ts): each on lines of its own, so a comment at the end cannot swallow the parenthesis
     restricted = log ? each : [each.map((one) => `(\n${one}\n)`).join(' or ')];
   }
-  rewrites.set(key, restricted);
+  rewrites.set(hash, key, query, restricted);
   return restricted;
 }
 

@@ -7,7 +7,7 @@
  * the answer is their union: one query per rule joined with `or`, or a single regex matcher when
  * every rule is one matcher on the same label. What cannot be restricted is refused (400).
  */
-import type { SyntaxNode, TreeCursor } from '@lezer/common';
+import { TreeBuffer, type NodeType, type SyntaxNode, type Tree, type TreeCursor } from '@lezer/common';
 import { LRUCache } from 'lru-cache';
 import { parser } from '@prometheus-io/lezer-promql';
 import { BadRequestError } from '../errors.ts';
@@ -28,6 +28,44 @@ export const MAX_SELECTOR_LENGTH = 2048;
  * series matching its own argument, which a rule's matchers cannot reach.
  */
 const UNRESTRICTABLE_FUNCTIONS: ReadonlyMap<string, string> = new Map([['Info', 'info() reads series its selectors do not name']]);
+
+/** The id of each named node type of a grammar. */
+export function typeIds(types: readonly NodeType[]): ReadonlyMap<string, number> {
+  const ids = new Map<string, number>();
+  for (const type of types) if (!type.isAnonymous) ids.set(type.name, type.id);
+  return ids;
+}
+
+/** Receives the nodes of a tree in a walk. */
+export interface NodeVisitor {
+  node(type: NodeType, from: number, to: number): void;
+}
+
+/**
+ * Every node of a parsed tree that a TreeCursor visits, in its order (parents before children,
+ * anonymous nodes of the tree skipped, their children not), read straight from the tree and its
+ * buffers: no node object or cursor step per node. The PromQL and LogQL parsers mount no trees.
+ */
+export function walkTree(tree: Tree, visitor: NodeVisitor): void {
+  visitor.node(tree.type, 0, tree.length);
+  walkChildren(tree, 0, visitor);
+}
+
+function walkChildren(tree: Tree, start: number, visitor: NodeVisitor): void {
+  const { children, positions } = tree;
+  for (let i = 0; i < children.length; i++) {
+    const child = children[i]!;
+    const at = start + positions[i]!;
+    if (child instanceof TreeBuffer) {
+      const { buffer } = child;
+      const { types } = child.set;
+      for (let j = 0; j < buffer.length; j += 4) visitor.node(types[buffer[j]!]!, at + buffer[j + 1]!, at + buffer[j + 2]!);
+    } else {
+      if (!child.type.isAnonymous) visitor.node(child.type, at, at + child.length);
+      walkChildren(child, at, visitor);
+    }
+  }
+}
 
 const ESCAPES: Readonly<Record<string, string>> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"' };
 
@@ -147,58 +185,83 @@ function storedSelector(text: string): LabelMatcher[] {
 
 export const matchersOfRules = (selectors: readonly string[]) => selectors.map(storedSelector);
 
-/** Where rule matchers go in a query: after `at`, with a leading comma or not, wrapped in braces or not. */
-interface Insertion {
-  at: number;
-  comma: boolean;
-  braces: boolean;
-}
+const PROMQL_TYPES = typeIds(parser.nodeSet.types);
+const VECTOR_SELECTOR = PROMQL_TYPES.get('VectorSelector')!;
+const LABEL_MATCHERS = PROMQL_TYPES.get('LabelMatchers')!;
+const LINE_COMMENT = PROMQL_TYPES.get('LineComment')!;
+/** UNRESTRICTABLE_FUNCTIONS by node type id. */
+const UNRESTRICTABLE_TYPES: readonly (string | undefined)[] = parser.nodeSet.types.map((type) =>
+  type.isAnonymous ? undefined : UNRESTRICTABLE_FUNCTIONS.get(type.name),
+);
 
 /**
- * The insertions that restrict every vector selector of a query, in one walk of its tree that
- * also refuses what does not parse (at the first error) and what cannot be restricted.
+ * Where rule matchers go in a query, two numbers an insertion: the offset after which they go,
+ * then how: braced (a selector without matchers), after a comma (after its last matcher), or bare
+ * (inside an empty `{`).
  */
-function insertionsOf(text: string, what: string): Insertion[] {
-  const insertions: Insertion[] = [];
-  let refusal: string | undefined;
-  const cursor = parser.parse(text).cursor();
-  // the selector the walk is in, and where it and its matchers end
-  let current: Insertion | null = null;
-  let selectorTo = -1;
-  let matchersTo = -1;
-  do {
-    const type = cursor.type;
-    if (type.isError) throw new BadRequestError(`${what} does not parse at character ${cursor.from + 1}`);
-    const name = type.name;
-    refusal ??= UNRESTRICTABLE_FUNCTIONS.get(name);
-    if (name === 'VectorSelector') {
+const BRACES = 0;
+const COMMA = 1;
+const BARE = 2;
+
+/**
+ * The walk that finds the insertions restricting every vector selector of a query, and refuses
+ * what does not parse (at the first error) and what cannot be restricted.
+ */
+class InsertionFinder implements NodeVisitor {
+  readonly insertions: number[] = [];
+  refusal: string | undefined = undefined;
+  // the selector the walk is in (the index of its insertion, -1 before the first), and where it and its matchers end
+  private current = -1;
+  private selectorTo = -1;
+  private matchersTo = -1;
+
+  constructor(private readonly what: string) {}
+
+  node(type: NodeType, from: number, to: number): void {
+    if (type.isError) throw new BadRequestError(`${this.what} does not parse at character ${from + 1}`);
+    const id = type.id;
+    this.refusal ??= UNRESTRICTABLE_TYPES[id];
+    const insertions = this.insertions;
+    if (id === VECTOR_SELECTOR) {
       // without matchers: a braced set of the rule's after the metric name
-      current = { at: cursor.to, comma: false, braces: true };
-      insertions.push(current);
-      selectorTo = cursor.to;
-      matchersTo = -1;
-    } else if (current && cursor.from < selectorTo) {
-      if (name === 'LabelMatchers') {
+      this.current = insertions.length;
+      insertions.push(to, BRACES);
+      this.selectorTo = to;
+      this.matchersTo = -1;
+    } else if (this.current >= 0 && from < this.selectorTo) {
+      const at = this.current;
+      if (id === LABEL_MATCHERS) {
         // an empty `{` (or one holding comments alone): just inside it
-        current.at = cursor.from + 1;
-        current.braces = false;
-        matchersTo = cursor.to;
-      } else if (cursor.from < matchersTo && name !== 'LineComment') {
+        insertions[at] = from + 1;
+        insertions[at + 1] = BARE;
+        this.matchersTo = to;
+      } else if (from < this.matchersTo && id !== LINE_COMMENT) {
         // after the last matcher (a trailing comma or a comment may follow)
-        current.at = current.comma ? Math.max(current.at, cursor.to) : cursor.to;
-        current.comma = true;
+        insertions[at] = insertions[at + 1] === COMMA ? Math.max(insertions[at]!, to) : to;
+        insertions[at + 1] = COMMA;
       }
     }
-  } while (cursor.next());
-  if (refusal) throw new BadRequestError(`label rules apply to this connector, and ${refusal}`);
-  return insertions;
+  }
 }
 
-function splice(text: string, insertions: readonly Insertion[], matchers: string): string {
+/** The insertions that restrict every vector selector of a query (see InsertionFinder), in one walk of its tree. */
+function insertionsOf(text: string, what: string): number[] {
+  const finder = new InsertionFinder(what);
+  walkTree(parser.parse(text), finder);
+  if (finder.refusal) throw new BadRequestError(`label rules apply to this connector, and ${finder.refusal}`);
+  return finder.insertions;
+}
+
+function splice(text: string, insertions: readonly number[], matchers: string): string {
+  const braced = `{${matchers}}`;
+  const comma = `, ${matchers}`;
   let out = '';
   let from = 0;
-  for (const { at, comma, braces } of insertions) {
-    out += text.slice(from, at) + (braces ? `{${matchers}}` : comma ? `, ${matchers}` : matchers);
+  for (let i = 0; i < insertions.length; i += 2) {
+    const at = insertions[i]!;
+    const how = insertions[i + 1]!;
+    out += text.slice(from, at);
+    out += how === BRACES ? braced : how === COMMA ? comma : matchers;
     from = at;
   }
   return out + text.slice(from);
@@ -225,11 +288,12 @@ const escapeRegex = (value: string) => value.replace(/[\\^$.|?*+()[\]{}]/g, '\\$
  */
 export function restrictQuery(query: string, rules: readonly LabelMatcher[][], what = 'the query'): string {
   if (rules.length === 0) throw new Error('restrictQuery needs at least one rule');
-  const key = `${rulesKey(rules)}\0${query}`;
-  const known = rewrites.get(key);
+  const key = rulesKey(rules);
+  const hash = rewrites.hash(key, query);
+  const known = rewrites.get(hash, key, query);
   if (known !== undefined) return known;
   const restricted = rewrite(query, rules, what);
-  rewrites.set(key, restricted);
+  rewrites.set(hash, key, query, restricted);
   return restricted;
 }
 
@@ -237,21 +301,32 @@ function rewrite(query: string, rules: readonly LabelMatcher[][], what: string):
   const insertions = insertionsOf(query, what);
   if (insertions.length === 0) return query;
   const union = rules.length > 1 ? unionMatcher(rules) : null;
-  if (rules.length === 1 || union) return splice(query, insertions, union ? renderMatcher(union) : rules[0]!.map(renderMatcher).join(', '));
+  if (rules.length === 1 || union) return splice(query, insertions, union ? renderMatcher(union) : matchersText(rules[0]!));
   // each on lines of its own: a comment at the query's end must not swallow the parenthesis
-  return rules.map((rule) => `(\n${splice(query, insertions, rule.map(renderMatcher).join(', '))}\n)`).join(' or ');
+  return rules.map((rule) => `(\n${splice(query, insertions, matchersText(rule))}\n)`).join(' or ');
 }
 
-/** Each rule's canonical text: rules come from storedSelector's cache, so the same arrays come back and are rendered once. */
-const ruleTexts = new WeakMap<readonly LabelMatcher[], string>();
+/** Each rule's matchers as text, `a="b", c=~"d"`, rendered once a rule (see ruleLines). */
+const ruleMatchers = new WeakMap<readonly LabelMatcher[], string>();
+
+/** A rule's matchers as PromQL and LogQL text, comma-separated. */
+export function matchersText(rule: readonly LabelMatcher[]): string {
+  let text = ruleMatchers.get(rule);
+  if (text === undefined) ruleMatchers.set(rule, (text = rule.map(renderMatcher).join(', ')));
+  return text;
+}
+
+/** Each rule's canonical text and its line end: rules come from storedSelector's cache, so the same arrays come back and are rendered once. */
+const ruleLines = new WeakMap<readonly LabelMatcher[], string>();
 
 /** The rules' canonical form, a cache key: one selector a line. */
 export function rulesKey(rules: readonly LabelMatcher[][]): string {
   let key = '';
   for (const rule of rules) {
-    let text = ruleTexts.get(rule);
-    if (text === undefined) ruleTexts.set(rule, (text = renderSelector(rule)));
-    key += `${text}\n`;
+    let line = ruleLines.get(rule);
+    if (line === undefined) ruleLines.set(rule, (line = `${renderSelector(rule)}\n`));
+    // one rule: the string kept, no new one a call
+    key = key === '' ? line : key + line;
   }
   return key;
 }
@@ -261,37 +336,51 @@ const REWRITES_MAX_CHARS = 8 * 1024 * 1024;
 /** Slots of the admission filter: the hashes of keys seen once. */
 const SEEN_SLOTS = 4096;
 
-/** FNV-1a over the UTF-16 code units, never 0: queries that differ in one value (a dashboard's variable) hash apart. */
-function hashOf(text: string): number {
-  let hash = 0x811c9dc5;
+/** FNV-1a over the UTF-16 code units of `text`, from `hash`: queries that differ in one value (a dashboard's variable) hash apart. */
+function fnv(hash: number, text: string): number {
   for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-  return hash >>> 0 || 1;
+  return hash;
+}
+
+/** A restricted query kept, with the rules' canonical form and the query it answers. */
+interface Rewrite<V> {
+  rules: string;
+  query: string;
+  value: V;
 }
 
 /**
  * A bounded cache of restricted queries, keyed by the rules' canonical form and the query text:
  * a dashboard refreshing the same panels is answered by a lookup. A rewrite is kept the second
  * time its key is seen (a filter of hashes remembers the first), so queries asked once, which are
- * most of them, neither evict the repeated ones nor live on in the heap. Only successful rewrites
- * are kept (a refusal is made again); at most REWRITES_MAX entries and REWRITES_MAX_CHARS
- * characters of keys and values.
+ * most of them, neither evict the repeated ones nor live on in the heap. Entries are found by the
+ * key's hash, computed once a call without joining rules and query into one string, and a hit is
+ * one whose rules and query are both equal to those asked (two keys of one hash share a slot, the
+ * later one kept). Only successful rewrites are kept (a refusal is made again); at most
+ * REWRITES_MAX entries and REWRITES_MAX_CHARS characters of keys and values.
  */
 export class RewriteCache<V extends string | readonly string[]> {
-  private readonly entries = new LRUCache<string, V>({
+  private readonly entries = new LRUCache<number, Rewrite<V>>({
     max: REWRITES_MAX,
     maxSize: REWRITES_MAX_CHARS,
-    sizeCalculation: (value, key) => key.length + (typeof value === 'string' ? value.length : value.reduce((total, one) => total + one.length, 0)) || 1,
+    sizeCalculation: ({ rules, query, value }) =>
+      rules.length + 1 + query.length + (typeof value === 'string' ? value.length : value.reduce((total, one) => total + one.length, 0)),
   });
   private readonly seen = new Uint32Array(SEEN_SLOTS);
 
-  get(key: string): V | undefined {
-    return this.entries.get(key);
+  /** The hash of a key (never 0), for get and set. */
+  hash(rules: string, query: string): number {
+    return fnv(fnv(0x811c9dc5, rules), query) >>> 0 || 1;
   }
 
-  set(key: string, value: V): void {
-    const hash = hashOf(key);
+  get(hash: number, rules: string, query: string): V | undefined {
+    const entry = this.entries.get(hash);
+    return entry && entry.query === query && entry.rules === rules ? entry.value : undefined;
+  }
+
+  set(hash: number, rules: string, query: string, value: V): void {
     const slot = hash & (SEEN_SLOTS - 1);
-    if (this.seen[slot] === hash) this.entries.set(key, value);
+    if (this.seen[slot] === hash) this.entries.set(hash, { rules, query, value });
     else this.seen[slot] = hash;
   }
 }
