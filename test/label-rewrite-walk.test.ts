@@ -3,12 +3,15 @@
  * visits the nodes a lezer TreeCursor visits, in its order, with the same positions: on PromQL
  * and LogQL queries that parse, that do not (error nodes), and on long ones whose trees hold
  * several buffers and nodes outside them. Every selector the rewrite restricts is found by this walk.
+ * What the walk cannot read, and a query over the length bound, is a 400, never a failed request.
  */
 import { expect } from 'chai';
 import type { Tree } from '@lezer/common';
 import { parser as logqlParser } from '@grafana/lezer-logql';
 import { parser as promqlParser } from '@prometheus-io/lezer-promql';
-import { walkTree } from '../src/connectors/label-rewrite.ts';
+import { restrictLogQueries } from '../src/connectors/label-rewrite-logql.ts';
+import { MAX_QUERY_LENGTH, parseSelector, restrictQuery, walkQuery, walkTree } from '../src/connectors/label-rewrite.ts';
+import { BadRequestError } from '../src/errors.ts';
 
 function byCursor(tree: Tree): string[] {
   const seen: string[] = [];
@@ -59,5 +62,32 @@ describe('label rules: the walk of a parsed query', () => {
       const tree = logqlParser.parse(query);
       expect(byWalk(tree), query).to.deep.equal(byCursor(tree));
     }
+  });
+
+  it('refuses a query over the length bound before parsing it, PromQL and LogQL alike (400)', () => {
+    const rules = [parseSelector('{namespace="checkout"}', 'rule')];
+    const promql = `up${' '.repeat(MAX_QUERY_LENGTH - 1)}`;
+    expect(() => restrictQuery(promql, rules)).to.throw(BadRequestError, `the query is longer than ${MAX_QUERY_LENGTH} characters`);
+    expect(restrictQuery(promql.slice(0, MAX_QUERY_LENGTH), rules)).to.include('namespace="checkout"');
+    const logql = `{app="a"}${' '.repeat(MAX_QUERY_LENGTH)}`;
+    expect(() => restrictLogQueries(logql, rules)).to.throw(BadRequestError, `the query is longer than ${MAX_QUERY_LENGTH} characters`);
+  });
+
+  it('turns what the walk cannot read into a 400 naming the query, and lets its own refusals through', () => {
+    const unreadable = {
+      node: () => {
+        throw new TypeError("Cannot read properties of undefined (reading 'id')");
+      },
+    };
+    expect(() => walkQuery((text) => promqlParser.parse(text), 'up', 'the query', unreadable)).to.throw(
+      BadRequestError,
+      'the query could not be read by its grammar',
+    );
+    const refusing = {
+      node: () => {
+        throw new BadRequestError('refused by the visitor');
+      },
+    };
+    expect(() => walkQuery((text) => promqlParser.parse(text), 'up', 'the query', refusing)).to.throw(BadRequestError, 'refused by the visitor');
   });
 });

@@ -13,15 +13,25 @@
 import type { NodeType, SyntaxNode } from '@lezer/common';
 import { parser } from '@grafana/lezer-logql';
 import { BadRequestError } from '../errors.ts';
-import { matchersText, renderMatcher, rewriteCache, rulesKey, typeIds, unionMatcher, walkTree, type LabelMatcher, type NodeVisitor } from './label-rewrite.ts';
-
-/** A query longer than this is refused before it is parsed. */
-export const MAX_LOG_QUERY_LENGTH = 64 * 1024;
+import {
+  MAX_QUERY_LENGTH,
+  matchersText,
+  renderMatcher,
+  rewriteCache,
+  rulesKey,
+  typeIds,
+  unionMatcher,
+  walkQuery,
+  type LabelMatcher,
+  type NodeVisitor,
+} from './label-rewrite.ts';
 
 function parseOnly(text: string, what: string) {
-  if (text.length > MAX_LOG_QUERY_LENGTH) throw new BadRequestError(`${what} is longer than ${MAX_LOG_QUERY_LENGTH} characters`);
+  if (text.length > MAX_QUERY_LENGTH) throw new BadRequestError(`${what} is longer than ${MAX_QUERY_LENGTH} characters`);
   return parser.parse(text);
 }
+
+const parseLogQLTree = (text: string) => parser.parse(text);
 
 const parseError = (what: string, at: number) => new BadRequestError(`${what} does not parse as LogQL at character ${at + 1}`);
 
@@ -77,7 +87,7 @@ class Analyser implements NodeVisitor, Analysed {
 
 function analyse(text: string, what: string): Analysed {
   const analyser = new Analyser(what);
-  walkTree(parseOnly(text, what), analyser);
+  walkQuery(parseLogQLTree, text, what, analyser);
   const { ends } = analyser;
   if (ends.length > 0 && ends[ends.length - 1]! < 0) throw new BadRequestError(`${what} has a stream selector without label matchers`);
   return analyser;

@@ -46,6 +46,25 @@ export interface NodeVisitor {
  * anonymous nodes of the tree skipped, their children not), read straight from the tree and its
  * buffers: no node object or cursor step per node. The PromQL and LogQL parsers mount no trees.
  */
+/** A query longer than this is refused before it is parsed. */
+export const MAX_QUERY_LENGTH = 64 * 1024;
+
+/**
+ * Walks the tree `parse` makes of `text` with `visitor`, after refusing a query over
+ * MAX_QUERY_LENGTH. The grammar's tree is read as data: should it hold what the walk cannot read,
+ * the query is refused (400), never the request failed.
+ */
+export function walkQuery(parse: (text: string) => Tree, text: string, what: string, visitor: NodeVisitor): void {
+  if (text.length > MAX_QUERY_LENGTH) throw new BadRequestError(`${what} is longer than ${MAX_QUERY_LENGTH} characters`);
+  const tree = parse(text);
+  try {
+    walkTree(tree, visitor);
+  } catch (err) {
+    if (err instanceof BadRequestError) throw err;
+    throw new BadRequestError(`${what} could not be read by its grammar`);
+  }
+}
+
 export function walkTree(tree: Tree, visitor: NodeVisitor): void {
   visitor.node(tree.type, 0, tree.length);
   walkChildren(tree, 0, visitor);
@@ -244,10 +263,12 @@ class InsertionFinder implements NodeVisitor {
   }
 }
 
+const parsePromQL = (text: string) => parser.parse(text);
+
 /** The insertions that restrict every vector selector of a query (see InsertionFinder), in one walk of its tree. */
 function insertionsOf(text: string, what: string): number[] {
   const finder = new InsertionFinder(what);
-  walkTree(parser.parse(text), finder);
+  walkQuery(parsePromQL, text, what, finder);
   if (finder.refusal) throw new BadRequestError(`label rules apply to this connector, and ${finder.refusal}`);
   return finder.insertions;
 }
