@@ -338,6 +338,20 @@ describe('admin console: roles, connectors, the folder tree and the audit filter
     await context.close();
   });
 
+  it('a list search goes to its own address and lists what matches, or says nothing does', async () => {
+    const { context, page } = await signedIn(browser, app, admin, record);
+    await page.goto(`${app.url}/admin/connectors`);
+    await page.getByRole('searchbox', { name: 'Search connectors' }).fill('Prom');
+    await page.getByRole('search').getByRole('button', { name: 'Search' }).click();
+    await page.waitForURL(`${app.url}/admin/connectors?query=Prom`);
+    await page.getByRole('table').getByRole('link', { name: 'Prometheus' }).waitFor();
+    await page.getByRole('searchbox', { name: 'Search connectors' }).fill('nothing like it');
+    await page.getByRole('search').getByRole('button', { name: 'Search' }).click();
+    await page.getByText('No connector matches “nothing like it”.').waitFor();
+    expect(await page.getByRole('searchbox', { name: 'Search connectors' }).inputValue()).to.equal('nothing like it');
+    await context.close();
+  });
+
   it('on a phone the audit filters fold into a "Filters" disclosure that counts the active ones', async () => {
     const { context, page } = await signedIn(browser, app, admin, record);
     await page.setViewportSize({ width: 390, height: 844 });

@@ -3,8 +3,8 @@
 // Secrets are write-only: the API says which are set and never their values, and the console
 // keeps a typed value only in its input until the save, which then empties the form.
 import { useState } from 'preact/hooks';
-import { ALL_USERS, call, messageOf, navigate, query, useApi } from '/assets/console-api.js';
-import { Empty, Field, Forbidden, html, Loaded, Outcome, Page, PermissionsPanel } from '/assets/console-ui.js';
+import { ALL_USERS, call, messageOf, query, useApi } from '/assets/console-api.js';
+import { Empty, Field, Forbidden, html, Loaded, Outcome, Page, PermissionsPanel, SearchForm } from '/assets/console-ui.js';
 
 const connectorScopes = (uid) => [`connectors:uid:${uid}`];
 const connectorHref = (uid) => `/admin/connectors${query({ connector: uid })}`;
@@ -344,22 +344,9 @@ function ConnectorDetail({ uid, can, onChanged }) {
 export function ConnectorsPage({ can, params }) {
   const allowed = can('connectors:read');
   const connectors = useApi(allowed ? `/api/connectors${query({ query: params.query, perpage: 100 })}` : null);
-  const [text, setText] = useState(params.query ?? '');
   if (!allowed) return html`<${Page} title="Connectors"><${Forbidden} message="Reading connectors needs connectors:read." /><//>`;
   return html`<${Page} title="Connectors">
-    <form
-      role="search"
-      class="search"
-      onSubmit=${(e) => {
-        e.preventDefault();
-        navigate(`/admin/connectors${query({ query: text.trim() })}`);
-      }}
-    >
-      <${Field} label="Search connectors" id="connectors-search"
-        ><input id="connectors-search" type="search" value=${text} onInput=${(e) => setText(e.currentTarget.value)}
-      /><//>
-      <button type="submit">Search</button>
-    </form>
+    <${SearchForm} key=${params.query ?? ''} path="/admin/connectors" label="Search connectors" id="connectors-search" initial=${params.query} />
     <${Loaded}
       resource=${connectors}
       what="connectors"

@@ -1,8 +1,8 @@
 // The orgs of the server (`/admin/orgs`, server admins): search, create, and an org's people
 // with their roles.
 import { useState } from 'preact/hooks';
-import { call, messageOf, navigate, query, useApi } from '/assets/console-api.js';
-import { Field, Forbidden, html, Loaded, Outcome, Page } from '/assets/console-ui.js';
+import { call, messageOf, query, useApi } from '/assets/console-api.js';
+import { Field, Forbidden, html, Loaded, Outcome, Page, SearchForm } from '/assets/console-ui.js';
 
 /** Listing the orgs is a server-wide action: held on everything, as a server admin holds it. */
 export const SERVER_WIDE = ['*'];
@@ -32,7 +32,6 @@ function People({ org }) {
 export function OrgsPage({ can, params }) {
   const allowed = can('orgs:read', SERVER_WIDE);
   const orgs = useApi(allowed ? `/api/orgs${query({ query: params.query, perpage: 100 })}` : null);
-  const [text, setText] = useState(params.query ?? '');
   const [outcome, setOutcome] = useState(null);
   if (!allowed)
     return html`<${Page} title="Orgs"><${Forbidden} message="Listing the orgs of the server needs orgs:read, which server administrators hold." /><//>`;
@@ -50,17 +49,7 @@ export function OrgsPage({ can, params }) {
   }
 
   return html`<${Page} title="Orgs">
-    <form
-      role="search"
-      class="search"
-      onSubmit=${(e) => {
-        e.preventDefault();
-        navigate(`/admin/orgs${query({ query: text.trim() })}`);
-      }}
-    >
-      <${Field} label="Search orgs" id="orgs-search"><input id="orgs-search" type="search" value=${text} onInput=${(e) => setText(e.currentTarget.value)} /><//>
-      <button type="submit">Search</button>
-    </form>
+    <${SearchForm} key=${params.query ?? ''} path="/admin/orgs" label="Search orgs" id="orgs-search" initial=${params.query} />
     <${Loaded}
       resource=${orgs}
       what="orgs"

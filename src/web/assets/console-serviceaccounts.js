@@ -2,8 +2,8 @@
 // enable, and their tokens. A token's key is in the answer that issues it and nowhere else, so the
 // console shows it once, until the user dismisses it, and never stores it.
 import { useState } from 'preact/hooks';
-import { call, messageOf, navigate, query, useApi } from '/assets/console-api.js';
-import { Field, Forbidden, html, Loaded, Outcome, Page } from '/assets/console-ui.js';
+import { call, messageOf, query, useApi } from '/assets/console-api.js';
+import { Field, Forbidden, html, Loaded, Outcome, Page, SearchForm } from '/assets/console-ui.js';
 
 const accountScope = (id) => [`serviceaccounts:id:${id}`];
 
@@ -71,7 +71,6 @@ function Tokens({ account, can }) {
 export function ServiceAccountsPage({ can, params }) {
   const allowed = can('serviceaccounts:read');
   const accounts = useApi(allowed ? `/api/serviceaccounts/search${query({ query: params.query, perpage: 100 })}` : null);
-  const [text, setText] = useState(params.query ?? '');
   const [outcome, setOutcome] = useState(null);
   if (!allowed) return html`<${Page} title="Service accounts"><${Forbidden} message="Reading service accounts needs serviceaccounts:read." /><//>`;
   const selected = accounts.data?.serviceAccounts.find((a) => String(a.id) === params.account);
@@ -93,19 +92,7 @@ export function ServiceAccountsPage({ can, params }) {
   }
 
   return html`<${Page} title="Service accounts">
-    <form
-      role="search"
-      class="search"
-      onSubmit=${(e) => {
-        e.preventDefault();
-        navigate(`/admin/serviceaccounts${query({ query: text.trim() })}`);
-      }}
-    >
-      <${Field} label="Search service accounts" id="sa-search"
-        ><input id="sa-search" type="search" value=${text} onInput=${(e) => setText(e.currentTarget.value)}
-      /><//>
-      <button type="submit">Search</button>
-    </form>
+    <${SearchForm} key=${params.query ?? ''} path="/admin/serviceaccounts" label="Search service accounts" id="sa-search" initial=${params.query} />
     <${Outcome} outcome=${outcome} />
     <${Loaded}
       resource=${accounts}

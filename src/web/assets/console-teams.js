@@ -1,8 +1,8 @@
 // The teams of the active org (`/admin/teams`): search, create, and a team's members (add, make
 // admin or member, remove), as far as the user may.
 import { useState } from 'preact/hooks';
-import { call, messageOf, navigate, query, useApi } from '/assets/console-api.js';
-import { Field, Forbidden, html, Loaded, Outcome, Page } from '/assets/console-ui.js';
+import { call, messageOf, query, useApi } from '/assets/console-api.js';
+import { Field, Forbidden, html, Loaded, Outcome, Page, SearchForm } from '/assets/console-ui.js';
 
 const teamScope = (id) => [`teams:id:${id}`];
 
@@ -100,7 +100,6 @@ function Members({ team, can, onChanged }) {
 export function TeamsPage({ can, params }) {
   const allowed = can('teams:read');
   const teams = useApi(allowed ? `/api/teams/search${query({ query: params.query, perpage: 100 })}` : null);
-  const [text, setText] = useState(params.query ?? '');
   const [outcome, setOutcome] = useState(null);
   if (!allowed) return html`<${Page} title="Teams"><${Forbidden} message="Reading teams needs teams:read." /><//>`;
   const selected = teams.data?.teams.find((t) => String(t.id) === params.team);
@@ -117,19 +116,7 @@ export function TeamsPage({ can, params }) {
   }
 
   return html`<${Page} title="Teams">
-    <form
-      role="search"
-      class="search"
-      onSubmit=${(e) => {
-        e.preventDefault();
-        navigate(`/admin/teams${query({ query: text.trim() })}`);
-      }}
-    >
-      <${Field} label="Search teams" id="teams-search"
-        ><input id="teams-search" type="search" value=${text} onInput=${(e) => setText(e.currentTarget.value)}
-      /><//>
-      <button type="submit">Search</button>
-    </form>
+    <${SearchForm} key=${params.query ?? ''} path="/admin/teams" label="Search teams" id="teams-search" initial=${params.query} />
     <${Loaded}
       resource=${teams}
       what="teams"

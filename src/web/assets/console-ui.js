@@ -1,9 +1,9 @@
 // The console's shared pieces: the page frame, the four states every page has (loading, empty,
-// error, refused), paging, and the permissions panel of folders, dashboards and alert rules.
+// error, refused), paging, a list's search form, and the permissions panel of folders, dashboards and alert rules.
 import { h } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
-import { call, messageOf, useApi } from '/assets/console-api.js';
+import { call, messageOf, navigate, query, useApi } from '/assets/console-api.js';
 
 export const html = htm.bind(h);
 
@@ -61,6 +61,22 @@ export function Field({ label, id, children, hint, wide }) {
     <label for=${id}>${label}</label>
     ${children} ${hint && html`<p class="hint" id=${`${id}-hint`}>${hint}</p>`}
   </div>`;
+}
+
+/** A list's search: submitting it goes to `path` with the text as `query`, so the search has an address. */
+export function SearchForm({ path, label, id, initial }) {
+  const [text, setText] = useState(initial ?? '');
+  return html`<form
+    role="search"
+    class="search"
+    onSubmit=${(e) => {
+      e.preventDefault();
+      navigate(`${path}${query({ query: text.trim() })}`);
+    }}
+  >
+    <${Field} label=${label} id=${id}><input id=${id} type="search" value=${text} onInput=${(e) => setText(e.currentTarget.value)} /><//>
+    <button type="submit">Search</button>
+  </form>`;
 }
 
 /** A polite status line for what an action did, and an alert for what it could not do. */

@@ -3,26 +3,9 @@
 // them anyway.
 import { useState } from 'preact/hooks';
 import { ALL_USERS, call, messageOf, navigate, query, useApi } from '/assets/console-api.js';
-import { Field, Forbidden, html, Loaded, Outcome, Page, Pager } from '/assets/console-ui.js';
+import { Field, Forbidden, html, Loaded, Outcome, Page, Pager, SearchForm } from '/assets/console-ui.js';
 
 const PER_PAGE = 50;
-
-function Search({ params }) {
-  const [text, setText] = useState(params.query ?? '');
-  return html`<form
-    role="search"
-    class="search"
-    onSubmit=${(e) => {
-      e.preventDefault();
-      navigate(`/admin/users${query({ query: text.trim() })}`);
-    }}
-  >
-    <${Field} label="Search users" id="users-search">
-      <input id="users-search" type="search" value=${text} onInput=${(e) => setText(e.currentTarget.value)} />
-    <//>
-    <button type="submit">Search</button>
-  </form>`;
-}
 
 function CreateUser({ onCreated }) {
   const [outcome, setOutcome] = useState(null);
@@ -132,7 +115,7 @@ export function UsersPage({ can, params }) {
     return html`<${Page} title="Users"><${Forbidden} message="Managing users needs users:read, which server administrators hold." /><//>`;
   }
   return html`<${Page} title="Users">
-    <${Search} key=${params.query ?? ''} params=${params} />
+    <${SearchForm} key=${params.query ?? ''} path="/admin/users" label="Search users" id="users-search" initial=${params.query} />
     <${Outcome} outcome=${outcome} />
     <${Loaded}
       resource=${users}
