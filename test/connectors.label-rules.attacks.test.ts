@@ -271,6 +271,33 @@ describe('connectors: label rules under attack', function () {
     expect(answered).to.be.greaterThan(QUERY_ATTACKS.length / 2);
   });
 
+  it('queries made to hold the service (garbage, deep nesting, long chains) are a 400 naming the query, by the route and the proxy', async () => {
+    // each within the query route's 20,000 characters, so that both paths parse it
+    const costly = [
+      '{'.repeat(19_000),
+      '('.repeat(19_000),
+      `${'sum('.repeat(3_000)}app_requests${')'.repeat(3_000)}`,
+      `${'-'.repeat(19_000)}app_requests`,
+      `app_requests${'[5m:1m]'.repeat(2_700)}`,
+      Array(1_000).fill('payments_secret').join(' or '),
+    ];
+    const refusal =
+      /^(body\.query|the query|query) (does not parse at character \d+|is too complex: reading it takes over 100 ms|is nested too deeply to read)$/;
+    for (const query of costly) {
+      const label = `${query.slice(0, 40)}... (${query.length} chars)`;
+      const routed = await api(app, member).post(`/api/connectors/${fullUid}/query`, { query, time: AT });
+      expect(routed.status, label).to.equal(400);
+      expect(routed.body.message, label).to.match(refusal);
+      const proxied = await app.request('POST', `/api/connectors/proxy/uid/${fullUid}/api/v1/query`, {
+        cookie: member.cookie,
+        rawBody: `query=${encodeURIComponent(query)}&time=${AT}`,
+        contentType: 'application/x-www-form-urlencoded',
+      });
+      expect(proxied.status, label).to.equal(400);
+      expect(proxied.body.message, label).to.match(refusal);
+    }
+  });
+
   it('a query longer than the limit is refused before it reaches the backend', async () => {
     const res = await api(app, member).post(`/api/connectors/${fullUid}/query`, { query: 'app_requests or '.repeat(1300) + 'payments_secret', time: AT });
     expect(res.status).to.equal(400);

@@ -14,35 +14,23 @@ import type { NodeType, SyntaxNode } from '@lezer/common';
 import { parser } from '@grafana/lezer-logql';
 import { BadRequestError } from '../errors.ts';
 import {
-  MAX_QUERY_LENGTH,
   matchersText,
   renderMatcher,
+  readQuery,
   rewriteCache,
   rulesKey,
+  strictParser,
   typeIds,
   unionMatcher,
   walkQuery,
   type LabelMatcher,
   type NodeVisitor,
+  type QueryGrammar,
 } from './label-rewrite.ts';
 
-function parseOnly(text: string, what: string) {
-  if (text.length > MAX_QUERY_LENGTH) throw new BadRequestError(`${what} is longer than ${MAX_QUERY_LENGTH} characters`);
-  return parser.parse(text);
-}
+export const LOGQL: QueryGrammar = { parser: strictParser(parser), doesNotParse: 'does not parse as LogQL' };
 
-const parseLogQLTree = (text: string) => parser.parse(text);
-
-const parseError = (what: string, at: number) => new BadRequestError(`${what} does not parse as LogQL at character ${at + 1}`);
-
-function parseLogQL(text: string, what: string) {
-  const tree = parseOnly(text, what);
-  const cursor = tree.cursor();
-  do {
-    if (cursor.type.isError) throw parseError(what, cursor.from);
-  } while (cursor.next());
-  return tree;
-}
+const parseError = (what: string, at: number) => new BadRequestError(`${what} ${LOGQL.doesNotParse} at character ${at + 1}`);
 
 /** A parsed query: where each stream selector ends its matchers, in order, and whether it is a log query (lines) rather than a metric one. */
 interface Analysed {
@@ -87,7 +75,7 @@ class Analyser implements NodeVisitor, Analysed {
 
 function analyse(text: string, what: string): Analysed {
   const analyser = new Analyser(what);
-  walkQuery(parseLogQLTree, text, what, analyser);
+  walkQuery(LOGQL, text, what, analyser);
   const { ends } = analyser;
   if (ends.length > 0 && ends[ends.length - 1]! < 0) throw new BadRequestError(`${what} has a stream selector without label matchers`);
   return analyser;
@@ -170,7 +158,7 @@ export function restrictLogQuery(query: string, rules: readonly LabelMatcher[][]
  * `query` and the series API in `match[]`; `what` names it in the 400.
  */
 export function checkStreamSelector(text: string, what: string): void {
-  const top = parseLogQL(text, what).topNode;
+  const top = readQuery(LOGQL, text, what).topNode;
   const expressions: SyntaxNode[] = [];
   for (let child = top.firstChild; child; child = child.nextSibling) if (child.name !== 'LineComment') expressions.push(child);
   const log = expressions.length === 1 ? expressions[0]!.getChild('LogExpr') : null;

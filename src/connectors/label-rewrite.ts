@@ -7,10 +7,12 @@
  * the answer is their union: one query per rule joined with `or`, or a single regex matcher when
  * every rule is one matcher on the same label. What cannot be restricted is refused (400).
  */
-import { TreeBuffer, type NodeType, type SyntaxNode, type Tree, type TreeCursor } from '@lezer/common';
+import { TreeBuffer, type NodeType, type SyntaxNode, type Tree } from '@lezer/common';
+import type { LRParser } from '@lezer/lr';
 import { LRUCache } from 'lru-cache';
 import { parser } from '@prometheus-io/lezer-promql';
 import { BadRequestError } from '../errors.ts';
+import { ParseBudget } from './parse-budget.ts';
 
 export type MatchOp = '=' | '!=' | '=~' | '!~';
 
@@ -41,22 +43,74 @@ export interface NodeVisitor {
   node(type: NodeType, from: number, to: number): void;
 }
 
-/**
- * Every node of a parsed tree that a TreeCursor visits, in its order (parents before children,
- * anonymous nodes of the tree skipped, their children not), read straight from the tree and its
- * buffers: no node object or cursor step per node. The PromQL and LogQL parsers mount no trees.
- */
 /** A query longer than this is refused before it is parsed. */
 export const MAX_QUERY_LENGTH = 64 * 1024;
 
 /**
- * Walks the tree `parse` makes of `text` with `visitor`, after refusing a query over
- * MAX_QUERY_LENGTH. The grammar's tree is read as data: should it hold what the walk cannot read,
- * the query is refused (400), never the request failed.
+ * How long a query's parse may hold the event loop (see ParseBudget): the densest query the
+ * proxy takes (64 KiB) parses in under 20 ms once the parser's code is compiled (grammar-warmup.ts),
+ * while some shapes of a malformed query take the parser far longer (thousands of nested
+ * aggregations: about half a second).
  */
-export function walkQuery(parse: (text: string) => Tree, text: string, what: string, visitor: NodeVisitor): void {
+export const PARSE_BUDGET_MS = 100;
+
+/** How often the parse looks at its budget, in parser steps (a step reads about one token). */
+const STEPS_PER_BUDGET_LOOK = 32;
+
+/** A grammar queries are read with, and how a 400 says a text does not parse in it. */
+export interface QueryGrammar {
+  /** The grammar's parser, strict (see strictParser). */
+  readonly parser: LRParser;
+  /** The words after the query's name in a 400: `does not parse as LogQL`. */
+  readonly doesNotParse: string;
+}
+
+/**
+ * The grammar's parser made strict: it stops at the first error, instead of searching for ways to
+ * recover from it, which on a malformed query of 64 KiB took over a second of the event loop.
+ * A strict parse either throws or gives a tree without error nodes.
+ */
+export function strictParser(parser: LRParser): LRParser {
+  const strict = parser.configure({ strict: true });
+  // configure() copies the parser property by property into an object V8 keeps as a dictionary,
+  // which parses half as fast; V8 turns an object back into a fast one once it is a prototype in use
+  function Prototype() {}
+  Prototype.prototype = strict;
+  Reflect.construct(Prototype, []);
+  return strict;
+}
+
+/**
+ * The tree of `text` in the grammar, or a 400 naming the query (`what`): longer than
+ * MAX_QUERY_LENGTH, not parsing (at the character where the parser stopped), nested deeper than
+ * the parser can build a tree of, or taking longer than `budgetMs` to read (see ParseBudget).
+ */
+export function readQuery(grammar: QueryGrammar, text: string, what: string, budgetMs = PARSE_BUDGET_MS): Tree {
   if (text.length > MAX_QUERY_LENGTH) throw new BadRequestError(`${what} is longer than ${MAX_QUERY_LENGTH} characters`);
-  const tree = parse(text);
+  const parse = grammar.parser.startParse(text);
+  const budget = new ParseBudget(budgetMs);
+  try {
+    for (let steps = 1; ; steps++) {
+      const tree = parse.advance();
+      if (tree) return tree;
+      if (steps % STEPS_PER_BUDGET_LOOK === 0 && budget.spent()) throw new BadRequestError(`${what} is too complex: reading it takes over ${budgetMs} ms`);
+    }
+  } catch (err) {
+    if (err instanceof BadRequestError) throw err;
+    if (err instanceof SyntaxError) throw new BadRequestError(`${what} ${grammar.doesNotParse} at character ${parse.parsedPos + 1}`);
+    // the tree is built by recursion, which a deep enough nesting of expressions exhausts
+    if (err instanceof RangeError) throw new BadRequestError(`${what} is nested too deeply to read`);
+    throw err;
+  }
+}
+
+/**
+ * Walks the tree of `text` in the grammar with `visitor` (see readQuery for what is refused). The
+ * grammar's tree is read as data: should it hold what the walk cannot read, the query is refused
+ * (400), never the request failed.
+ */
+export function walkQuery(grammar: QueryGrammar, text: string, what: string, visitor: NodeVisitor): void {
+  const tree = readQuery(grammar, text, what);
   try {
     walkTree(tree, visitor);
   } catch (err) {
@@ -65,6 +119,11 @@ export function walkQuery(parse: (text: string) => Tree, text: string, what: str
   }
 }
 
+/**
+ * Every node of a parsed tree that a TreeCursor visits, in its order (parents before children,
+ * anonymous nodes of the tree skipped, their children not), read straight from the tree and its
+ * buffers: no node object or cursor step per node. The PromQL and LogQL parsers mount no trees.
+ */
 export function walkTree(tree: Tree, visitor: NodeVisitor): void {
   visitor.node(tree.type, 0, tree.length);
   walkChildren(tree, 0, visitor);
@@ -126,20 +185,9 @@ export const renderMatcher = (matcher: LabelMatcher) => `${matcher.name}${matche
 
 export const renderSelector = (matchers: readonly LabelMatcher[]) => `{${matchers.map(renderMatcher).join(', ')}}`;
 
-/** The first node the parser could not read, if any. */
-function firstError(cursor: TreeCursor): number | null {
-  do {
-    if (cursor.type.isError) return cursor.from;
-  } while (cursor.next());
-  return null;
-}
+export const PROMQL: QueryGrammar = { parser: strictParser(parser), doesNotParse: 'does not parse' };
 
-function parseTree(text: string, what: string) {
-  const tree = parser.parse(text);
-  const error = firstError(tree.cursor());
-  if (error !== null) throw new BadRequestError(`${what} does not parse at character ${error + 1}`);
-  return tree;
-}
+const parseTree = (text: string, what: string) => readQuery(PROMQL, text, what);
 
 function matcherOf(node: SyntaxNode, text: string, what: string): LabelMatcher {
   if (node.name !== 'UnquotedLabelMatcher') throw new BadRequestError(`${what} may hold only label matchers such as namespace="checkout"`);
@@ -263,12 +311,10 @@ class InsertionFinder implements NodeVisitor {
   }
 }
 
-const parsePromQL = (text: string) => parser.parse(text);
-
 /** The insertions that restrict every vector selector of a query (see InsertionFinder), in one walk of its tree. */
 function insertionsOf(text: string, what: string): number[] {
   const finder = new InsertionFinder(what);
-  walkQuery(parsePromQL, text, what, finder);
+  walkQuery(PROMQL, text, what, finder);
   if (finder.refusal) throw new BadRequestError(`label rules apply to this connector, and ${finder.refusal}`);
   return finder.insertions;
 }
@@ -388,7 +434,6 @@ export class RewriteCache<V extends string | readonly string[]> {
       rules.length + 1 + query.length + (typeof value === 'string' ? value.length : value.reduce((total, one) => total + one.length, 0)),
   });
   private readonly seen = new Uint32Array(SEEN_SLOTS);
-
   /** The hash of a key (never 0), for get and set. */
   hash(rules: string, query: string): number {
     return fnv(fnv(0x811c9dc5, rules), query) >>> 0 || 1;
