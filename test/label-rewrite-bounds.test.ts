@@ -3,7 +3,7 @@
  * PromQL and LogQL grammars (src/connectors/label-rewrite.ts), which read every query that parses
  * exactly as the grammars do, stop at the first error instead of searching for a recovery, and
  * give up on a query that takes longer than the parse budget or nests deeper than a tree can be
- * built of. Each is a 400 naming the query.
+ * built of. Each is a 400 naming the query. The rewrite cache's hash is seeded per cache.
  */
 import { existsSync } from 'node:fs';
 import { expect } from 'chai';
@@ -11,7 +11,7 @@ import type { LRParser } from '@lezer/lr';
 import { parser as logqlParser } from '@grafana/lezer-logql';
 import { parser as promqlParser } from '@prometheus-io/lezer-promql';
 import { LOGQL, restrictLogQueries } from '../src/connectors/label-rewrite-logql.ts';
-import { parseSelector, PROMQL, readQuery, restrictQuery, type QueryGrammar } from '../src/connectors/label-rewrite.ts';
+import { parseSelector, PROMQL, readQuery, restrictQuery, RewriteCache, type QueryGrammar } from '../src/connectors/label-rewrite.ts';
 import { ParseBudget } from '../src/connectors/parse-budget.ts';
 import { BadRequestError } from '../src/errors.ts';
 
@@ -76,6 +76,12 @@ describe('label rules: what reading a query may cost', () => {
 
   it('refuses a query nested deeper than its tree can be built (400), never failing the request', () => {
     expect(() => readQuery(exhausting, 'up', 'the query')).to.throw(BadRequestError, 'the query is nested too deeply to read');
+  });
+
+  it('seeds the rewrite cache’s hash per cache, so which keys share a slot cannot be worked out from outside', () => {
+    const [one, other] = [new RewriteCache<string>(), new RewriteCache<string>()];
+    const keys = ['up', 'sum(rate(x[5m]))', '{a="b"}'];
+    expect(keys.map((key) => one.hash('rules', key))).to.not.deep.equal(keys.map((key) => other.hash('rules', key)));
   });
 });
 

@@ -9,6 +9,7 @@
  */
 import { TreeBuffer, type NodeType, type SyntaxNode, type Tree } from '@lezer/common';
 import type { LRParser } from '@lezer/lr';
+import { randomInt } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { parser } from '@prometheus-io/lezer-promql';
 import { BadRequestError } from '../errors.ts';
@@ -403,7 +404,7 @@ const REWRITES_MAX_CHARS = 8 * 1024 * 1024;
 /** Slots of the admission filter: the hashes of keys seen once. */
 const SEEN_SLOTS = 4096;
 
-/** FNV-1a over the UTF-16 code units of `text`, from `hash`: queries that differ in one value (a dashboard's variable) hash apart. */
+/** FNV-1a over the UTF-16 code units of `text`, from the state `hash`: queries that differ in one value (a dashboard's variable) hash apart. */
 function fnv(hash: number, text: string): number {
   for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
   return hash;
@@ -434,9 +435,16 @@ export class RewriteCache<V extends string | readonly string[]> {
       rules.length + 1 + query.length + (typeof value === 'string' ? value.length : value.reduce((total, one) => total + one.length, 0)),
   });
   private readonly seen = new Uint32Array(SEEN_SLOTS);
+  /**
+   * The hash's starting state, drawn for each cache: which keys share a slot cannot be worked out
+   * from outside, so a caller cannot craft queries that evict another's rewrites (a shared slot
+   * costs only a miss: a hit compares the whole key).
+   */
+  private readonly seed = randomInt(2 ** 32);
+
   /** The hash of a key (never 0), for get and set. */
   hash(rules: string, query: string): number {
-    return fnv(fnv(0x811c9dc5, rules), query) >>> 0 || 1;
+    return fnv(fnv(this.seed, rules), query) >>> 0 || 1;
   }
 
   get(hash: number, rules: string, query: string): V | undefined {
