@@ -11,7 +11,7 @@
  * query per rule whose lines the caller merges (backends/loki-union.ts), at most MAX_UNION_RULES.
  */
 import type { NodeType, SyntaxNode } from '@lezer/common';
-import { parser } from '@grafana/lezer-logql';
+import { parser } from './logql/parser.ts';
 import { BadRequestError } from '../errors.ts';
 import {
   MAX_QUERY_LENGTH,

@@ -11,7 +11,7 @@
  */
 import os from 'node:os';
 import { PerformanceObserver } from 'node:perf_hooks';
-import { parser as logqlParser } from '@grafana/lezer-logql';
+import { parser as logqlParser } from '../../src/connectors/logql/parser.ts';
 import { parser } from '@prometheus-io/lezer-promql';
 import { restrictLogQueries } from '../../src/connectors/label-rewrite-logql.ts';
 import { parseSelector, restrictQuery } from '../../src/connectors/label-rewrite.ts';
