@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { expect } from 'chai';
 import type { LRParser } from '@lezer/lr';
-import { parser as logqlParser } from '@grafana/lezer-logql';
+import { parser as logqlParser } from '../src/connectors/logql/parser.ts';
 import { parser as promqlParser } from '@prometheus-io/lezer-promql';
 import { LOGQL, restrictLogQueries } from '../src/connectors/label-rewrite-logql.ts';
 import { parseSelector, PROMQL, readQuery, restrictQuery, RewriteCache, type QueryGrammar } from '../src/connectors/label-rewrite.ts';

@@ -29,6 +29,18 @@ describe('label rules: the LogQL rewrite', () => {
         'count_over_time({a="b", namespace="checkout"}[1m]) / on (a) count_over_time({a="c", namespace="checkout"}[1m]) unless vector(1)',
       ],
       ['max_over_time({app="w"} | unwrap bytes [10m] offset 1h)', 'max_over_time({app="w", namespace="checkout"} | unwrap bytes [10m] offset 1h)'],
+      [
+        'sum_over_time({app="w"} | json | unwrap latency [5m] offset 1h)',
+        'sum_over_time({app="w", namespace="checkout"} | json | unwrap latency [5m] offset 1h)',
+      ],
+      [
+        'avg_over_time(({app="w"} |= "GET" | logfmt | unwrap duration(took) | __error__="") [5m]) by (pod)',
+        'avg_over_time(({app="w", namespace="checkout"} |= "GET" | logfmt | unwrap duration(took) | __error__="") [5m]) by (pod)',
+      ],
+      [
+        'quantile_over_time(0.99, ({app="w"} | json | unwrap bytes(size)) [1h] offset 1d)',
+        'quantile_over_time(0.99, ({app="w", namespace="checkout"} | json | unwrap bytes(size)) [1h] offset 1d)',
+      ],
       ['{app="x" # a comment }\n}', '{app="x", namespace="checkout" # a comment }\n}'],
       ['{app="é"} # {namespace="payments"}', '{app="é", namespace="checkout"} # {namespace="payments"}'],
       // which Loki refuses; the grammar reads it as two log queries, and both are restricted
@@ -74,7 +86,7 @@ describe('label rules: the LogQL rewrite', () => {
   });
 
   it('refuses what does not parse, naming where; a stream selector alone where one is asked', () => {
-    for (const query of ['{}', '{app="a"', 'sum(', 'x{a="b"}', '{a="b"} |= ']) {
+    for (const query of ['{}', '{app="a"', 'sum(', 'x{a="b"}', '{a="b"} |= ', 'sum_over_time(({a="b"} | json | unwrap x) offset 1h [5m])']) {
       expect(() => restrictLogQuery(query, CHECKOUT, 'body.query'), query).to.throw(/^body\.query does not parse as LogQL at character \d+$/);
     }
     expect(() => checkStreamSelector('{a="b"}', 'query')).to.not.throw();

@@ -7,7 +7,7 @@
  */
 import { expect } from 'chai';
 import type { Tree } from '@lezer/common';
-import { parser as logqlParser } from '@grafana/lezer-logql';
+import { parser as logqlParser } from '../src/connectors/logql/parser.ts';
 import { parser as promqlParser } from '@prometheus-io/lezer-promql';
 import { restrictLogQueries } from '../src/connectors/label-rewrite-logql.ts';
 import { MAX_QUERY_LENGTH, parseSelector, PROMQL as PROMQL_GRAMMAR, restrictQuery, walkQuery, walkTree } from '../src/connectors/label-rewrite.ts';

@@ -1,6 +1,6 @@
 /**
- * Label rules on LogQL, by its syntax tree (@grafana/lezer-logql), never by patterns over the
- * text: every stream selector of a query, in log and metric queries, binary operations and
+ * Label rules on LogQL, by its syntax tree (Grafana's lezer grammar, src/connectors/logql/),
+ * never by patterns over the text: every stream selector of a query, in log and metric queries, binary operations and
  * `or`/`and`/`unless` alike, gets the rule's matchers after its own. A matcher of the query on
  * the same label stays beside the rule's and Loki ANDs them, and pipeline stages
  * (`| label_format`, `| line_format`, label filters) act on lines the selector has already
@@ -11,7 +11,7 @@
  * query per rule whose lines the caller merges (backends/loki-union.ts), at most MAX_UNION_RULES.
  */
 import type { NodeType, SyntaxNode } from '@lezer/common';
-import { parser } from '@grafana/lezer-logql';
+import { parser } from './logql/parser.ts';
 import { BadRequestError } from '../errors.ts';
 import {
   matchersText,
