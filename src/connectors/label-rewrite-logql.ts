@@ -1,14 +1,14 @@
 /**
- * Label rules on LogQL, by its syntax tree (Grafana's lezer grammar, src/connectors/logql/),
- * never by patterns over the text: every stream selector of a query, in log and metric queries, binary operations and
- * `or`/`and`/`unless` alike, gets the rule's matchers after its own. A matcher of the query on
- * the same label stays beside the rule's and Loki ANDs them, and pipeline stages
- * (`| label_format`, `| line_format`, label filters) act on lines the selector has already
- * chosen, so nothing in a query widens what a rule lets through. Several rules are answered as
- * their union: by one regex matcher when each is a single `=` or `=~` matcher on the same label
- * (Loki anchors label regexes, so it is exact); otherwise a metric query becomes one restricted
- * query per rule joined with `or` (as PromQL's, label-rewrite.ts), and a log query one restricted
- * query per rule whose lines the caller merges (backends/loki-union.ts), at most MAX_UNION_RULES.
+ * Label rules on LogQL, by its syntax tree (Grafana's lezer grammar, src/connectors/logql/), never
+ * by patterns over the text: every stream selector of a query, in log and metric queries, binary
+ * operations and `or`/`and`/`unless` alike, gets the rule's matchers after its own. A matcher of
+ * the query on the same label stays beside the rule's and Loki ANDs them, and pipeline stages
+ * (`| label_format`, `| line_format`, label filters) act on lines the selector has already chosen, so
+ * nothing in a query widens what a rule lets through. Several rules are answered as their union: by
+ * one regex matcher when each is a single `=` or `=~` matcher on the same label (Loki anchors label
+ * regexes, so it is exact); otherwise a metric query becomes one restricted query per rule joined
+ * with `or` (as PromQL's, label-rewrite.ts), and a log query one restricted query per rule whose
+ * lines the caller merges (backends/loki-union.ts), at most MAX_UNION_RULES.
  */
 import type { NodeType, SyntaxNode } from '@lezer/common';
 import { parser } from './logql/parser.ts';
