@@ -28,6 +28,12 @@ describe('label rules: the LogQL rewrite', () => {
         'count_over_time({a="b"}[1m]) / on (a) count_over_time({a="c"}[1m]) unless vector(1)',
         'count_over_time({a="b", namespace="checkout"}[1m]) / on (a) count_over_time({a="c", namespace="checkout"}[1m]) unless vector(1)',
       ],
+      // labels named as Object's own properties are labels like any other
+      ['{constructor="x", __proto__="y"} | toString="z"', '{constructor="x", __proto__="y", namespace="checkout"} | toString="z"'],
+      [
+        'sum by (constructor) (count_over_time({hasOwnProperty="a"}[1m]))',
+        'sum by (constructor) (count_over_time({hasOwnProperty="a", namespace="checkout"}[1m]))',
+      ],
       ['max_over_time({app="w"} | unwrap bytes [10m] offset 1h)', 'max_over_time({app="w", namespace="checkout"} | unwrap bytes [10m] offset 1h)'],
       [
         'sum_over_time({app="w"} | json | unwrap latency [5m] offset 1h)',

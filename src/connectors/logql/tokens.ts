@@ -1,6 +1,8 @@
 // The external tokenizers of logql.grammar: Grafana's lezer-logql src/tokens.js (commit
 // 510c1471858a11bc98016449840a0502bb5fae72, Copyright 2022 Grafana Labs, Apache License 2.0, LICENSE
 // beside this file), typed for TypeScript and importing the generated terms from "./parser.terms.ts".
+// Its keyword tables have no prototype: looked up in a plain object, a label named `constructor`
+// or `__proto__` found Object's own properties and did not parse.
 import type { Stack } from '@lezer/lr';
 import {
   Json,
@@ -40,7 +42,7 @@ import {
   Sort_Desc,
 } from './parser.terms.ts';
 
-const keywordTokens: Record<string, number> = {
+const keywordTokens: Record<string, number> = Object.assign(Object.create(null) as Record<string, number>, {
   json: Json,
   logfmt: Logfmt,
   unpack: Unpack,
@@ -60,13 +62,13 @@ const keywordTokens: Record<string, number> = {
   decolorize: Decolorize,
   drop: Drop,
   keep: Keep,
-};
+});
 
 export const specializeIdentifier = (value: string, _stack: Stack): number => {
   return keywordTokens[value.toLowerCase()] || -1;
 };
 
-const contextualKeywordTokens: Record<string, number> = {
+const contextualKeywordTokens: Record<string, number> = Object.assign(Object.create(null) as Record<string, number>, {
   by: By,
   without: Without,
   and: And,
@@ -83,7 +85,7 @@ const contextualKeywordTokens: Record<string, number> = {
   topk: Topk,
   sort: Sort,
   sort_desc: Sort_Desc,
-};
+});
 
 export const extendIdentifier = (value: string, _stack: Stack): number => {
   return contextualKeywordTokens[value.toLowerCase()] || -1;
