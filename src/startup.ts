@@ -6,7 +6,6 @@ import { AuthzEngine } from './authz/engine.ts';
 import { PolicyLoadError } from './authz/bundle.ts';
 import { loadPolicySource, type LoadedPolicySource } from './authz/policy-source.ts';
 import { ConfigError, type Config } from './config.ts';
-import { warmQueryGrammars } from './connectors/grammar-warmup.ts';
 import { keyDerivations } from './crypto/password.ts';
 import { SecretBox } from './crypto/secretbox.ts';
 import { waitForDatabase } from './db/connect.ts';
@@ -63,7 +62,6 @@ export async function startServices(config: Config, logger: Logger, clock: Clock
     decisionLog,
   );
   engine.startChangePoll(config.authzRevisionPollMs);
-  warmQueryGrammars();
   metrics.watchPolicyEngine(() => engine.stats());
   metrics.watchPolicy(() => engine.provenance);
   metrics.watchDatabasePool(db);

@@ -12,6 +12,7 @@ import { actorOf } from '../http/actor.ts';
 import { pageOf, paginationQuerySchema } from '../http/pagination.ts';
 import { resourceUidSchema, uidParams } from '../http/resource-uid.ts';
 import type { RouteModule } from '../http/route.ts';
+import { warmQueryGrammars } from './grammar-warmup.ts';
 import { nameSchema, versionSchema } from '../http/schemas.ts';
 import { subjectOf } from '../http/subject.ts';
 import { parseBackendUrl } from '../outbound/client.ts';
@@ -97,6 +98,8 @@ const CONNECTOR_DELETED_SCHEMA = {
 const present = (connector: ConnectorRow, services: Services) => presentConnector(connector, Object.keys(secretsOf(connector, services.secretBox)));
 
 export const connectorRoutes: RouteModule = (routes) => {
+  // the query paths read queries under label rules within a parse budget, which holds once the parsers' code is compiled
+  warmQueryGrammars();
   routes.add({
     method: 'post',
     path: '/api/connectors',
