@@ -96,7 +96,7 @@ describe('label rules: the parse budget', () => {
     while (performance.now() < until);
   };
 
-  it('is spent once a parse has run its second half, not while the thread was held up', function () {
+  it('is spent once the thread has run its second half, however long the wall clock takes to give it', function () {
     const budget = new ParseBudget(20);
     expect(budget.spent()).to.equal(false);
     sleep(12);
@@ -106,9 +106,9 @@ describe('label rules: the parse budget', () => {
       sleep(12);
       expect(budget.spent(), 'a half the thread slept through').to.equal(false);
     }
-    // a thread that keeps running spends it within a half or two of its own time
+    // a thread that keeps running spends it once it has run a half, even on a machine that gives it a share of a core
     const started = performance.now();
     while (!budget.spent()) busy(1);
-    expect(performance.now() - started).to.be.below(1_000);
+    expect(performance.now() - started).to.be.within(5, 1_000);
   });
 });
