@@ -7,9 +7,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MAX_PROXY_PARAMS } from '../src/connectors/backend.routes.ts';
 import { keyDerivationCount } from '../src/crypto/password.ts';
+import { MAX_WEBAUTHN_FIELD_LENGTH } from '../src/identity/user.mfa.routes.ts';
 import { MAX_JSON_DEPTH, MAX_JSON_OBJECT_MEMBERS } from '../src/http/json-body.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { createUser, type TestUser } from './helpers/factories.ts';
+import { api, createUser, type TestUser } from './helpers/factories.ts';
 
 const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
 const objectOf = (members: number) => `{${Array.from({ length: members }, (_, i) => `"k${i}":${i}`).join(',')}}`;
@@ -121,4 +122,53 @@ describe('denial of service: the connector proxy', () => {
     expect(res.status).to.equal(400);
     expect(res.body).to.deep.equal({ message: `give at most ${MAX_PROXY_PARAMS} parameters` });
   });
+});
+
+describe('denial of service: passkey registration', () => {
+  const ORIGIN = 'http://localhost:3999';
+  let app: TestApp;
+  let user: TestUser;
+  before(async () => {
+    app = await startTestApp({ env: { ROOT_URL: ORIGIN } });
+    user = await createUser(app);
+  });
+  after(async () => {
+    await app?.close();
+  });
+
+  const base64url = (bytes: Buffer) => bytes.toString('base64url');
+  const clientData = (challenge: string) => base64url(Buffer.from(JSON.stringify({ type: 'webauthn.create', challenge, origin: ORIGIN })));
+  const credential = (response: Record<string, string>) => ({ id: 'AAAA', rawId: 'AAAA', type: 'public-key', response, clientExtensionResults: {} });
+  /** CBOR: an array of `items` zeros, which @simplewebauthn decoded for 0.3–0.6 s at 700,000 */
+  const cborArray = (items: number) => Buffer.concat([Buffer.from([0x9a, ...new Uint8Array(new Uint32Array([items]).buffer).reverse()]), Buffer.alloc(items)]);
+  const tooLong = (field: string) => `body.credential.response.${field} must NOT have more than ${MAX_WEBAUTHN_FIELD_LENGTH} characters`;
+
+  const attacks = [
+    {
+      name: 'an attestation object of a 700,000-item CBOR array',
+      response: (challenge: string) => ({ clientDataJSON: clientData(challenge), attestationObject: base64url(cborArray(700_000)) }),
+      field: 'attestationObject',
+    },
+    {
+      name: 'an attestation object one character too long',
+      response: (challenge: string) => ({ clientDataJSON: clientData(challenge), attestationObject: 'A'.repeat(MAX_WEBAUTHN_FIELD_LENGTH + 1) }),
+      field: 'attestationObject',
+    },
+    { name: 'client data of 900,000 characters', response: () => ({ clientDataJSON: 'A'.repeat(900_000), attestationObject: 'AA' }), field: 'clientDataJSON' },
+  ];
+  for (const { name, response, field } of attacks) {
+    it(`refuses ${name} with 400 before the pending registration is read`, async () => {
+      const options = await api(app, user).post('/api/user/mfa/webauthn/registration/options', { password: user.password });
+      expect(options.status, JSON.stringify(options.body)).to.equal(200);
+      const refused = await api(app, user).post('/api/user/mfa/webauthn/registration', { credential: credential(response(options.body.challenge)) });
+      expect(refused.status).to.equal(400);
+      expect(refused.body).to.deep.equal({ message: tooLong(field) });
+      // the registration is still pending: the refusal came before the handler took it
+      const decoded = await api(app, user).post('/api/user/mfa/webauthn/registration', {
+        credential: credential({ clientDataJSON: clientData(options.body.challenge), attestationObject: base64url(cborArray(3)) }),
+      });
+      expect(decoded.status).to.equal(400);
+      expect(decoded.body.message).to.match(/^the passkey registration is not valid/);
+    });
+  }
 });
