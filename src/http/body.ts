@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import { BadRequestError, JSON_BODY_REQUIRED, PayloadTooLargeError } from '../errors.ts';
+import { parseJsonBody } from './json-body.ts';
 
 /** A DELETE may carry a body too: removing a second factor takes the password and a code. */
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -37,17 +38,23 @@ export function jsonBody(limitBytes: number, formPaths: ReadonlySet<string> = ne
   // the types the check below lets through, every one parsed: koa-body's default list would leave
   // application/scim+json (SCIM clients) unparsed and the body undefined
   const jsonTypes = ['application/json', 'application/*+json'];
-  const parseJson = koaBody({
+  // read as text (decoded, inflated, within the limit), then parsed once its shape is checked (json-body.ts)
+  const readJsonText = koaBody({
     parsedMethods: PARSED_METHODS,
-    json: true,
+    json: false,
     urlencoded: false,
-    text: false,
+    text: true,
     multipart: false,
-    jsonLimit: limitBytes,
-    jsonStrict: true,
-    jsonTypes,
+    textLimit: limitBytes,
+    textTypes: jsonTypes,
     onError: rethrow,
   });
+  const noNext = async () => {};
+  async function parseJson(ctx: Context, next: Next): Promise<void> {
+    await readJsonText(ctx, noNext);
+    if (typeof ctx.request.body === 'string') ctx.request.body = parseJsonBody(ctx.request.body) as typeof ctx.request.body;
+    await next();
+  }
   const parseForm = koaBody({ json: false, urlencoded: true, text: false, multipart: false, formLimit: limitBytes, onError: rethrow });
   async function parseBody(ctx: Context, next: Next): Promise<void> {
     const hasBody = Number(ctx.get('content-length') || 0) > 0 || !!ctx.get('transfer-encoding');

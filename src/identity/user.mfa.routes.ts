@@ -65,6 +65,15 @@ const MFA_STATE_SCHEMA = {
   required: ['totp', 'passkeys', 'recoveryCodesLeft', 'enrolmentRequired', 'passkeysAvailable'],
 } as const;
 
+/**
+ * The longest field of a credential's `response` (base64url): a registration's attestation object
+ * with its certificate chain is a few KiB. @simplewebauthn decodes the CBOR of attestationObject
+ * (and of authenticatorData's extensions) on the event loop: an array of 700,000 items in a 1 MiB
+ * body took it 0.3–0.6 s; 16 KiB of anything takes it about 6 ms.
+ */
+export const MAX_WEBAUTHN_FIELD_LENGTH = 16_384;
+const webauthnField = { type: 'string', maxLength: MAX_WEBAUTHN_FIELD_LENGTH } as const;
+
 /** A browser's JSON of a WebAuthn credential (@simplewebauthn/browser's output); the library checks the rest. */
 export const webauthnResponseSchema = {
   type: 'object',
@@ -72,7 +81,18 @@ export const webauthnResponseSchema = {
     id: { type: 'string', minLength: 1, maxLength: 2048 },
     rawId: { type: 'string', minLength: 1, maxLength: 2048 },
     type: { type: 'string', enum: ['public-key'] },
-    response: { type: 'object', maxProperties: 20 },
+    response: {
+      type: 'object',
+      maxProperties: 20,
+      properties: {
+        clientDataJSON: webauthnField,
+        attestationObject: webauthnField,
+        authenticatorData: webauthnField,
+        signature: webauthnField,
+        userHandle: webauthnField,
+        publicKey: webauthnField,
+      },
+    },
     clientExtensionResults: { type: 'object', maxProperties: 20 },
     authenticatorAttachment: { type: 'string', maxLength: 40 },
   },

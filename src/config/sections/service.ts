@@ -49,7 +49,12 @@ export const service = {
     meaning:
       'on SIGTERM or SIGINT, how long requests in flight may finish before their connections are closed and the process exits (code 1; 0 when they all finished)',
   }),
-  bodyLimitBytes: integer('BODY_LIMIT_BYTES', { default: 1024 * 1024, min: 1024, meaning: 'largest accepted JSON body; larger is 413' }),
+  bodyLimitBytes: integer('BODY_LIMIT_BYTES', {
+    default: 1024 * 1024,
+    min: 1024,
+    meaning:
+      'largest accepted JSON body; larger is 413 (a body nested deeper than 64 levels, or with an object of more than 1,000 members, is 400 whatever its size)',
+  }),
   rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', {
     default: ({ nodeEnv }) => (nodeEnv === 'test' ? 0 : DEFAULT_RATE_LIMIT_PER_MINUTE),
     defaultText: `\`${DEFAULT_RATE_LIMIT_PER_MINUTE}\` (\`0\` under \`NODE_ENV=test\`)`,

@@ -23,12 +23,17 @@ export interface MappedAccess {
 
 const ROLE_RANK: Record<OrgRole, number> = { None: 0, Viewer: 1, Editor: 2, Admin: 3 };
 
-/** DNs compare without case and without blanks around `,` and `=`. */
+/**
+ * DNs compare without case and without blanks around `,` and `=`. Each part between separators is
+ * trimmed rather than the blanks matched by `\s*([,=])\s*`, which retries every blank of a run
+ * from each one before it: a directory value of 40,000 blanks took it 4.8 s.
+ */
 export const normalizeDn = (dn: string) =>
   dn
-    .trim()
     .toLowerCase()
-    .replace(/\s*([,=])\s*/g, '$1');
+    .split(/([,=])/)
+    .map((part) => part.trim())
+    .join('');
 
 /**
  * Each org gets the highest role of the mappings the entry matches. The server-admin flag is
