@@ -7,14 +7,16 @@
  * covers that element: the fields are then read from the XML the signature verified, never from
  * the document around it (signature wrapping).
  */
+import { constants as cryptoConstants, createPublicKey, verify as verifySignatureValue } from 'node:crypto';
 import { DOMParser } from '@xmldom/xmldom';
-import { SignedXml } from 'xml-crypto';
+import { C14nCanonicalization, ExclusiveCanonicalization, findAncestorNs, SignedXml } from 'xml-crypto';
 
 export const PROTOCOL_NS = 'urn:oasis:names:tc:SAML:2.0:protocol';
 export const ASSERTION_NS = 'urn:oasis:names:tc:SAML:2.0:assertion';
 const DSIG_NS = 'http://www.w3.org/2000/09/xmldsig#';
 const COMMENT_NODE = 8;
 const ELEMENT_NODE = 1;
+const TEXT_NODE = 3;
 
 /** Why a message is refused: `message` is safe to show, `reason` goes to the audit log. */
 export class SamlRefusal extends Error {
@@ -146,6 +148,8 @@ export function verifiedElement(xml: string, element: Element, certificate: stri
   if (references.length !== 1 || references[0]!.getAttribute('URI') !== `#${id}`) {
     throw new SamlRefusal(`the signature of ${element.localName} does not reference it alone`);
   }
+  if (!signatureValueVerifies(signatures[0]!, certificate))
+    throw new SamlRefusal(`the signature of ${element.localName} does not verify with the identity provider's certificate`);
   const signed = new SignedXml({ publicCert: certificate });
   const verifies = () => {
     try {
@@ -162,4 +166,77 @@ export function verifiedElement(xml: string, element: Element, certificate: stri
     throw new SamlRefusal(`the signature of ${element.localName} covers another element`);
   }
   return root;
+}
+
+/**
+ * The canonicalizations xml-crypto applies to a SignedInfo. The "with comments" variants are left
+ * out: parseXml refuses every comment, so they would canonicalize alike, and refusing them only
+ * refuses more.
+ */
+const SIGNED_INFO_CANONICALIZATIONS: Record<string, new () => C14nCanonicalization | ExclusiveCanonicalization> = {
+  'http://www.w3.org/2001/10/xml-exc-c14n#': ExclusiveCanonicalization,
+  'http://www.w3.org/TR/2001/REC-xml-c14n-20010315': C14nCanonicalization,
+};
+
+/** xml-crypto's signature algorithms (HMAC stays off there and here), as node:crypto verifies them. */
+const SIGNATURE_ALGORITHMS: Record<string, { digest: string; pss: boolean }> = {
+  'http://www.w3.org/2000/09/xmldsig#rsa-sha1': { digest: 'sha1', pss: false },
+  'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256': { digest: 'sha256', pss: false },
+  'http://www.w3.org/2007/05/xmldsig-more#sha256-rsa-MGF1': { digest: 'sha256', pss: true },
+  'http://www.w3.org/2001/04/xmldsig-more#rsa-sha512': { digest: 'sha512', pss: false },
+};
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * The one element named `localName` (in any namespace) within `signature`, when it is in the
+ * signature namespace and a child of `parent`. xml-crypto takes the first such element it finds
+ * anywhere in the signature, so with exactly one there is no second it could take instead.
+ */
+function soleSignaturePart(signature: Element, parent: Element, localName: string): Element | undefined {
+  const found = descendantsNamed(signature, localName);
+  const [part] = found;
+  if (found.length !== 1 || !part || part.parentNode !== parent || part.namespaceURI !== DSIG_NS) return undefined;
+  return part;
+}
+
+/**
+ * Whether the SignatureValue of `signature` verifies over its canonical SignedInfo with
+ * `certificate`. SignedInfo is a few hundred bytes, so this costs the same whatever the size of
+ * the message, while xml-crypto's checkSignature re-parses the whole message and canonicalizes
+ * what the references name before it compares the signature value: a forged message is refused
+ * here first. Only a gate in front of checkSignature, which still checks everything: whatever is
+ * unusual here (a second SignedInfo or SignatureValue, an algorithm xml-crypto would not take, a
+ * value that is not base64) is refused, never settled differently from xml-crypto.
+ */
+function signatureValueVerifies(signature: Element, certificate: string): boolean {
+  const signedInfo = soleSignaturePart(signature, signature, 'SignedInfo');
+  if (!signedInfo) return false;
+  const canonicalizationMethod = soleSignaturePart(signature, signedInfo, 'CanonicalizationMethod');
+  const signatureMethod = soleSignaturePart(signature, signedInfo, 'SignatureMethod');
+  const signatureValue = soleSignaturePart(signature, signature, 'SignatureValue');
+  if (!canonicalizationMethod || !signatureMethod || !signatureValue) return false;
+  const Canonicalization = SIGNED_INFO_CANONICALIZATIONS[canonicalizationMethod.getAttribute('Algorithm') ?? ''];
+  const algorithm = SIGNATURE_ALGORITHMS[signatureMethod.getAttribute('Algorithm') ?? ''];
+  if (!Canonicalization || !algorithm) return false;
+  const valueText = signatureValue.firstChild;
+  if (!valueText || valueText.nodeType !== TEXT_NODE || valueText.nextSibling) return false;
+  const value = (valueText as Text).data.replace(/[ \t\r\n]/g, '');
+  if (!value || !BASE64.test(value)) return false;
+  try {
+    // On a copy: exclusive canonicalization writes the namespaces an InclusiveNamespaces list
+    // names onto the element it is given, and the document is read again after this check.
+    const canonical = new Canonicalization().process(signedInfo.cloneNode(true) as Element, {
+      // the XPath is evaluated from the node given: '.' is SignedInfo itself, no walk of the document
+      ancestorNamespaces: findAncestorNs(signedInfo as unknown as Document, '.'),
+      defaultNsForPrefix: SignedXml.defaultNsForPrefix,
+    });
+    const publicKey = createPublicKey(certificate);
+    const key = algorithm.pss
+      ? { key: publicKey, padding: cryptoConstants.RSA_PKCS1_PSS_PADDING, saltLength: cryptoConstants.RSA_PSS_SALTLEN_DIGEST }
+      : publicKey;
+    return verifySignatureValue(algorithm.digest, Buffer.from(canonical.toString(), 'utf8'), key, Buffer.from(value, 'base64'));
+  } catch {
+    return false;
+  }
 }
