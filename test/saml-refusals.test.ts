@@ -5,11 +5,7 @@
  */
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { auditEntries } from './helpers/factories.ts';
-import { samlEnv, TestIdp, type ResponseOptions } from './helpers/saml-idp.ts';
-import type { Response } from './helpers/app.ts';
-
-const REFUSED = 'SAML login failed: the identity provider’s answer was refused';
+import { samlEnv, expectSamlRefused, TestIdp } from './helpers/saml-idp.ts';
 
 describe('SAML login refusals', function () {
   // Each SAML message is schema-checked by libxml2 (WebAssembly) in a worker thread of its own:
@@ -25,40 +21,25 @@ describe('SAML login refusals', function () {
   });
   after(() => app?.close());
 
-  async function expectRefused(response: Response, reason: RegExp): Promise<void> {
-    expect(response.status, JSON.stringify(response.body)).to.equal(401);
-    expect(response.body).to.deep.equal({ message: REFUSED });
-    expect(response.setCookie.some((cookie) => /^svc_session=[^;]/.test(cookie))).to.equal(false);
-    const failures = await auditEntries(app, { action: 'user.login_failed', outcome: 'failure' });
-    expect(failures.at(-1)!.metadata!.method).to.equal('saml');
-    expect(failures.at(-1)!.metadata!.reason).to.match(reason);
-  }
-
-  /** A response to a fresh request of the service, changed by `edit` after signing. */
-  async function answer(options: ResponseOptions = {}, edit: (xml: string) => string = (xml) => xml) {
-    const inResponseTo = await idp.startLogin();
-    return idp.postResponse(edit(idp.responseXml({ inResponseTo, ...options })));
-  }
-
   it('accepts the untouched response (the baseline every refusal below departs from)', async () => {
-    const response = await answer({ nameId: 'baseline' });
+    const response = await idp.answer({ nameId: 'baseline' });
     expect(response.status).to.equal(302);
   });
 
   it('refuses an unsigned response', async () => {
-    await expectRefused(await answer({ signAssertion: false, signResponse: false }), /neither the response nor the assertion is signed/);
+    await expectSamlRefused(app, await idp.answer({ signAssertion: false, signResponse: false }), /neither the response nor the assertion is signed/);
   });
 
   it('refuses a signed response whose assertion is unsigned, while assertions must be signed', async () => {
-    await expectRefused(await answer({ signAssertion: false, signResponse: true }), /the assertion is not signed/);
+    await expectSamlRefused(app, await idp.answer({ signAssertion: false, signResponse: true }), /the assertion is not signed/);
   });
 
   it('refuses a response signed with a key the service does not trust', async () => {
-    await expectRefused(await answer({ foreignKey: true }), /does not verify/);
+    await expectSamlRefused(app, await idp.answer({ foreignKey: true }), /does not verify/);
   });
 
   it('refuses a NameID changed after signing', async () => {
-    await expectRefused(await answer({ nameId: 'ada' }, (xml) => xml.replace('>ada</saml:NameID>', '>admin</saml:NameID>')), /does not verify/);
+    await expectSamlRefused(app, await idp.answer({ nameId: 'ada' }, (xml) => xml.replace('>ada</saml:NameID>', '>admin</saml:NameID>')), /does not verify/);
   });
 
   describe('signature wrapping', () => {
@@ -66,57 +47,57 @@ describe('SAML login refusals', function () {
       `<saml:Assertion ID="${id}" Version="2.0" IssueInstant="2026-11-21T12:00:00Z"><saml:Issuer>https://idp.example.test/metadata</saml:Issuer><saml:Subject><saml:NameID>admin</saml:NameID></saml:Subject></saml:Assertion>`;
 
     it('refuses an unsigned assertion placed before the signed one', async () => {
-      const response = await answer({}, (xml) => xml.replace('<saml:Assertion ', `${evilAssertion('_evil1')}<saml:Assertion `));
-      await expectRefused(response, /2 assertions in the response/);
+      const response = await idp.answer({}, (xml) => xml.replace('<saml:Assertion ', `${evilAssertion('_evil1')}<saml:Assertion `));
+      await expectSamlRefused(app, response, /2 assertions in the response/);
     });
 
     it('refuses an unsigned assertion placed after the signed one', async () => {
-      const response = await answer({}, (xml) => xml.replace('</samlp:Response>', `${evilAssertion('_evil2')}</samlp:Response>`));
-      await expectRefused(response, /2 assertions in the response/);
+      const response = await idp.answer({}, (xml) => xml.replace('</samlp:Response>', `${evilAssertion('_evil2')}</samlp:Response>`));
+      await expectSamlRefused(app, response, /2 assertions in the response/);
     });
 
     it('refuses a signed assertion hidden inside an unsigned one (in its Advice)', async () => {
-      const response = await answer({ signResponse: false }, (xml) => {
+      const response = await idp.answer({ signResponse: false }, (xml) => {
         const start = xml.indexOf('<saml:Assertion ');
         const end = xml.indexOf('</saml:Assertion>') + '</saml:Assertion>'.length;
         const signed = xml.slice(start, end);
         const wrapper = evilAssertion('_evil3').replace('</saml:Subject>', `</saml:Subject><saml:Advice>${signed}</saml:Advice>`);
         return xml.slice(0, start) + wrapper + xml.slice(end);
       });
-      await expectRefused(response, /2 assertions in the response/);
+      await expectSamlRefused(app, response, /2 assertions in the response/);
     });
 
     it('refuses a signed response moved into the Extensions of an unsigned one', async () => {
       // Extensions take elements of other namespaces, so the schema lets the wrapper through.
-      const response = await answer({}, (xml) => {
+      const response = await idp.answer({}, (xml) => {
         const evil = `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_evilresponse" Version="2.0" IssueInstant="2026-11-21T12:00:00Z"><saml:Issuer>https://idp.example.test/metadata</saml:Issuer><samlp:Extensions><x:Wrapper xmlns:x="urn:example:evil">${xml}</x:Wrapper></samlp:Extensions><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>${evilAssertion('_evil4')}</samlp:Response>`;
         return evil;
       });
-      await expectRefused(response, /2 assertions in the response/);
+      await expectSamlRefused(app, response, /2 assertions in the response/);
     });
 
     it('refuses an assertion carrying a signature copied from another assertion', async () => {
       const other = idp.responseXml({ inResponseTo: '_other', signResponse: false });
       const copiedSignature = other.slice(other.indexOf('<ds:Signature'), other.indexOf('</ds:Signature>') + '</ds:Signature>'.length);
-      const response = await answer({ signAssertion: false, signResponse: false }, (xml) =>
+      const response = await idp.answer({ signAssertion: false, signResponse: false }, (xml) =>
         xml.replace(/(<saml:Assertion [^>]*><saml:Issuer>[^<]*<\/saml:Issuer>)/, `$1${copiedSignature}`),
       );
-      await expectRefused(response, /does not reference it alone/);
+      await expectSamlRefused(app, response, /does not reference it alone/);
     });
 
     it('refuses a response with two signed assertions', async () => {
       const other = idp.responseXml({ inResponseTo: '_other', signResponse: false });
       const secondAssertion = other.slice(other.indexOf('<saml:Assertion '), other.indexOf('</saml:Assertion>') + '</saml:Assertion>'.length);
-      const response = await answer({ signResponse: false }, (xml) => xml.replace('</samlp:Response>', `${secondAssertion}</samlp:Response>`));
-      await expectRefused(response, /2 assertions in the response/);
+      const response = await idp.answer({ signResponse: false }, (xml) => xml.replace('</samlp:Response>', `${secondAssertion}</samlp:Response>`));
+      await expectSamlRefused(app, response, /2 assertions in the response/);
     });
   });
 
   it('refuses a comment inside the NameID (the signature ignores comments, a reader might stop at one)', async () => {
-    const response = await answer({ nameId: 'ada@example.test.evil.example' }, (xml) =>
+    const response = await idp.answer({ nameId: 'ada@example.test.evil.example' }, (xml) =>
       xml.replace('ada@example.test.evil.example', 'ada@example.test<!---->.evil.example'),
     );
-    await expectRefused(response, /XML comment/);
+    await expectSamlRefused(app, response, /XML comment/);
   });
 
   it('refuses a message the SAML schema does not allow', async () => {
@@ -126,12 +107,12 @@ describe('SAML login refusals', function () {
     const response = await idp.postResponse(
       idp.sign(idp.sign(unsigned, "/*[local-name(.)='Response']/*[local-name(.)='Assertion']"), "/*[local-name(.)='Response']"),
     );
-    await expectRefused(response, /not valid SAML 2.0 XML \(schema\)/);
+    await expectSamlRefused(app, response, /not valid SAML 2.0 XML \(schema\)/);
   });
 
   it('refuses a DOCTYPE and entity declarations', async () => {
-    const response = await answer({}, (xml) => `<?xml version="1.0"?><!DOCTYPE samlp:Response [<!ENTITY who "admin">]>${xml}`);
-    await expectRefused(response, /DOCTYPE or entity declaration/);
+    const response = await idp.answer({}, (xml) => `<?xml version="1.0"?><!DOCTYPE samlp:Response [<!ENTITY who "admin">]>${xml}`);
+    await expectSamlRefused(app, response, /DOCTYPE or entity declaration/);
   });
 
   // xmldom took up to 0.45 s of the event loop to parse each of these (240 KB at most); the
@@ -152,15 +133,15 @@ describe('SAML login refusals', function () {
   ];
   for (const { name, extra, reason } of markupPastBounds) {
     it(`refuses a response holding ${name}`, async () => {
-      const response = await answer({}, (xml) => xml.replace('</samlp:Response>', `<samlp:Extensions>${extra}</samlp:Extensions></samlp:Response>`));
-      await expectRefused(response, reason);
+      const response = await idp.answer({}, (xml) => xml.replace('</samlp:Response>', `<samlp:Extensions>${extra}</samlp:Extensions></samlp:Response>`));
+      await expectSamlRefused(app, response, reason);
     });
   }
 
   // the namespaces are added after signing: exclusive canonicalization leaves out what an ancestor declares alike
   it('accepts a response of 1,000 groups, each value declaring its two namespaces', async () => {
     const groups = Array.from({ length: 1000 }, (_, i) => `group-${i}`);
-    const response = await answer({ attributes: { groups } }, (xml) =>
+    const response = await idp.answer({ attributes: { groups } }, (xml) =>
       xml.replaceAll(
         '<saml:AttributeValue xsi:type',
         '<saml:AttributeValue xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type',
@@ -170,26 +151,30 @@ describe('SAML login refusals', function () {
   });
 
   it('refuses expired and not-yet-valid assertions, and allows a small clock skew', async () => {
-    await expectRefused(await answer({ notOnOrAfter: -120_000 }), /expired/);
-    await expectRefused(await answer({ notBefore: 120_000 }), /not yet valid/);
-    expect((await answer({ notOnOrAfter: -30_000, nameId: 'skew-late' })).status).to.equal(302);
-    expect((await answer({ notBefore: 30_000, nameId: 'skew-early' })).status).to.equal(302);
+    await expectSamlRefused(app, await idp.answer({ notOnOrAfter: -120_000 }), /expired/);
+    await expectSamlRefused(app, await idp.answer({ notBefore: 120_000 }), /not yet valid/);
+    expect((await idp.answer({ notOnOrAfter: -30_000, nameId: 'skew-late' })).status).to.equal(302);
+    expect((await idp.answer({ notBefore: 30_000, nameId: 'skew-early' })).status).to.equal(302);
   });
 
   it('refuses a wrong audience, recipient, destination or issuer', async () => {
-    await expectRefused(await answer({ audience: 'https://other-sp.example.test' }), /audience https:\/\/other-sp.example.test is not/);
-    await expectRefused(await answer({ recipient: 'https://other-sp.example.test/acs' }), /recipient https:\/\/other-sp.example.test\/acs is not/);
-    await expectRefused(await answer({ destination: 'https://other-sp.example.test/acs' }), /destination https:\/\/other-sp.example.test\/acs is not/);
-    await expectRefused(await answer({ issuer: 'https://evil-idp.example.test' }), /issuer https:\/\/evil-idp.example.test is not/);
+    await expectSamlRefused(app, await idp.answer({ audience: 'https://other-sp.example.test' }), /audience https:\/\/other-sp.example.test is not/);
+    await expectSamlRefused(app, await idp.answer({ recipient: 'https://other-sp.example.test/acs' }), /recipient https:\/\/other-sp.example.test\/acs is not/);
+    await expectSamlRefused(
+      app,
+      await idp.answer({ destination: 'https://other-sp.example.test/acs' }),
+      /destination https:\/\/other-sp.example.test\/acs is not/,
+    );
+    await expectSamlRefused(app, await idp.answer({ issuer: 'https://evil-idp.example.test' }), /issuer https:\/\/evil-idp.example.test is not/);
   });
 
   it('refuses an InResponseTo that is not an open request of ours, and an unsolicited response', async () => {
-    await expectRefused(await idp.postResponse(idp.responseXml({ inResponseTo: '_not_ours' })), /InResponseTo names no open login request/);
-    await expectRefused(await idp.postResponse(idp.responseXml({})), /unsolicited response/);
+    await expectSamlRefused(app, await idp.postResponse(idp.responseXml({ inResponseTo: '_not_ours' })), /InResponseTo names no open login request/);
+    await expectSamlRefused(app, await idp.postResponse(idp.responseXml({})), /unsolicited response/);
     // An answered request is closed: a second assertion for it is refused too.
     const inResponseTo = await idp.startLogin();
     expect((await idp.postResponse(idp.responseXml({ inResponseTo, nameId: 'first' }))).status).to.equal(302);
-    await expectRefused(await idp.postResponse(idp.responseXml({ inResponseTo, nameId: 'second' })), /InResponseTo names no open login request/);
+    await expectSamlRefused(app, await idp.postResponse(idp.responseXml({ inResponseTo, nameId: 'second' })), /InResponseTo names no open login request/);
   });
 
   it('refuses a replayed assertion, remembered in the database until it expires', async () => {
@@ -197,7 +182,7 @@ describe('SAML login refusals', function () {
     expect(response.status).to.equal(302);
     const assertionId = /<saml:Assertion [^>]*ID="([^"]+)"/.exec(xml)![1]!;
     expect(await app.count('saml_assertion_ids', { id: assertionId })).to.equal(1);
-    await expectRefused(await idp.postResponse(xml), /replayed assertion/);
+    await expectSamlRefused(app, await idp.postResponse(xml), /replayed assertion/);
     // Once expired it cannot be accepted anyway, and is forgotten at the next login.
     app.clock.advance(60 * 60_000);
     expect((await idp.login({ nameId: 'after-expiry' })).response.status).to.equal(302);
@@ -209,7 +194,8 @@ describe('SAML login refusals', function () {
     expect(empty.status).to.equal(400);
     const json = await app.request('POST', '/api/saml/acs', { body: { SAMLResponse: 'x' } });
     expect(json.status).to.equal(400);
-    await expectRefused(
+    await expectSamlRefused(
+      app,
       await app.request('POST', '/api/saml/acs', { rawBody: 'SAMLResponse=%%%', contentType: 'application/x-www-form-urlencoded' }),
       /not base64/,
     );

@@ -8,11 +8,8 @@ import fs from 'node:fs';
 import { expect } from 'chai';
 import { SignedXml } from 'xml-crypto';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { auditEntries } from './helpers/factories.ts';
-import { fixture, samlEnv, TestIdp, type ResponseOptions } from './helpers/saml-idp.ts';
-import type { Response } from './helpers/app.ts';
+import { fixture, samlEnv, expectSamlRefused, TestIdp } from './helpers/saml-idp.ts';
 
-const REFUSED = 'SAML login failed: the identity provider’s answer was refused';
 const RESPONSE_PATH = "/*[local-name(.)='Response']";
 const ASSERTION_PATH = "/*[local-name(.)='Response']/*[local-name(.)='Assertion']";
 const EXCLUSIVE_C14N = 'http://www.w3.org/2001/10/xml-exc-c14n#';
@@ -55,21 +52,6 @@ describe('SAML signature value checked first', function () {
   });
   after(() => app?.close());
 
-  async function expectRefused(response: Response, reason: RegExp): Promise<void> {
-    expect(response.status, JSON.stringify(response.body)).to.equal(401);
-    expect(response.body).to.deep.equal({ message: REFUSED });
-    expect(response.setCookie.some((cookie) => /^svc_session=[^;]/.test(cookie))).to.equal(false);
-    const failures = await auditEntries(app, { action: 'user.login_failed', outcome: 'failure' });
-    expect(failures.at(-1)!.metadata!.method).to.equal('saml');
-    expect(failures.at(-1)!.metadata!.reason).to.match(reason);
-  }
-
-  /** A response to a fresh request of the service, changed by `edit` after signing. */
-  async function answer(options: ResponseOptions = {}, edit: (xml: string) => string = (xml) => xml) {
-    const inResponseTo = await idp.startLogin();
-    return idp.postResponse(edit(idp.responseXml({ inResponseTo, ...options })));
-  }
-
   /** A response to a fresh request, its assertion (and, unless told not to, then the response) signed with these algorithms. */
   async function answerSignedWith(canonicalization: string, signatureAlgorithm: string, signResponse: boolean) {
     const inResponseTo = await idp.startLogin();
@@ -79,7 +61,7 @@ describe('SAML signature value checked first', function () {
   }
 
   it('accepts a genuine signed response', async () => {
-    const response = await answer({ nameId: 'signature-first' });
+    const response = await idp.answer({ nameId: 'signature-first' });
     expect(response.status, JSON.stringify(response.body)).to.equal(302);
     expect(response.setCookie.some((cookie) => /^svc_session=[^;]/.test(cookie))).to.equal(true);
   });
@@ -99,17 +81,17 @@ describe('SAML signature value checked first', function () {
   }
 
   it('refuses a response whose signature value is altered', async () => {
-    await expectRefused(await answer({}, (xml) => editFirstSignatureValue(xml, flipCharacter)), /signature of Response does not verify/);
+    await expectSamlRefused(app, await idp.answer({}, (xml) => editFirstSignatureValue(xml, flipCharacter)), /signature of Response does not verify/);
   });
 
   it('refuses a response whose SignedInfo is altered (a digest value, or whitespace inside it)', async () => {
     const alteredDigest = (xml: string) => xml.replace(/(<ds:DigestValue>)(.)/, (_, open: string, first: string) => open + (first === 'A' ? 'B' : 'A'));
-    await expectRefused(await answer({}, alteredDigest), /signature of Response does not verify/);
-    await expectRefused(await answer({}, (xml) => xml.replace('<ds:SignedInfo>', '<ds:SignedInfo> ')), /signature of Response does not verify/);
+    await expectSamlRefused(app, await idp.answer({}, alteredDigest), /signature of Response does not verify/);
+    await expectSamlRefused(app, await idp.answer({}, (xml) => xml.replace('<ds:SignedInfo>', '<ds:SignedInfo> ')), /signature of Response does not verify/);
   });
 
   it('refuses a response signed with a key the service does not trust', async () => {
-    await expectRefused(await answer({ foreignKey: true }), /does not verify with the identity provider's certificate/);
+    await expectSamlRefused(app, await idp.answer({ foreignKey: true }), /does not verify with the identity provider's certificate/);
   });
 
   it('refuses a forged response of about 200 KB', async () => {
@@ -117,29 +99,37 @@ describe('SAML signature value checked first', function () {
       expect(xml.length).to.be.greaterThan(200_000);
       return editFirstSignatureValue(xml, flipCharacter);
     };
-    await expectRefused(
-      await answer({ attributes: { groups: Array.from({ length: 800 }, (_, i) => `group-${i}-${'x'.repeat(240)}`) } }, forged),
+    await expectSamlRefused(
+      app,
+      await idp.answer({ attributes: { groups: Array.from({ length: 800 }, (_, i) => `group-${i}-${'x'.repeat(240)}`) } }, forged),
       /signature of Response does not verify/,
     );
   });
 
   it('refuses a signature value that is missing, empty or not base64', async () => {
-    await expectRefused(await answer({}, (xml) => xml.replace(/<ds:SignatureValue>[^<]*<\/ds:SignatureValue>/, '')), /signature of Response does not verify/);
-    await expectRefused(await answer({}, (xml) => editFirstSignatureValue(xml, () => '')), /signature of Response does not verify/);
-    await expectRefused(
-      await answer({}, (xml) => editFirstSignatureValue(xml, (value) => `${value.slice(0, 10)}*${value.slice(10)}`)),
+    await expectSamlRefused(
+      app,
+      await idp.answer({}, (xml) => xml.replace(/<ds:SignatureValue>[^<]*<\/ds:SignatureValue>/, '')),
+      /signature of Response does not verify/,
+    );
+    await expectSamlRefused(app, await idp.answer({}, (xml) => editFirstSignatureValue(xml, () => '')), /signature of Response does not verify/);
+    await expectSamlRefused(
+      app,
+      await idp.answer({}, (xml) => editFirstSignatureValue(xml, (value) => `${value.slice(0, 10)}*${value.slice(10)}`)),
       /signature of Response does not verify/,
     );
   });
 
   it('refuses a second SignatureValue or SignedInfo inside a signature, whichever comes first', async () => {
     const bogusValue = '<ds:SignatureValue>AAAA</ds:SignatureValue>';
-    await expectRefused(
-      await answer({}, (xml) => xml.replace('<ds:SignatureValue>', `${bogusValue}<ds:SignatureValue>`)),
+    await expectSamlRefused(
+      app,
+      await idp.answer({}, (xml) => xml.replace('<ds:SignatureValue>', `${bogusValue}<ds:SignatureValue>`)),
       /signature of Response does not verify/,
     );
-    await expectRefused(
-      await answer({}, (xml) => xml.replace('</ds:SignatureValue>', `</ds:SignatureValue>${bogusValue}`)),
+    await expectSamlRefused(
+      app,
+      await idp.answer({}, (xml) => xml.replace('</ds:SignatureValue>', `</ds:SignatureValue>${bogusValue}`)),
       /signature of Response does not verify/,
     );
     // the assertion's genuine signature value, or its SignedInfo and value, hidden in an Object of the response's signature
@@ -147,24 +137,34 @@ describe('SAML signature value checked first', function () {
       const hidden = xml.slice(xml.lastIndexOf(from), xml.lastIndexOf('</ds:SignatureValue>') + '</ds:SignatureValue>'.length);
       return xml.replace('</ds:Signature>', `<ds:Object>${hidden}</ds:Object></ds:Signature>`);
     };
-    await expectRefused(await answer({}, hideInObject('<ds:SignatureValue>')), /signature of Response does not verify/);
+    await expectSamlRefused(app, await idp.answer({}, hideInObject('<ds:SignatureValue>')), /signature of Response does not verify/);
     // a second Reference in the signature: refused before its signature value is read
-    await expectRefused(await answer({}, hideInObject('<ds:SignedInfo>')), /signature of Response does not reference it alone/);
+    await expectSamlRefused(app, await idp.answer({}, hideInObject('<ds:SignedInfo>')), /signature of Response does not reference it alone/);
   });
 
   it('refuses a SignatureMethod or CanonicalizationMethod changed after signing, or one xml-crypto does not take', async () => {
     const withSignatureMethod = (algorithm: string) => (xml: string) => xml.replace(RSA_SHA256, algorithm);
-    await expectRefused(await answer({}, withSignatureMethod('http://www.w3.org/2000/09/xmldsig#rsa-sha1')), /signature of Response does not verify/);
-    await expectRefused(await answer({}, withSignatureMethod('http://www.w3.org/2000/09/xmldsig#hmac-sha1')), /signature of Response does not verify/);
-    await expectRefused(await answer({}, withSignatureMethod('none')), /signature of Response does not verify/);
-    await expectRefused(
-      await answer({}, (xml) =>
+    await expectSamlRefused(
+      app,
+      await idp.answer({}, withSignatureMethod('http://www.w3.org/2000/09/xmldsig#rsa-sha1')),
+      /signature of Response does not verify/,
+    );
+    await expectSamlRefused(
+      app,
+      await idp.answer({}, withSignatureMethod('http://www.w3.org/2000/09/xmldsig#hmac-sha1')),
+      /signature of Response does not verify/,
+    );
+    await expectSamlRefused(app, await idp.answer({}, withSignatureMethod('none')), /signature of Response does not verify/);
+    await expectSamlRefused(
+      app,
+      await idp.answer({}, (xml) =>
         xml.replace(`<ds:CanonicalizationMethod Algorithm="${EXCLUSIVE_C14N}"`, `<ds:CanonicalizationMethod Algorithm="${INCLUSIVE_C14N}"`),
       ),
       /signature of Response does not verify/,
     );
-    await expectRefused(
-      await answer({}, (xml) =>
+    await expectSamlRefused(
+      app,
+      await idp.answer({}, (xml) =>
         xml.replace(`<ds:CanonicalizationMethod Algorithm="${EXCLUSIVE_C14N}"`, '<ds:CanonicalizationMethod Algorithm="urn:example:none"'),
       ),
       /signature of Response does not verify/,

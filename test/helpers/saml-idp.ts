@@ -9,7 +9,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { inflateRawSync } from 'node:zlib';
 import saml from 'samlify';
-import type { TestApp } from './app.ts';
+import { expect } from 'chai';
+import type { Response, TestApp } from './app.ts';
+import { auditEntries } from './factories.ts';
 
 const FIXTURES = path.resolve('test/fixtures/saml');
 export const fixture = (name: string) => path.join(FIXTURES, name);
@@ -158,6 +160,11 @@ export class TestIdp {
       contentType: 'application/x-www-form-urlencoded',
     });
   }
+  /** A response to a fresh request of the service, changed by `edit` after signing. */
+  async answer(options: ResponseOptions = {}, edit: (xml: string) => string = (xml) => xml) {
+    const inResponseTo = await this.startLogin();
+    return this.postResponse(edit(this.responseXml({ inResponseTo, ...options })));
+  }
 
   /** A whole login: request, response (with `options`), post. */
   async login(options: ResponseOptions = {}, redirect?: string) {
@@ -171,4 +178,16 @@ export class TestIdp {
 export function redirectMessage(url: string): string {
   const encoded = new URL(url).searchParams.get('SAMLRequest') ?? new URL(url).searchParams.get('SAMLResponse')!;
   return inflateRawSync(Buffer.from(encoded, 'base64')).toString('utf8');
+}
+
+export const SAML_REFUSED = 'SAML login failed: the identity provider’s answer was refused';
+
+/** What a refused SAML answer gives: a 401 with the one message, no session, and an audit entry naming why. */
+export async function expectSamlRefused(app: TestApp, response: Response, reason: RegExp): Promise<void> {
+  expect(response.status, JSON.stringify(response.body)).to.equal(401);
+  expect(response.body).to.deep.equal({ message: SAML_REFUSED });
+  expect(response.setCookie.some((cookie) => /^svc_session=[^;]/.test(cookie))).to.equal(false);
+  const failures = await auditEntries(app, { action: 'user.login_failed', outcome: 'failure' });
+  expect(failures.at(-1)!.metadata!.method).to.equal('saml');
+  expect(failures.at(-1)!.metadata!.reason).to.match(reason);
 }
